@@ -1,0 +1,117 @@
+//! The `gaspar` command: launcher, demo, benchmark and configuration report.
+
+mod bench;
+mod demo;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use gaspar::transport::shm::launcher::{self, LaunchSpec};
+
+#[derive(Parser)]
+#[command(name = "gaspar", version, about = "gaspar: a PGAS runtime")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run PROG as an N-rank job on this machine.
+    Run {
+        /// Number of ranks.
+        #[arg(short = 'n', long = "procs", value_name = "N")]
+        procs: u32,
+        /// Prefix every output line with its rank, as `[rank] `.
+        #[arg(long)]
+        label: bool,
+        /// Transport (only `shm` exists so far).
+        #[arg(long, default_value = "shm", value_parser = ["shm"])]
+        transport: String,
+        /// The program, then its arguments.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROG [ARGS]")]
+        command: Vec<OsString>,
+    },
+    /// Run the built-in demo (ring, atomic counter, allgather) with N ranks.
+    Demo {
+        /// Number of ranks.
+        #[arg(short = 'n', long = "procs", default_value_t = 4)]
+        procs: u32,
+    },
+    /// Measure gaspar beside memcpy and OpenMPI's MPI-3 RMA (2 ranks).
+    Bench(bench::BenchArgs),
+    /// Print the configuration table (environment settings and their values).
+    Info,
+    /// One rank of `gaspar demo` (started by the launcher).
+    #[command(hide = true)]
+    DemoRank,
+    /// One rank of `gaspar bench` (started by the launcher).
+    #[command(hide = true)]
+    BenchRank(bench::RankArgs),
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_new(gaspar::config::LOG.raw())
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Runs a job and turns its outcome into the launcher's exit code and report line.
+pub(crate) fn launch(spec: &LaunchSpec) -> ExitCode {
+    match launcher::run(spec) {
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(failure)) => {
+            eprintln!("gaspar run: {failure}; the job was stopped");
+            ExitCode::from(failure.exit_code().clamp(1, 255) as u8)
+        }
+        Err(e) => {
+            eprintln!("gaspar run: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The running `gaspar` binary, to start itself as the ranks of a job.
+pub(crate) fn this_program() -> Result<OsString, String> {
+    std::env::current_exe()
+        .map(OsString::from)
+        .map_err(|e| format!("cannot find the gaspar binary: {e}"))
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run {
+            procs,
+            label,
+            transport: _,
+            mut command,
+        } => {
+            let program = command.remove(0);
+            launch(&LaunchSpec {
+                procs,
+                label,
+                program,
+                args: command,
+            })
+        }
+        Command::Demo { procs } => demo::launch(procs),
+        Command::DemoRank => demo::rank(),
+        Command::Bench(args) => bench::run(args),
+        Command::BenchRank(args) => bench::rank(args),
+        Command::Info => {
+            println!("gaspar {}", env!("CARGO_PKG_VERSION"));
+            println!("transports: shm");
+            println!("{:<22} {:<10} {:<10} description", "setting", "default", "value");
+            for s in gaspar::config::SETTINGS {
+                println!("{:<22} {:<10} {:<10} {}", s.name, s.default, s.raw(), s.description);
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! Every environment setting of gaspar, in one table (`gaspar info` prints it).
+
+use crate::error::{Error, Result};
+
+/// One environment setting: its name, its default and what it does.
+#[derive(Debug, Clone, Copy)]
+pub struct Setting {
+    /// Environment variable name.
+    pub name: &'static str,
+    /// Value used when the variable is not set.
+    pub default: &'static str,
+    /// What the setting controls.
+    pub description: &'static str,
+}
+
+/// Size of each rank's symmetric heap.
+pub const HEAP_SIZE: Setting = Setting {
+    name: "GASPAR_HEAP_SIZE",
+    default: "256M",
+    description: "bytes of symmetric heap per rank (suffix K, M or G); pages are touched lazily",
+};
+/// Size of each rank's starter memory.
+pub const STARTER_SIZE: Setting = Setting {
+    name: "GASPAR_STARTER_SIZE",
+    default: "64K",
+    description: "bytes of starter memory per rank, whose global address every rank knows",
+};
+/// Busy-wait iterations before a waiting rank starts yielding its core.
+pub const SPIN_LIMIT: Setting = Setting {
+    name: "GASPAR_SPIN_LIMIT",
+    default: "4096",
+    description: "busy-wait iterations in barriers and waits before yielding the core (0 = yield at once)",
+};
+/// Grace period between SIGTERM and SIGKILL when the launcher stops a job.
+pub const KILL_GRACE_MS: Setting = Setting {
+    name: "GASPAR_KILL_GRACE_MS",
+    default: "300",
+    description: "milliseconds the launcher waits after SIGTERM before it SIGKILLs the remaining ranks",
+};
+/// Log filter.
+pub const LOG: Setting = Setting {
+    name: "GASPAR_LOG",
+    default: "warn",
+    description: "tracing filter for gaspar's own log (e.g. debug, gaspar::transport=trace)",
+};
+
+/// All settings, in the order `gaspar info` prints them.
+pub const SETTINGS: &[Setting] = &[HEAP_SIZE, STARTER_SIZE, SPIN_LIMIT, KILL_GRACE_MS, LOG];
+
+impl Setting {
+    /// The raw value: the environment's, else the default.
+    pub fn raw(&self) -> String {
+        std::env::var(self.name).unwrap_or_else(|_| self.default.to_string())
+    }
+
+    /// The value as a byte size (`4096`, `64K`, `256M`, `1G`).
+    pub fn bytes(&self) -> Result<u64> {
+        parse_size(&self.raw()).ok_or_else(|| {
+            Error::Environment(format!("{}={:?} is not a size", self.name, self.raw()))
+        })
+    }
+
+    /// The value as an unsigned integer.
+    pub fn number(&self) -> Result<u64> {
+        self.raw().trim().parse().map_err(|_| {
+            Error::Environment(format!("{}={:?} is not a number", self.name, self.raw()))
+        })
+    }
+}
+
+/// Parses `123`, `64K`, `256M`, `2G` (binary multiples; an optional trailing `B`/`iB`).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let text = text
+        .strip_suffix("iB")
+        .or_else(|| text.strip_suffix('B'))
+        .unwrap_or(text);
+    let (digits, shift) = match text.chars().last()? {
+        'k' | 'K' => (&text[..text.len() - 1], 10),
+        'm' | 'M' => (&text[..text.len() - 1], 20),
+        'g' | 'G' => (&text[..text.len() - 1], 30),
+        _ => (text, 0),
+    };
+    let value: u64 = digits.trim().parse().ok()?;
+    value.checked_mul(1u64 << shift)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("64K"), Some(65536));
+        assert_eq!(parse_size("256M"), Some(256 << 20));
+        assert_eq!(parse_size("2GiB"), Some(2 << 30));
+        assert_eq!(parse_size("1kB"), Some(1024));
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(parse_size(""), None);
+        assert_eq!(parse_size("99999999999999999999G"), None);
+        assert_eq!(parse_size("17179869184G"), None);
+    }
+}

@@ -1,0 +1,133 @@
+//! The one error type of the runtime.
+
+use crate::gmem::GlobalAddr;
+
+/// Everything that can go wrong in a gaspar call. Bad user input is always reported
+/// through one of these variants, never by a panic or a wild memory access.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A rank number outside `0..procs`.
+    #[error("rank {rank} is out of range: the job has {procs} ranks")]
+    RankOutOfRange {
+        /// The rank that was asked for.
+        rank: u64,
+        /// The number of ranks in the job.
+        procs: u32,
+    },
+    /// A global address whose segment is not registered (or was unregistered).
+    #[error("global address {ga} names no registered memory")]
+    NotRegistered {
+        /// The address that was decoded.
+        ga: GlobalAddr,
+    },
+    /// An access that runs past the end of the memory its address names.
+    #[error("access of {len} bytes at {ga} runs past the end of its segment ({segment_len} bytes)")]
+    OutOfBounds {
+        /// Start of the access.
+        ga: GlobalAddr,
+        /// Length of the access.
+        len: u64,
+        /// Length of the segment the address points into.
+        segment_len: u64,
+    },
+    /// An atomic on a word that is not aligned to its width.
+    #[error("atomic of {width} bytes at {ga} is not {width}-byte aligned")]
+    MisalignedAtomic {
+        /// The target of the atomic.
+        ga: GlobalAddr,
+        /// Width of the atomic in bytes (4 or 8).
+        width: u32,
+    },
+    /// A remote atomic on memory that cannot take one on this transport.
+    #[error("atomic at {ga}: {reason}")]
+    AtomicUnsupported {
+        /// The target of the atomic.
+        ga: GlobalAddr,
+        /// Why it is not possible.
+        reason: &'static str,
+    },
+    /// A length or an address computation that does not fit in 64 bits / the address layout.
+    #[error("length overflow: {what}")]
+    LengthOverflow {
+        /// What overflowed.
+        what: &'static str,
+    },
+    /// The symmetric heap has no free block large enough.
+    #[error("symmetric heap exhausted: asked for {requested} bytes, largest free block is {largest_free} of {heap_len}")]
+    HeapExhausted {
+        /// Bytes asked for.
+        requested: u64,
+        /// Largest free block.
+        largest_free: u64,
+        /// Whole heap size.
+        heap_len: u64,
+    },
+    /// Ranks called a collective allocation (or free) with different arguments.
+    #[error("mismatched collective {call}: rank {rank} passed {value}, rank {other_rank} passed {other_value}")]
+    MismatchedCollective {
+        /// The collective call.
+        call: &'static str,
+        /// This rank.
+        rank: u32,
+        /// What this rank passed.
+        value: u64,
+        /// A rank that disagrees.
+        other_rank: u32,
+        /// What that rank passed.
+        other_value: u64,
+    },
+    /// A registration key that is not (or no longer) valid.
+    #[error("invalid registration key {0}")]
+    InvalidKey(u64),
+    /// Every registration slot of this rank is in use.
+    #[error("registration table full ({0} regions); unregister memory first")]
+    RegistrationTableFull(usize),
+    /// An argument that no valid call has.
+    #[error("invalid argument to {call}: {reason}")]
+    InvalidArgument {
+        /// The call.
+        call: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Another rank failed or aborted the job; this rank cannot go on.
+    #[error("the job was aborted{}", .rank.map(|r| format!(" by rank {r}")).unwrap_or_default())]
+    JobAborted {
+        /// The rank that caused it, when known.
+        rank: Option<u32>,
+    },
+    /// `init` was called while a runtime is alive in this process.
+    #[error("gaspar is already initialized in this process")]
+    AlreadyInitialized,
+    /// The process environment does not describe a valid job.
+    #[error("bad job environment: {0}")]
+    Environment(String),
+    /// An operating-system call failed.
+    #[error("{call}: {source}")]
+    Os {
+        /// The call that failed.
+        call: &'static str,
+        /// The error it returned.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn os(call: &'static str, source: impl Into<std::io::Error>) -> Self {
+        Error::Os {
+            call,
+            source: source.into(),
+        }
+    }
+
+    pub(crate) fn invalid(call: &'static str, reason: impl Into<String>) -> Self {
+        Error::InvalidArgument {
+            call,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Result with gaspar's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

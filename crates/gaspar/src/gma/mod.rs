@@ -1,0 +1,175 @@
+//! Global memory access (ACP's table 3): copy between any two global addresses, remote
+//! atomics, and handles that order and complete them. Sits on global memory and derefs
+//! to it.
+//!
+//! Every operation is nonblocking and returns a [`Handle`]. Its `order` argument says what
+//! must be complete before it starts: nothing ([`Handle::NULL`]), every earlier operation
+//! ([`Handle::ALL`]), or one earlier handle and everything before it. [`Gma::complete`]
+//! waits for a handle and everything issued before it; [`Gma::inquire`] tests.
+
+mod ptr;
+
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub use self::ptr::{AtomicWord, GlobalPtr};
+use crate::error::Result;
+use crate::gmem::{GlobalAddr, GlobalMemory};
+use crate::transport::{AtomicOp, Width};
+
+/// Names an issued operation (ACP's `acp_handle_t`). Handles are issued in increasing
+/// order; completing one completes every earlier one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Handle(u64);
+
+impl Handle {
+    /// No ordering / nothing to wait for (ACP_HANDLE_NULL).
+    pub const NULL: Handle = Handle(0);
+    /// Every operation issued so far (ACP_HANDLE_ALL).
+    pub const ALL: Handle = Handle(u64::MAX);
+
+    /// The raw value (for the C ABI).
+    pub const fn to_bits(self) -> u64 {
+        self.0
+    }
+
+    /// A handle from raw bits (for the C ABI).
+    pub const fn from_bits(bits: u64) -> Handle {
+        Handle(bits)
+    }
+}
+
+/// An issued atomic: its handle and the word's value before the operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fetched {
+    /// Completes the atomic.
+    pub handle: Handle,
+    /// The previous value of the word (4-byte atomics: zero-extended).
+    pub old: u64,
+}
+
+/// The global-memory-access layer of one rank: the runtime as Rust users see it.
+pub struct Gma {
+    gmem: GlobalMemory,
+    /// Last handle issued.
+    issued: AtomicU64,
+    /// Every handle up to this one is complete.
+    completed: AtomicU64,
+}
+
+impl Deref for Gma {
+    type Target = GlobalMemory;
+    fn deref(&self) -> &GlobalMemory {
+        &self.gmem
+    }
+}
+
+impl Gma {
+    /// The access layer on top of `gmem`.
+    pub fn new(gmem: GlobalMemory) -> Gma {
+        Gma {
+            gmem,
+            issued: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+        }
+    }
+
+    #[inline]
+    fn issue(&self) -> Handle {
+        Handle(self.issued.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// Waits until `order` allows a new operation to start.
+    #[inline]
+    fn wait_for(&self, order: Handle) -> Result<()> {
+        if order != Handle::NULL {
+            self.complete(order)?;
+        }
+        Ok(())
+    }
+
+    /// Copies `len` bytes from `src` to `dst` (ACP's `acp_copy`). Either, both or neither
+    /// may belong to this rank. The bytes may be read and written in any order.
+    pub fn copy(&self, dst: GlobalAddr, src: GlobalAddr, len: u64, order: Handle) -> Result<Handle> {
+        let (d, s) = (self.locate(dst)?, self.locate(src)?);
+        self.wait_for(order)?;
+        self.transport().copy(d, s, len)?;
+        Ok(self.issue())
+    }
+
+    /// Writes `src` to `dst`; `src` may be reused when this returns.
+    #[inline]
+    pub fn put(&self, dst: GlobalAddr, src: &[u8], order: Handle) -> Result<Handle> {
+        let d = self.locate(dst)?;
+        self.wait_for(order)?;
+        self.transport().put(d, src)?;
+        Ok(self.issue())
+    }
+
+    /// Reads `dst.len()` bytes at `src` into `dst`; the data is there when this returns.
+    #[inline]
+    pub fn get(&self, dst: &mut [u8], src: GlobalAddr, order: Handle) -> Result<Handle> {
+        let s = self.locate(src)?;
+        self.wait_for(order)?;
+        self.transport().get(s, dst)?;
+        Ok(self.issue())
+    }
+
+    /// Does `op` on the `width`-byte word at `target` (ACP's `acp_cas4` ... `acp_and8`)
+    /// and returns the previous value. The word must be aligned to its width.
+    #[inline]
+    pub fn atomic(&self, target: GlobalAddr, width: Width, op: AtomicOp, order: Handle) -> Result<Fetched> {
+        let t = self.locate(target)?;
+        self.wait_for(order)?;
+        let old = self.transport().atomic(t, width, op)?;
+        Ok(Fetched {
+            handle: self.issue(),
+            old,
+        })
+    }
+
+    /// Waits until `handle` and every operation issued before it are complete at their
+    /// targets (ACP's `acp_complete`).
+    pub fn complete(&self, handle: Handle) -> Result<()> {
+        let upto = handle.0.min(self.issued.load(Ordering::Relaxed));
+        if upto <= self.completed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.transport().flush_all()?;
+        self.completed.fetch_max(upto, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Whether `handle` and every operation before it are complete (ACP's `acp_inquire`);
+    /// never waits, but lets the transport make progress.
+    pub fn inquire(&self, handle: Handle) -> Result<bool> {
+        let issued = self.issued.load(Ordering::Relaxed);
+        let upto = handle.0.min(issued);
+        if upto <= self.completed.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        if self.transport().test_all()? {
+            self.completed.fetch_max(issued, Ordering::AcqRel);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// A typed pointer to `ga`.
+    pub fn ptr<T: bytemuck::Pod>(&self, ga: GlobalAddr) -> GlobalPtr<T> {
+        GlobalPtr::new(ga)
+    }
+
+    /// Collective: completes every operation, forgets every allocation and registration,
+    /// and makes this process rank `new_rank` (ACP's `acp_reset`).
+    pub fn reset(&mut self, new_rank: u32) -> Result<()> {
+        self.complete(Handle::ALL)?;
+        self.gmem.reset(new_rank)
+    }
+
+    /// Completes everything and leaves the job (ACP's `acp_finalize`).
+    pub fn finalize(self) -> Result<()> {
+        self.complete(Handle::ALL)?;
+        self.gmem.into_world().finalize()
+    }
+}

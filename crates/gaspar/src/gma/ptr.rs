@@ -1,0 +1,161 @@
+//! `GlobalPtr<T>`: a typed global address for Rust users, restricted to plain-old-data
+//! types. Blocking operations are the nonblocking ones plus `complete`.
+
+use std::marker::PhantomData;
+
+use bytemuck::Pod;
+
+use super::{Gma, Handle};
+use crate::error::{Error, Result};
+use crate::gmem::GlobalAddr;
+use crate::transport::{AtomicOp, Width};
+
+/// A global address of a `T` (or of the first of several). Copyable; never dereferenced
+/// directly: every access goes through the runtime.
+pub struct GlobalPtr<T> {
+    ga: GlobalAddr,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for GlobalPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for GlobalPtr<T> {}
+
+impl<T> std::fmt::Debug for GlobalPtr<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GlobalPtr<{}>({})", std::any::type_name::<T>(), self.ga)
+    }
+}
+
+impl<T: Pod> GlobalPtr<T> {
+    /// A typed view of `ga`.
+    pub fn new(ga: GlobalAddr) -> Self {
+        GlobalPtr {
+            ga,
+            _type: PhantomData,
+        }
+    }
+
+    /// The untyped address.
+    pub fn ga(self) -> GlobalAddr {
+        self.ga
+    }
+
+    /// The pointer `count` elements further on.
+    pub fn add(self, count: u64) -> Result<Self> {
+        let bytes = count
+            .checked_mul(std::mem::size_of::<T>() as u64)
+            .and_then(|b| self.ga.add(b))
+            .ok_or(Error::LengthOverflow {
+                what: "GlobalPtr::add",
+            })?;
+        Ok(Self::new(bytes))
+    }
+
+    /// Writes `value` and waits until it is visible at the target.
+    pub fn put(self, rt: &Gma, value: &T) -> Result<()> {
+        self.put_slice(rt, std::slice::from_ref(value))
+    }
+
+    /// Writes `values` to consecutive elements and waits until they are visible.
+    pub fn put_slice(self, rt: &Gma, values: &[T]) -> Result<()> {
+        let h = rt.put(self.ga, bytemuck::cast_slice(values), Handle::NULL)?;
+        rt.complete(h)
+    }
+
+    /// Reads one element.
+    pub fn get(self, rt: &Gma) -> Result<T> {
+        let mut value = T::zeroed();
+        self.get_slice(rt, std::slice::from_mut(&mut value))?;
+        Ok(value)
+    }
+
+    /// Reads `out.len()` consecutive elements.
+    pub fn get_slice(self, rt: &Gma, out: &mut [T]) -> Result<()> {
+        rt.get(bytemuck::cast_slice_mut(out), self.ga, Handle::NULL)?;
+        Ok(())
+    }
+}
+
+/// Types a remote atomic can work on: 4- and 8-byte integers.
+pub trait AtomicWord: Pod {
+    /// Width of the word.
+    const WIDTH: Width;
+    /// The bits, zero-extended.
+    fn to_bits(self) -> u64;
+    /// The value from the low bits.
+    fn from_bits(bits: u64) -> Self;
+}
+
+macro_rules! atomic_word {
+    ($($t:ty => $w:expr, $u:ty;)*) => {$(
+        impl AtomicWord for $t {
+            const WIDTH: Width = $w;
+            fn to_bits(self) -> u64 { self as $u as u64 }
+            fn from_bits(bits: u64) -> Self { bits as $u as $t }
+        }
+    )*};
+}
+atomic_word! {
+    u32 => Width::W4, u32;
+    i32 => Width::W4, u32;
+    u64 => Width::W8, u64;
+    i64 => Width::W8, u64;
+}
+
+impl<T: AtomicWord> GlobalPtr<T> {
+    fn rmw(self, rt: &Gma, op: AtomicOp) -> Result<T> {
+        let fetched = rt.atomic(self.ga, T::WIDTH, op, Handle::NULL)?;
+        rt.complete(fetched.handle)?;
+        Ok(T::from_bits(fetched.old))
+    }
+
+    /// Atomically adds `value`; returns the previous value.
+    pub fn fetch_add(self, rt: &Gma, value: T) -> Result<T> {
+        self.rmw(rt, AtomicOp::Add(value.to_bits()))
+    }
+
+    /// Atomically stores `new` if the word equals `expected`; returns the previous value.
+    pub fn compare_swap(self, rt: &Gma, expected: T, new: T) -> Result<T> {
+        self.rmw(
+            rt,
+            AtomicOp::CompareSwap {
+                expected: expected.to_bits(),
+                new: new.to_bits(),
+            },
+        )
+    }
+
+    /// Atomically stores `value`; returns the previous value.
+    pub fn swap(self, rt: &Gma, value: T) -> Result<T> {
+        self.rmw(rt, AtomicOp::Swap(value.to_bits()))
+    }
+
+    /// Atomic exclusive or; returns the previous value.
+    pub fn fetch_xor(self, rt: &Gma, value: T) -> Result<T> {
+        self.rmw(rt, AtomicOp::Xor(value.to_bits()))
+    }
+
+    /// Atomic or; returns the previous value.
+    pub fn fetch_or(self, rt: &Gma, value: T) -> Result<T> {
+        self.rmw(rt, AtomicOp::Or(value.to_bits()))
+    }
+
+    /// Atomic and; returns the previous value.
+    pub fn fetch_and(self, rt: &Gma, value: T) -> Result<T> {
+        self.rmw(rt, AtomicOp::And(value.to_bits()))
+    }
+
+    /// Atomic read.
+    pub fn atomic_load(self, rt: &Gma) -> Result<T> {
+        self.rmw(rt, AtomicOp::Load)
+    }
+
+    /// Atomic write.
+    pub fn atomic_store(self, rt: &Gma, value: T) -> Result<()> {
+        self.rmw(rt, AtomicOp::Store(value.to_bits())).map(drop)
+    }
+}

@@ -1,0 +1,213 @@
+//! The 64-bit global address and its bit layout. This is the only place that knows it.
+//!
+//! ```text
+//!  63            48 47  46 45        38 37                                   0
+//! +----------------+------+------------+--------------------------------------+
+//! |  rank (16 bit) |color | segment(8) |            offset (38 bit)           |
+//! +----------------+------+------------+--------------------------------------+
+//! ```
+//!
+//! * `rank`: the (logical) rank that owns the memory, 0..65535.
+//! * `color`: ACP's network-interface hint, 0..3; a no-op on the shared-memory transport.
+//! * `segment`: 0 is never valid (so the all-zero address is [`GlobalAddr::NULL`]), 1 is the
+//!   rank's starter memory, 2 its symmetric heap, 3..=255 user memory registered by it.
+//! * `offset`: byte offset inside the segment (256 GiB per segment).
+//!
+//! The offset is in the low bits so that `ga + n` addresses the n-th byte after `ga`, as
+//! ACP programs write it; running past the segment is caught when the address is used.
+
+use std::fmt;
+
+/// Number of bits of each field, low to high.
+const OFFSET_BITS: u32 = 38;
+const SEGMENT_BITS: u32 = 8;
+const COLOR_BITS: u32 = 2;
+const RANK_BITS: u32 = 16;
+const _: () = assert!(OFFSET_BITS + SEGMENT_BITS + COLOR_BITS + RANK_BITS == 64);
+
+const SEGMENT_SHIFT: u32 = OFFSET_BITS;
+const COLOR_SHIFT: u32 = OFFSET_BITS + SEGMENT_BITS;
+const RANK_SHIFT: u32 = OFFSET_BITS + SEGMENT_BITS + COLOR_BITS;
+
+/// Largest offset a global address can carry, plus one (256 GiB).
+pub const MAX_SEGMENT_LEN: u64 = 1 << OFFSET_BITS;
+/// Number of colors (ACP's `acp_colors()`).
+pub const COLORS: u32 = 1 << COLOR_BITS;
+/// Largest number of ranks a global address can name.
+pub const MAX_RANKS: u64 = 1 << RANK_BITS;
+
+/// Which memory of a rank an address points into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Segment {
+    /// The rank's starter memory.
+    Starter,
+    /// The rank's symmetric heap.
+    Heap,
+    /// User memory the rank registered, by registration slot (0..253).
+    Registered(u8),
+}
+
+/// Number of registration slots per rank.
+pub const REGISTRATION_SLOTS: usize = 256 - 3;
+
+impl Segment {
+    pub(crate) const fn code(self) -> u64 {
+        match self {
+            Segment::Starter => 1,
+            Segment::Heap => 2,
+            Segment::Registered(slot) => 3 + slot as u64,
+        }
+    }
+
+    const fn from_code(code: u64) -> Option<Segment> {
+        match code {
+            0 => None,
+            1 => Some(Segment::Starter),
+            2 => Some(Segment::Heap),
+            c => Some(Segment::Registered((c - 3) as u8)),
+        }
+    }
+}
+
+/// A global address: (rank, color, segment, offset) packed into 64 bits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[repr(transparent)]
+pub struct GlobalAddr(u64);
+
+/// The fields of a global address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decoded {
+    /// Owning rank.
+    pub rank: u32,
+    /// Color hint.
+    pub color: u32,
+    /// Segment.
+    pub segment: Segment,
+    /// Byte offset in the segment.
+    pub offset: u64,
+}
+
+impl GlobalAddr {
+    /// The null address (ACP_GA_NULL); names no memory.
+    pub const NULL: GlobalAddr = GlobalAddr(0);
+
+    /// Packs the fields; `None` if one does not fit its bit field.
+    pub fn new(rank: u32, color: u32, segment: Segment, offset: u64) -> Option<GlobalAddr> {
+        if u64::from(rank) >= MAX_RANKS || color >= COLORS || offset >= MAX_SEGMENT_LEN {
+            return None;
+        }
+        Some(GlobalAddr(
+            (u64::from(rank) << RANK_SHIFT)
+                | (u64::from(color) << COLOR_SHIFT)
+                | (segment.code() << SEGMENT_SHIFT)
+                | offset,
+        ))
+    }
+
+    /// The raw 64 bits (what C and Fortran code pass around).
+    pub const fn to_bits(self) -> u64 {
+        self.0
+    }
+
+    /// An address from raw bits; it is checked when used, not here.
+    pub const fn from_bits(bits: u64) -> GlobalAddr {
+        GlobalAddr(bits)
+    }
+
+    /// The fields, or `None` for an address with segment 0 (null or garbage).
+    #[inline]
+    pub fn decode(self) -> Option<Decoded> {
+        let segment = Segment::from_code((self.0 >> SEGMENT_SHIFT) & ((1 << SEGMENT_BITS) - 1))?;
+        Some(Decoded {
+            rank: (self.0 >> RANK_SHIFT) as u32,
+            color: ((self.0 >> COLOR_SHIFT) & ((1 << COLOR_BITS) - 1)) as u32,
+            segment,
+            offset: self.0 & (MAX_SEGMENT_LEN - 1),
+        })
+    }
+
+    /// The owning rank (ACP's `acp_query_rank`), whatever the segment.
+    pub const fn rank(self) -> u32 {
+        (self.0 >> RANK_SHIFT) as u32
+    }
+
+    /// The color (ACP's `acp_query_color`).
+    pub const fn color(self) -> u32 {
+        ((self.0 >> COLOR_SHIFT) & ((1 << COLOR_BITS) - 1)) as u32
+    }
+
+    /// The address `bytes` further on, if it stays inside the offset field of the same
+    /// segment (whether the segment is that long is checked on use).
+    pub fn add(self, bytes: u64) -> Option<GlobalAddr> {
+        let offset = (self.0 & (MAX_SEGMENT_LEN - 1)).checked_add(bytes)?;
+        (offset < MAX_SEGMENT_LEN).then_some(GlobalAddr((self.0 & !(MAX_SEGMENT_LEN - 1)) | offset))
+    }
+}
+
+impl fmt::Debug for GlobalAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl fmt::Display for GlobalAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.decode() {
+            None if self.0 == 0 => write!(f, "GA(null)"),
+            None => write!(f, "GA({:#018x}: no segment)", self.0),
+            Some(d) => {
+                let seg = match d.segment {
+                    Segment::Starter => "starter".to_string(),
+                    Segment::Heap => "heap".to_string(),
+                    Segment::Registered(s) => format!("reg{s}"),
+                };
+                write!(f, "GA(rank {} {seg}+{:#x}", d.rank, d.offset)?;
+                if d.color != 0 {
+                    write!(f, " color {}", d.color)?;
+                }
+                write!(f, ")")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn null_decodes_to_nothing() {
+        assert_eq!(GlobalAddr::NULL.decode(), None);
+        assert_eq!(GlobalAddr::NULL.to_string(), "GA(null)");
+    }
+
+    #[test]
+    fn fields_that_do_not_fit_are_refused() {
+        assert!(GlobalAddr::new(1 << 16, 0, Segment::Heap, 0).is_none());
+        assert!(GlobalAddr::new(0, 4, Segment::Heap, 0).is_none());
+        assert!(GlobalAddr::new(0, 0, Segment::Heap, MAX_SEGMENT_LEN).is_none());
+    }
+
+    #[test]
+    fn add_stays_in_the_offset_field() {
+        let ga = GlobalAddr::new(3, 1, Segment::Starter, 10).unwrap();
+        let next = ga.add(6).unwrap();
+        assert_eq!(next.decode().unwrap().offset, 16);
+        assert_eq!(next.rank(), 3);
+        assert_eq!(next.color(), 1);
+        assert!(ga.add(MAX_SEGMENT_LEN).is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn encode_decode_round_trip(rank in 0u32..(1 << 16), color in 0u32..4, seg in 0u8..=255, offset in 0u64..MAX_SEGMENT_LEN) {
+            let segment = match seg { 0 => Segment::Starter, 1 => Segment::Heap, s => Segment::Registered(s.min(254) - 2) };
+            let ga = GlobalAddr::new(rank, color, segment, offset).unwrap();
+            let d = ga.decode().unwrap();
+            prop_assert_eq!(d, Decoded { rank, color, segment, offset });
+            prop_assert_eq!(ga.rank(), rank);
+            prop_assert_eq!(ga.color(), color);
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! gaspar: a partitioned-global-address-space runtime.
+//!
+//! The layers, bottom up (see DESIGN.md): [`transport`] moves bytes between processes;
+//! [`world`] is the job (rank, procs, barrier, abort, reset); [`gmem`] gives memory global
+//! addresses (registration, starter memory, symmetric heap); [`gma`] accesses it (copy,
+//! atomics, handles). Each layer owns the one below it and derefs to it, so the top one,
+//! [`Runtime`], offers every call.
+//!
+//! ```no_run
+//! let rt = gaspar::init()?;
+//! let right = (rt.rank() + 1) % rt.procs();
+//! let slot = gaspar::GlobalPtr::<u64>::new(rt.starter_ga(right)?);
+//! slot.put(&rt, &u64::from(rt.rank()))?;
+//! rt.barrier()?;
+//! # Ok::<(), gaspar::Error>(())
+//! ```
+#![deny(unsafe_code)]
+
+pub mod config;
+pub mod error;
+pub mod gma;
+pub mod gmem;
+#[allow(unsafe_code)]
+pub mod transport;
+pub mod world;
+
+pub use error::{Error, Result};
+pub use gma::{AtomicWord, Fetched, GlobalPtr, Gma, Handle};
+pub use gmem::{GlobalAddr, Key, SymmetricAlloc};
+pub use transport::{AtomicOp, Width};
+
+/// The runtime as a program uses it: the top layer, with every lower layer's calls.
+pub type Runtime = Gma;
+
+/// Joins the job this process was started in (by `gaspar run`, or alone as one rank).
+/// The runtime finalizes when dropped; [`Gma::finalize`] does it explicitly with a result.
+pub fn init() -> Result<Runtime> {
+    let world = world::World::init()?;
+    Ok(Gma::new(gmem::GlobalMemory::new(world)))
+}

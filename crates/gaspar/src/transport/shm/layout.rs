@@ -1,0 +1,170 @@
+//! What a rank's shared segment holds, and where.
+//!
+//! ```text
+//! 0                     starter_offset          heap_offset
+//! | Header (control)    | starter memory        | symmetric heap          |
+//! ```
+//! The header is written by the launcher (sizes, magic) and by ranks (state, barrier and
+//! exchange words, the registration table). Every field is an atomic, so any bit pattern
+//! is a valid header and a zero-filled segment is a valid empty one.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::gmem::REGISTRATION_SLOTS;
+
+/// "gaspar01" in little-endian: marks an initialized segment of this layout.
+pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"gaspar01");
+/// Enough dissemination rounds for the 65 536 ranks a global address can name.
+pub(crate) const MAX_ROUNDS: usize = 17;
+const PAGE: u64 = 4096;
+/// The heap starts on a 64 KiB boundary so that large allocations are well aligned.
+const HEAP_ALIGN: u64 = 64 * 1024;
+
+/// A rank's lifecycle, as the launcher sees it.
+pub(crate) mod state {
+    /// Segment made by the launcher; the program has not attached (may not be gaspar).
+    pub(crate) const CREATED: u64 = 0;
+    /// The rank called init.
+    pub(crate) const ATTACHED: u64 = 1;
+    /// The rank finalized.
+    pub(crate) const FINALIZED: u64 = 2;
+}
+
+/// Value of [`Header::abort`] set by the launcher (a rank sets 1 + its rank).
+pub(crate) const ABORTED_BY_LAUNCHER: u64 = u64::MAX;
+
+/// One word on its own cache line, so that ranks spinning on neighbouring words do not
+/// steal each other's line.
+#[repr(C, align(64))]
+pub(crate) struct Padded(pub(crate) AtomicU64);
+
+/// One registration slot, published by its owner with a sequence lock: `seq` is odd while
+/// the owner rewrites the entry; `len == 0` means the slot is empty.
+#[repr(C)]
+pub(crate) struct RegionEntry {
+    pub(crate) seq: AtomicU64,
+    pub(crate) base: AtomicU64,
+    pub(crate) len: AtomicU64,
+    pub(crate) color: AtomicU64,
+}
+
+/// The control block at the start of every rank's segment.
+#[repr(C)]
+pub(crate) struct Header {
+    pub(crate) magic: AtomicU64,
+    pub(crate) procs: AtomicU64,
+    pub(crate) rank: AtomicU64,
+    pub(crate) starter_len: AtomicU64,
+    pub(crate) heap_len: AtomicU64,
+    pub(crate) pid: AtomicU64,
+    pub(crate) state: AtomicU64,
+    /// Non-zero once the job is being aborted (1 + rank, or [`ABORTED_BY_LAUNCHER`]).
+    pub(crate) abort: Padded,
+    /// Dissemination barrier flags: `barrier[k]` is written by this rank's round-k source.
+    pub(crate) barrier: [Padded; MAX_ROUNDS],
+    /// Double-buffered words for `allgather_u64`.
+    pub(crate) exchange: [Padded; 2],
+    pub(crate) regions: [RegionEntry; REGISTRATION_SLOTS],
+}
+
+/// Byte offsets of the parts of a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Layout {
+    pub(crate) starter_offset: u64,
+    pub(crate) starter_len: u64,
+    pub(crate) heap_offset: u64,
+    pub(crate) heap_len: u64,
+}
+
+impl Layout {
+    /// The layout for the given sizes, or `None` if the segment would not fit in 64 bits.
+    pub(crate) fn new(starter_len: u64, heap_len: u64) -> Option<Layout> {
+        let starter_offset = round_up(std::mem::size_of::<Header>() as u64, PAGE)?;
+        let heap_offset = round_up(starter_offset.checked_add(starter_len)?, HEAP_ALIGN)?;
+        heap_offset.checked_add(heap_len)?;
+        Some(Layout {
+            starter_offset,
+            starter_len,
+            heap_offset,
+            heap_len,
+        })
+    }
+
+    /// Total bytes of the segment.
+    pub(crate) fn total(&self) -> u64 {
+        self.heap_offset + self.heap_len
+    }
+}
+
+fn round_up(value: u64, to: u64) -> Option<u64> {
+    Some(value.checked_add(to - 1)? / to * to)
+}
+
+impl Header {
+    /// Fills in a freshly zeroed header.
+    pub(crate) fn initialize(&self, rank: u32, procs: u32, layout: &Layout) {
+        self.procs.store(u64::from(procs), Ordering::Relaxed);
+        self.rank.store(u64::from(rank), Ordering::Relaxed);
+        self.starter_len.store(layout.starter_len, Ordering::Relaxed);
+        self.heap_len.store(layout.heap_len, Ordering::Relaxed);
+        self.state.store(state::CREATED, Ordering::Relaxed);
+        self.magic.store(MAGIC, Ordering::Release);
+    }
+
+    /// The layout the header describes, if it is a valid header.
+    pub(crate) fn layout(&self) -> Option<Layout> {
+        if self.magic.load(Ordering::Acquire) != MAGIC {
+            return None;
+        }
+        Layout::new(
+            self.starter_len.load(Ordering::Relaxed),
+            self.heap_len.load(Ordering::Relaxed),
+        )
+    }
+}
+
+impl RegionEntry {
+    /// Publishes (or, with `len == 0`, clears) the entry. Only the owner calls this.
+    pub(crate) fn write(&self, base: u64, len: u64, color: u64) {
+        let seq = self.seq.load(Ordering::Relaxed);
+        self.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::Release);
+        self.base.store(base, Ordering::Relaxed);
+        self.len.store(len, Ordering::Relaxed);
+        self.color.store(color, Ordering::Relaxed);
+        self.seq.store(seq.wrapping_add(2), Ordering::Release);
+    }
+
+    /// A consistent snapshot `(base, len)`; `len == 0` means empty.
+    pub(crate) fn read(&self) -> (u64, u64) {
+        loop {
+            let before = self.seq.load(Ordering::Acquire);
+            if before % 2 == 1 {
+                std::hint::spin_loop();
+                continue;
+            }
+            let base = self.base.load(Ordering::Relaxed);
+            let len = self.len.load(Ordering::Relaxed);
+            std::sync::atomic::fence(Ordering::Acquire);
+            if self.seq.load(Ordering::Relaxed) == before {
+                return (base, len);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_is_page_and_heap_aligned() {
+        let l = Layout::new(65536, 1 << 20).unwrap();
+        assert_eq!(l.starter_offset % PAGE, 0);
+        assert_eq!(l.heap_offset % HEAP_ALIGN, 0);
+        assert!(l.starter_offset >= std::mem::size_of::<Header>() as u64);
+        assert!(l.heap_offset >= l.starter_offset + 65536);
+        assert_eq!(l.total(), l.heap_offset + (1 << 20));
+        assert!(Layout::new(0, u64::MAX).is_none());
+    }
+}

@@ -1,0 +1,512 @@
+//! The shared-memory transport: every rank maps every rank's segment, a put is a copy
+//! into the peer's mapping and an atomic is a CPU atomic on the shared word.
+//!
+//! Registered user memory lies outside the segments; it is reached with cross-memory
+//! attach (`process_vm_readv`/`process_vm_writev`). Atomics on it are refused: no CPU
+//! atomic can reach another process's private memory.
+
+pub mod launcher;
+pub(crate) mod layout;
+pub(crate) mod segment;
+
+use std::io::{IoSlice, IoSliceMut};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+
+use nix::sys::uio::{process_vm_readv, process_vm_writev, RemoteIoVec};
+use nix::unistd::Pid;
+
+use self::layout::{state, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
+use self::segment::Segment as Mapping;
+use super::{barrier, AtomicOp, Location, SegmentSizes, Transport, Width};
+use crate::config;
+use crate::error::{Error, Result};
+use crate::gmem::{Segment, REGISTRATION_SLOTS};
+
+/// Environment of a rank started by `gaspar run`.
+pub(crate) mod env {
+    /// Job id (names the segments).
+    pub(crate) const JOB: &str = "GASPAR_JOB_ID";
+    /// This rank.
+    pub(crate) const RANK: &str = "GASPAR_RANK";
+    /// Number of ranks.
+    pub(crate) const PROCS: &str = "GASPAR_PROCS";
+}
+
+/// One peer's mapping, as this process sees it.
+struct Peer {
+    base: *mut u8,
+    pid: Pid,
+}
+
+/// The `shm` transport of one rank.
+pub struct ShmTransport {
+    rank: u32,
+    procs: u32,
+    layout: Layout,
+    peers: Vec<Peer>,
+    barriers: AtomicU64,
+    exchanges: AtomicU64,
+    spin_limit: u64,
+    mappings: Vec<Mapping>,
+}
+
+// SAFETY: the raw pointers in `peers` point into `mappings`, which `self` owns and never
+// unmaps while alive. Every access through them is either an atomic or a byte copy into
+// memory that other processes share anyway, so sharing the transport between threads adds
+// no hazard that other processes do not already pose.
+unsafe impl Send for ShmTransport {}
+// SAFETY: see `Send` above; the transport has no interior state besides atomics.
+unsafe impl Sync for ShmTransport {}
+
+fn env_number(name: &str) -> Result<u32> {
+    std::env::var(name)
+        .map_err(|_| Error::Environment(format!("{name} is not set")))?
+        .parse()
+        .map_err(|_| Error::Environment(format!("{name} is not a number")))
+}
+
+impl ShmTransport {
+    /// Attaches to the job described by the environment (`gaspar run`), or makes a private
+    /// 1-rank job when there is none.
+    pub fn attach_from_env() -> Result<ShmTransport> {
+        let spin_limit = config::SPIN_LIMIT.number()?;
+        let Ok(job) = std::env::var(env::JOB) else {
+            let layout = Layout::new(config::STARTER_SIZE.bytes()?, config::HEAP_SIZE.bytes()?)
+                .ok_or(Error::LengthOverflow { what: "segment size" })?;
+            let mapping = Mapping::anonymous(&layout)?;
+            return Self::start(0, 1, layout, vec![mapping], spin_limit, None);
+        };
+        let rank = env_number(env::RANK)?;
+        let procs = env_number(env::PROCS)?;
+        if procs == 0 || rank >= procs {
+            return Err(Error::Environment(format!("rank {rank} of {procs} ranks")));
+        }
+        let mappings = (0..procs)
+            .map(|r| Mapping::open(&segment::name(&job, r)))
+            .collect::<Result<Vec<_>>>()?;
+        let layout = mappings[rank as usize]
+            .header()
+            .layout()
+            .ok_or_else(|| Error::Environment("own segment has no valid header".into()))?;
+        for (r, m) in mappings.iter().enumerate() {
+            let h = m.header();
+            if h.layout() != Some(layout)
+                || h.procs.load(Ordering::Relaxed) != u64::from(procs)
+                || h.rank.load(Ordering::Relaxed) != r as u64
+                || m.len() < layout.total()
+            {
+                return Err(Error::Environment(format!(
+                    "segment of rank {r} does not match this job"
+                )));
+            }
+        }
+        Self::start(rank, procs, layout, mappings, spin_limit, Some(job))
+    }
+
+    fn start(
+        rank: u32,
+        procs: u32,
+        layout: Layout,
+        mappings: Vec<Mapping>,
+        spin_limit: u64,
+        job: Option<String>,
+    ) -> Result<ShmTransport> {
+        let peers = mappings
+            .iter()
+            .map(|m| Peer {
+                base: m.base(),
+                pid: Pid::from_raw(0),
+            })
+            .collect();
+        let mut transport = ShmTransport {
+            rank,
+            procs,
+            layout,
+            peers,
+            barriers: AtomicU64::new(0),
+            exchanges: AtomicU64::new(0),
+            spin_limit,
+            mappings,
+        };
+        let me = transport.header(rank);
+        me.pid
+            .store(u64::from(std::process::id()), Ordering::Relaxed);
+        me.state.store(state::ATTACHED, Ordering::Release);
+        allow_cross_memory_attach();
+        // Start-up barrier: once every rank has mapped every segment, the names can go, so
+        // that no ending of the job, however abrupt, leaves a segment behind.
+        transport.barrier()?;
+        if let Some(job) = job {
+            segment::unlink(&segment::name(&job, rank))?;
+        }
+        for r in 0..procs {
+            let pid = transport.header(r).pid.load(Ordering::Relaxed);
+            transport.peers[r as usize].pid = Pid::from_raw(pid as i32);
+        }
+        tracing::debug!(rank, procs, ?layout, "shm transport attached");
+        Ok(transport)
+    }
+
+    #[inline]
+    fn header(&self, rank: u32) -> &Header {
+        self.mappings[rank as usize].header()
+    }
+
+    fn aborted(&self) -> Option<u64> {
+        match self.header(self.rank).abort.0.load(Ordering::Acquire) {
+            0 => None,
+            v => Some(v),
+        }
+    }
+
+    /// Called while waiting: yields the core after `spin_limit` spins, and ends the wait
+    /// if the job is being aborted.
+    fn idle(&self, spins: u64) -> Result<()> {
+        if spins % 256 == 0 {
+            if let Some(by) = self.aborted() {
+                let rank = (by != ABORTED_BY_LAUNCHER).then(|| (by - 1) as u32);
+                return Err(Error::JobAborted { rank });
+            }
+        }
+        if spins >= self.spin_limit {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+
+    /// Resolves `len` bytes at `loc` inside a shared segment to a pointer in this process,
+    /// or `None` when the location is registered user memory.
+    #[inline]
+    fn shared(&self, loc: Location, len: u64) -> Result<Option<*mut u8>> {
+        let (start, segment_len) = match loc.segment {
+            Segment::Starter => (self.layout.starter_offset, self.layout.starter_len),
+            Segment::Heap => (self.layout.heap_offset, self.layout.heap_len),
+            Segment::Registered(_) => return Ok(None),
+        };
+        check_bounds(loc, len, segment_len)?;
+        let base = self.peers[loc.rank as usize].base;
+        // `start + offset + len <= segment total`, which is the mapping's length.
+        Ok(Some(base.wrapping_add((start + loc.offset) as usize)))
+    }
+
+    /// Resolves registered memory to (owner pid, address in the owner's process).
+    fn registered(&self, loc: Location, len: u64) -> Result<(Pid, usize)> {
+        let Segment::Registered(slot) = loc.segment else {
+            unreachable!("called for registered segments only")
+        };
+        let (base, region_len) = self.header(loc.rank).regions[slot as usize].read();
+        if region_len == 0 {
+            return Err(Error::NotRegistered { ga: loc.ga });
+        }
+        check_bounds(loc, len, region_len)?;
+        Ok((self.peers[loc.rank as usize].pid, (base + loc.offset) as usize))
+    }
+
+    /// Copies `len` bytes from `loc` into this process's memory at `dst`.
+    fn read_into(&self, loc: Location, dst: *mut u8, len: u64) -> Result<()> {
+        if let Some(src) = self.shared(loc, len)? {
+            // SAFETY: `src..src+len` lies inside a live mapping (bounds checked above);
+            // `dst..dst+len` is memory of this process that the caller made writable.
+            // `copy` tolerates overlap.
+            unsafe { std::ptr::copy(src, dst, len as usize) };
+            return Ok(());
+        }
+        let (pid, addr) = self.registered(loc, len)?;
+        if loc.rank == self.rank {
+            // SAFETY: own registered memory; `register`'s contract keeps it valid while
+            // registered, and the bounds were checked against the registration.
+            unsafe { std::ptr::copy(addr as *const u8, dst, len as usize) };
+            return Ok(());
+        }
+        // SAFETY: `dst..dst+len` is writable memory of this process (caller's contract).
+        let local = unsafe { std::slice::from_raw_parts_mut(dst, len as usize) };
+        cross_memory(loc, len, |remote| {
+            process_vm_readv(pid, &mut [IoSliceMut::new(local)], remote)
+        }, addr)
+    }
+
+    /// Copies `len` bytes from this process's memory at `src` to `loc`.
+    fn write_from(&self, loc: Location, src: *const u8, len: u64) -> Result<()> {
+        if let Some(dst) = self.shared(loc, len)? {
+            // SAFETY: `dst..dst+len` lies inside a live mapping (bounds checked above);
+            // `src..src+len` is readable memory of this process (caller's contract).
+            unsafe { std::ptr::copy(src, dst, len as usize) };
+            return Ok(());
+        }
+        let (pid, addr) = self.registered(loc, len)?;
+        if loc.rank == self.rank {
+            // SAFETY: own registered memory, valid while registered; bounds checked.
+            unsafe { std::ptr::copy(src, addr as *mut u8, len as usize) };
+            return Ok(());
+        }
+        // SAFETY: `src..src+len` is readable memory of this process (caller's contract).
+        let local = unsafe { std::slice::from_raw_parts(src, len as usize) };
+        cross_memory(loc, len, |remote| {
+            process_vm_writev(pid, &[IoSlice::new(local)], remote)
+        }, addr)
+    }
+}
+
+fn check_bounds(loc: Location, len: u64, segment_len: u64) -> Result<()> {
+    match loc.offset.checked_add(len) {
+        Some(end) if end <= segment_len => Ok(()),
+        Some(_) => Err(Error::OutOfBounds {
+            ga: loc.ga,
+            len,
+            segment_len,
+        }),
+        None => Err(Error::LengthOverflow {
+            what: "offset + length",
+        }),
+    }
+}
+
+/// Runs one `process_vm_*v` call and turns a short or failed transfer into an error.
+fn cross_memory(
+    loc: Location,
+    len: u64,
+    call: impl FnOnce(&[RemoteIoVec]) -> nix::Result<usize>,
+    addr: usize,
+) -> Result<()> {
+    let remote = [RemoteIoVec {
+        base: addr,
+        len: len as usize,
+    }];
+    match call(&remote) {
+        Ok(n) if n as u64 == len => Ok(()),
+        Ok(_) | Err(nix::errno::Errno::EFAULT) => Err(Error::NotRegistered { ga: loc.ga }),
+        Err(e) => Err(Error::os("process_vm_readv/writev", e)),
+    }
+}
+
+/// Lets sibling ranks use process_vm_readv/writev on this process under Yama's
+/// restricted ptrace scope (a no-op where Yama is absent).
+fn allow_cross_memory_attach() {
+    // SAFETY: PR_SET_PTRACER takes two integer arguments and touches no memory of ours.
+    let _ = unsafe {
+        nix::libc::prctl(
+            nix::libc::PR_SET_PTRACER,
+            nix::libc::PR_SET_PTRACER_ANY,
+            0,
+            0,
+            0,
+        )
+    };
+}
+
+impl Transport for ShmTransport {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn procs(&self) -> u32 {
+        self.procs
+    }
+
+    fn sizes(&self) -> SegmentSizes {
+        SegmentSizes {
+            starter: self.layout.starter_len,
+            heap: self.layout.heap_len,
+        }
+    }
+
+    #[inline]
+    fn put(&self, dst: Location, src: &[u8]) -> Result<()> {
+        self.write_from(dst, src.as_ptr(), src.len() as u64)
+    }
+
+    #[inline]
+    fn get(&self, src: Location, dst: &mut [u8]) -> Result<()> {
+        self.read_into(src, dst.as_mut_ptr(), dst.len() as u64)
+    }
+
+    fn copy(&self, dst: Location, src: Location, len: u64) -> Result<()> {
+        if let Some(from) = self.shared(src, len)? {
+            return self.write_from(dst, from, len);
+        }
+        if let Some(to) = self.shared(dst, len)? {
+            return self.read_into(src, to, len);
+        }
+        // Registered memory on both sides: bounce through this process in chunks.
+        const CHUNK: u64 = 1 << 20;
+        let mut bounce = vec![0u8; len.min(CHUNK) as usize];
+        let mut done = 0;
+        while done < len {
+            let n = (len - done).min(CHUNK);
+            let chunk = &mut bounce[..n as usize];
+            let at = |l: Location| Location {
+                offset: l.offset + done,
+                ..l
+            };
+            self.read_into(at(src), chunk.as_mut_ptr(), n)?;
+            self.write_from(at(dst), chunk.as_ptr(), n)?;
+            done += n;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> Result<u64> {
+        let bytes = u64::from(width.bytes());
+        if target.offset % bytes != 0 {
+            return Err(Error::MisalignedAtomic {
+                ga: target.ga,
+                width: width.bytes(),
+            });
+        }
+        let Some(ptr) = self.shared(target, bytes)? else {
+            return Err(Error::AtomicUnsupported {
+                ga: target.ga,
+                reason: "on the shm transport atomics need starter memory or the symmetric heap, not registered memory",
+            });
+        };
+        Ok(match width {
+            Width::W8 => {
+                // SAFETY: `ptr` is 8-byte aligned (segment bases are page aligned and the
+                // offset was checked), inside a live shared mapping, and every process
+                // touches this word only through atomics or the program's own copies.
+                let word = unsafe { &*(ptr as *const AtomicU64) };
+                atomic_u64(word, op)
+            }
+            Width::W4 => {
+                // SAFETY: as above, with 4-byte alignment.
+                let word = unsafe { &*(ptr as *const AtomicU32) };
+                u64::from(atomic_u32(word, op))
+            }
+        })
+    }
+
+    #[inline]
+    fn flush(&self, _rank: u32) -> Result<()> {
+        // Copies into shared memory are complete once issued; the fence orders them
+        // before whatever this rank does next to tell others about them.
+        fence(Ordering::Release);
+        Ok(())
+    }
+
+    #[inline]
+    fn flush_all(&self) -> Result<()> {
+        fence(Ordering::Release);
+        Ok(())
+    }
+
+    fn test_all(&self) -> Result<bool> {
+        self.flush_all()?;
+        Ok(true)
+    }
+
+    fn barrier(&self) -> Result<()> {
+        let epoch = self.barriers.fetch_add(1, Ordering::Relaxed) + 1;
+        barrier::dissemination(
+            self.rank,
+            self.procs,
+            epoch,
+            |r, k| &self.header(r).barrier[k].0,
+            |spins| self.idle(spins),
+        )?;
+        Ok(())
+    }
+
+    fn allgather_u64(&self, value: u64, out: &mut [u64]) -> Result<()> {
+        if out.len() != self.procs as usize {
+            return Err(Error::invalid("allgather_u64", "output length != procs"));
+        }
+        let slot = (self.exchanges.fetch_add(1, Ordering::Relaxed) % 2) as usize;
+        self.header(self.rank).exchange[slot]
+            .0
+            .store(value, Ordering::Relaxed);
+        self.barrier()?;
+        for (r, word) in out.iter_mut().enumerate() {
+            *word = self.header(r as u32).exchange[slot].0.load(Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> Result<()> {
+        if slot as usize >= REGISTRATION_SLOTS || len == 0 {
+            return Err(Error::invalid("publish_region", "bad slot or empty region"));
+        }
+        self.header(self.rank).regions[slot as usize].write(base as u64, len, u64::from(color));
+        Ok(())
+    }
+
+    fn retract_region(&self, slot: u8) -> Result<()> {
+        if slot as usize >= REGISTRATION_SLOTS {
+            return Err(Error::invalid("retract_region", "bad slot"));
+        }
+        self.header(self.rank).regions[slot as usize].write(0, 0, 0);
+        Ok(())
+    }
+
+    fn local_address(&self, segment: Segment, offset: u64) -> Option<usize> {
+        let loc = Location {
+            rank: self.rank,
+            segment,
+            offset,
+            ga: crate::gmem::GlobalAddr::NULL,
+        };
+        self.shared(loc, 0).ok().flatten().map(|p| p as usize)
+    }
+
+    fn abort(&self, message: &str) -> ! {
+        eprintln!("gaspar: rank {} aborted the job: {message}", self.rank);
+        for r in 0..self.procs {
+            let _ = self.header(r).abort.0.compare_exchange(
+                0,
+                u64::from(self.rank) + 1,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
+        }
+        std::process::exit(1)
+    }
+
+    fn finalize(&self) -> Result<()> {
+        self.barrier()?;
+        self.header(self.rank)
+            .state
+            .store(state::FINALIZED, Ordering::Release);
+        Ok(())
+    }
+}
+
+const _: () = assert!(MAX_ROUNDS >= 17);
+
+fn atomic_u64(word: &AtomicU64, op: AtomicOp) -> u64 {
+    const ORD: Ordering = Ordering::AcqRel;
+    match op {
+        AtomicOp::CompareSwap { expected, new } => {
+            match word.compare_exchange(expected, new, ORD, Ordering::Acquire) {
+                Ok(v) | Err(v) => v,
+            }
+        }
+        AtomicOp::Swap(v) => word.swap(v, ORD),
+        AtomicOp::Add(v) => word.fetch_add(v, ORD),
+        AtomicOp::Xor(v) => word.fetch_xor(v, ORD),
+        AtomicOp::Or(v) => word.fetch_or(v, ORD),
+        AtomicOp::And(v) => word.fetch_and(v, ORD),
+        AtomicOp::Load => word.load(Ordering::Acquire),
+        AtomicOp::Store(v) => word.swap(v, ORD),
+    }
+}
+
+fn atomic_u32(word: &AtomicU32, op: AtomicOp) -> u32 {
+    const ORD: Ordering = Ordering::AcqRel;
+    let low = |v: u64| v as u32;
+    match op {
+        AtomicOp::CompareSwap { expected, new } => {
+            match word.compare_exchange(low(expected), low(new), ORD, Ordering::Acquire) {
+                Ok(v) | Err(v) => v,
+            }
+        }
+        AtomicOp::Swap(v) => word.swap(low(v), ORD),
+        AtomicOp::Add(v) => word.fetch_add(low(v), ORD),
+        AtomicOp::Xor(v) => word.fetch_xor(low(v), ORD),
+        AtomicOp::Or(v) => word.fetch_or(low(v), ORD),
+        AtomicOp::And(v) => word.fetch_and(low(v), ORD),
+        AtomicOp::Load => word.load(Ordering::Acquire),
+        AtomicOp::Store(v) => word.swap(low(v), ORD),
+    }
+}

@@ -1,0 +1,139 @@
+//! Infrastructure (ACP's table 1): init, finalize, rank, procs, barrier, abort, and
+//! reset's rank remap. The world owns the transport and maps the ranks the program sees
+//! (logical) to the transport's (physical).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::{Error, Result};
+use crate::transport::{self, Transport};
+
+/// Only one runtime may be alive in a process at a time.
+static ALIVE: AtomicBool = AtomicBool::new(false);
+
+/// The job as this process sees it. Finalizes when dropped.
+pub struct World {
+    transport: Box<dyn Transport>,
+    /// `physical[logical]`: the transport rank of each logical rank.
+    physical: Vec<u32>,
+    /// This process's logical rank.
+    rank: u32,
+    finalized: bool,
+}
+
+impl World {
+    /// Joins the job this process was started in (ACP's `acp_init`).
+    pub fn init() -> Result<World> {
+        if ALIVE.swap(true, Ordering::AcqRel) {
+            return Err(Error::AlreadyInitialized);
+        }
+        let transport = match transport::select() {
+            Ok(t) => t,
+            Err(e) => {
+                ALIVE.store(false, Ordering::Release);
+                return Err(e);
+            }
+        };
+        let rank = transport.rank();
+        Ok(World {
+            physical: (0..transport.procs()).collect(),
+            rank,
+            transport,
+            finalized: false,
+        })
+    }
+
+    /// This process's rank (ACP's `acp_rank`).
+    #[inline]
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    /// Number of ranks in the job (ACP's `acp_procs`).
+    #[inline]
+    pub fn procs(&self) -> u32 {
+        self.physical.len() as u32
+    }
+
+    /// Waits until every rank has reached the barrier (ACP's `acp_sync`). Every put
+    /// issued before it is visible everywhere after it.
+    pub fn barrier(&self) -> Result<()> {
+        self.transport.barrier()
+    }
+
+    /// Ends the whole job with `message` (ACP's `acp_abort`).
+    pub fn abort(&self, message: &str) -> ! {
+        self.transport.abort(message)
+    }
+
+    /// The transport rank of logical rank `rank`, or an error if there is none.
+    #[inline]
+    pub fn physical(&self, rank: u64) -> Result<u32> {
+        usize::try_from(rank)
+            .ok()
+            .and_then(|r| self.physical.get(r).copied())
+            .ok_or(Error::RankOutOfRange {
+                rank,
+                procs: self.procs(),
+            })
+    }
+
+    /// The transport under this world.
+    #[inline]
+    pub fn transport(&self) -> &dyn Transport {
+        &*self.transport
+    }
+
+    /// Collective: this process becomes logical rank `new_rank` (ACP's `acp_reset` rank
+    /// remap). Every rank must pass a different rank in `0..procs`; otherwise every rank
+    /// gets the same error and the old numbering stays.
+    pub fn remap(&mut self, new_rank: u32) -> Result<()> {
+        let procs = self.procs();
+        let mut wanted = vec![0u64; procs as usize];
+        self.transport.allgather_u64(u64::from(new_rank), &mut wanted)?;
+        let mut physical = vec![u32::MAX; procs as usize];
+        for (p, &logical) in wanted.iter().enumerate() {
+            let slot = usize::try_from(logical)
+                .ok()
+                .and_then(|l| physical.get_mut(l))
+                .ok_or(Error::RankOutOfRange { rank: logical, procs })?;
+            if *slot != u32::MAX {
+                return Err(Error::invalid(
+                    "reset",
+                    format!("ranks {} and {p} both asked for rank {logical}", *slot),
+                ));
+            }
+            *slot = p as u32;
+        }
+        self.physical = physical;
+        self.rank = new_rank;
+        self.transport.barrier()
+    }
+
+    /// Leaves the job (ACP's `acp_finalize`): waits until every rank finalizes.
+    pub fn finalize(mut self) -> Result<()> {
+        self.finalize_once()
+    }
+
+    fn finalize_once(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.finalized, true) {
+            return Ok(());
+        }
+        let result = self.transport.finalize();
+        ALIVE.store(false, Ordering::Release);
+        result
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // A panicking rank must not wait in finalize's barrier: it exits non-zero and
+            // the launcher stops the job.
+            ALIVE.store(false, Ordering::Release);
+            return;
+        }
+        if let Err(e) = self.finalize_once() {
+            tracing::error!("finalize failed: {e}");
+        }
+    }
+}
