@@ -29,13 +29,15 @@ pub const STARTER_SIZE: Setting = Setting {
 pub const SPIN_LIMIT: Setting = Setting {
     name: "GASPAR_SPIN_LIMIT",
     default: "4096",
-    description: "busy-wait iterations in barriers and waits before yielding the core (0 = yield at once)",
+    description:
+        "busy-wait iterations in barriers and waits before yielding the core (0 = yield at once)",
 };
 /// Grace period between SIGTERM and SIGKILL when the launcher stops a job.
 pub const KILL_GRACE_MS: Setting = Setting {
     name: "GASPAR_KILL_GRACE_MS",
     default: "300",
-    description: "milliseconds the launcher waits after SIGTERM before it SIGKILLs the remaining ranks",
+    description:
+        "milliseconds the launcher waits after SIGTERM before it SIGKILLs the remaining ranks",
 };
 /// Log filter.
 pub const LOG: Setting = Setting {

@@ -21,7 +21,9 @@ pub enum Error {
         ga: GlobalAddr,
     },
     /// An access that runs past the end of the memory its address names.
-    #[error("access of {len} bytes at {ga} runs past the end of its segment ({segment_len} bytes)")]
+    #[error(
+        "access of {len} bytes at {ga} runs past the end of its segment ({segment_len} bytes)"
+    )]
     OutOfBounds {
         /// Start of the access.
         ga: GlobalAddr,
@@ -63,7 +65,7 @@ pub enum Error {
         heap_len: u64,
     },
     /// Ranks called a collective allocation (or free) with different arguments.
-    #[error("mismatched collective {call}: rank {rank} passed {value}, rank {other_rank} passed {other_value}")]
+    #[error("mismatched collective {call}: rank {rank} called {call}({value}), rank {other_rank} called {other_call}({other_value})")]
     MismatchedCollective {
         /// The collective call.
         call: &'static str,
@@ -71,6 +73,8 @@ pub enum Error {
         rank: u32,
         /// What this rank passed.
         value: u64,
+        /// The call the disagreeing rank made.
+        other_call: &'static str,
         /// A rank that disagrees.
         other_rank: u32,
         /// What that rank passed.

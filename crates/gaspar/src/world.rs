@@ -89,13 +89,17 @@ impl World {
     pub fn remap(&mut self, new_rank: u32) -> Result<()> {
         let procs = self.procs();
         let mut wanted = vec![0u64; procs as usize];
-        self.transport.allgather_u64(u64::from(new_rank), &mut wanted)?;
+        self.transport
+            .allgather_u64(u64::from(new_rank), &mut wanted)?;
         let mut physical = vec![u32::MAX; procs as usize];
         for (p, &logical) in wanted.iter().enumerate() {
             let slot = usize::try_from(logical)
                 .ok()
                 .and_then(|l| physical.get_mut(l))
-                .ok_or(Error::RankOutOfRange { rank: logical, procs })?;
+                .ok_or(Error::RankOutOfRange {
+                    rank: logical,
+                    procs,
+                })?;
             if *slot != u32::MAX {
                 return Err(Error::invalid(
                     "reset",

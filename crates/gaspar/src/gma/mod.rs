@@ -90,7 +90,13 @@ impl Gma {
 
     /// Copies `len` bytes from `src` to `dst` (ACP's `acp_copy`). Either, both or neither
     /// may belong to this rank. The bytes may be read and written in any order.
-    pub fn copy(&self, dst: GlobalAddr, src: GlobalAddr, len: u64, order: Handle) -> Result<Handle> {
+    pub fn copy(
+        &self,
+        dst: GlobalAddr,
+        src: GlobalAddr,
+        len: u64,
+        order: Handle,
+    ) -> Result<Handle> {
         let (d, s) = (self.locate(dst)?, self.locate(src)?);
         self.wait_for(order)?;
         self.transport().copy(d, s, len)?;
@@ -118,7 +124,13 @@ impl Gma {
     /// Does `op` on the `width`-byte word at `target` (ACP's `acp_cas4` ... `acp_and8`)
     /// and returns the previous value. The word must be aligned to its width.
     #[inline]
-    pub fn atomic(&self, target: GlobalAddr, width: Width, op: AtomicOp, order: Handle) -> Result<Fetched> {
+    pub fn atomic(
+        &self,
+        target: GlobalAddr,
+        width: Width,
+        op: AtomicOp,
+        order: Handle,
+    ) -> Result<Fetched> {
         let t = self.locate(target)?;
         self.wait_for(order)?;
         let old = self.transport().atomic(t, width, op)?;

@@ -45,10 +45,10 @@ impl<T: Pod> GlobalPtr<T> {
     }
 
     /// The pointer `count` elements further on.
-    pub fn add(self, count: u64) -> Result<Self> {
+    pub fn offset(self, count: u64) -> Result<Self> {
         let bytes = count
             .checked_mul(std::mem::size_of::<T>() as u64)
-            .and_then(|b| self.ga.add(b))
+            .and_then(|b| self.ga.offset(b))
             .ok_or(Error::LengthOverflow {
                 what: "GlobalPtr::add",
             })?;

@@ -138,7 +138,7 @@ impl GlobalAddr {
 
     /// The address `bytes` further on, if it stays inside the offset field of the same
     /// segment (whether the segment is that long is checked on use).
-    pub fn add(self, bytes: u64) -> Option<GlobalAddr> {
+    pub fn offset(self, bytes: u64) -> Option<GlobalAddr> {
         let offset = (self.0 & (MAX_SEGMENT_LEN - 1)).checked_add(bytes)?;
         (offset < MAX_SEGMENT_LEN).then_some(GlobalAddr((self.0 & !(MAX_SEGMENT_LEN - 1)) | offset))
     }
@@ -192,11 +192,11 @@ mod tests {
     #[test]
     fn add_stays_in_the_offset_field() {
         let ga = GlobalAddr::new(3, 1, Segment::Starter, 10).unwrap();
-        let next = ga.add(6).unwrap();
+        let next = ga.offset(6).unwrap();
         assert_eq!(next.decode().unwrap().offset, 16);
         assert_eq!(next.rank(), 3);
         assert_eq!(next.color(), 1);
-        assert!(ga.add(MAX_SEGMENT_LEN).is_none());
+        assert!(ga.offset(MAX_SEGMENT_LEN).is_none());
     }
 
     proptest! {

@@ -60,7 +60,10 @@ impl HeapAllocator {
     /// Releases the block at `offset`.
     pub fn free(&mut self, offset: u64) -> Result<()> {
         let block_len = self.used.remove(&offset).ok_or_else(|| {
-            Error::invalid("free", format!("no live allocation at heap offset {offset:#x}"))
+            Error::invalid(
+                "free",
+                format!("no live allocation at heap offset {offset:#x}"),
+            )
         })?;
         let (mut start, mut len) = (offset, block_len);
         if let Some((&prev, &prev_len)) = self.free.range(..offset).next_back() {
@@ -127,7 +130,10 @@ mod tests {
     #[test]
     fn huge_requests_overflow_cleanly() {
         let mut h = HeapAllocator::new(1024);
-        assert!(matches!(h.alloc(u64::MAX), Err(Error::LengthOverflow { .. })));
+        assert!(matches!(
+            h.alloc(u64::MAX),
+            Err(Error::LengthOverflow { .. })
+        ));
     }
 
     proptest! {

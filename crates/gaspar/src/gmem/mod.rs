@@ -11,8 +11,8 @@ use std::sync::{Mutex, MutexGuard};
 pub use self::addr::{
     Decoded, GlobalAddr, Segment, COLORS, MAX_RANKS, MAX_SEGMENT_LEN, REGISTRATION_SLOTS,
 };
-pub use self::registry::Key;
 use self::heap::HeapAllocator;
+pub use self::registry::Key;
 use self::registry::{Publication, Registry};
 use crate::error::{Error, Result};
 use crate::transport::Location;
@@ -120,17 +120,29 @@ impl GlobalMemory {
         self.world.transport().sizes().heap
     }
 
-    /// Checks that every rank passed the same `value` to collective `call`.
-    fn agree(&self, call: &'static str, value: u64) -> Result<()> {
+    /// Checks that every rank made the same collective call with the same `value`. The
+    /// call's tag goes into the top byte of the exchanged word, so that one rank's `free`
+    /// meeting another's `alloc` is caught too. Every rank sees the same words, so every
+    /// rank reaches the same verdict.
+    fn agree(&self, call: &'static str, tag: u64, value: u64) -> Result<()> {
+        const VALUE_BITS: u32 = 56;
+        let word = (tag << VALUE_BITS) | value.min((1 << VALUE_BITS) - 1);
         let mut all = vec![0u64; self.world.procs() as usize];
-        self.world.transport().allgather_u64(value, &mut all)?;
-        if let Some((other, &other_value)) = all.iter().enumerate().find(|(_, &v)| v != value) {
+        self.world.transport().allgather_u64(word, &mut all)?;
+        if let Some((other, &other_word)) = all.iter().enumerate().find(|(_, &w)| w != word) {
+            let other_call = match other_word >> VALUE_BITS {
+                t if t == tag => call,
+                1 => "alloc",
+                2 => "free",
+                _ => "another collective",
+            };
             return Err(Error::MismatchedCollective {
                 call,
                 rank: self.world.rank(),
                 value,
+                other_call,
                 other_rank: other as u32,
-                other_value,
+                other_value: other_word & ((1 << VALUE_BITS) - 1),
             });
         }
         Ok(())
@@ -139,7 +151,7 @@ impl GlobalMemory {
     /// Collective: allocates `len` bytes of symmetric heap on every rank. Every rank must
     /// pass the same length; a mismatch is reported on every rank and allocates nothing.
     pub fn alloc(&self, len: u64) -> Result<SymmetricAlloc> {
-        self.agree("alloc", len)?;
+        self.agree("alloc", 1, len)?;
         let offset = lock(&self.heap).alloc(len)?;
         Ok(SymmetricAlloc {
             offset,
@@ -150,7 +162,7 @@ impl GlobalMemory {
 
     /// Collective: frees a block from [`alloc`](Self::alloc) on every rank.
     pub fn free(&self, block: SymmetricAlloc) -> Result<()> {
-        self.agree("free", block.offset)?;
+        self.agree("free", 2, block.offset)?;
         lock(&self.heap).free(block.offset)
     }
 

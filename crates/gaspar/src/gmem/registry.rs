@@ -253,7 +253,12 @@ mod tests {
         assert_eq!(off, 0x280);
         assert_eq!(
             publication,
-            Publication::Publish { slot, base: 0x0f00, len: 0x300, color: 0 }
+            Publication::Publish {
+                slot,
+                base: 0x0f00,
+                len: 0x300,
+                color: 0
+            }
         );
         // Already published: asking again publishes nothing.
         assert_eq!(r.locate(a, 0x0f00).unwrap().3, Publication::None);
@@ -289,7 +294,10 @@ mod tests {
         assert_eq!(a, b);
         r.locate(a, 0x1000).unwrap();
         assert_eq!(r.unregister(a).unwrap(), Publication::None);
-        assert!(matches!(r.unregister(a).unwrap(), Publication::Retract { .. }));
+        assert!(matches!(
+            r.unregister(a).unwrap(),
+            Publication::Retract { .. }
+        ));
         assert!(matches!(r.unregister(a), Err(Error::InvalidKey(_))));
         assert!(matches!(r.locate(a, 0x1000), Err(Error::InvalidKey(_))));
         let (c, _) = r.register(0x1000, 0x100, 0).unwrap();

@@ -132,7 +132,11 @@ mod loom_tests {
         loom::model(move || {
             let flags: Arc<Vec<Vec<AtomicU64>>> = Arc::new(
                 (0..procs)
-                    .map(|_| (0..super::rounds(procs)).map(|_| AtomicU64::new(0)).collect())
+                    .map(|_| {
+                        (0..super::rounds(procs))
+                            .map(|_| AtomicU64::new(0))
+                            .collect()
+                    })
                     .collect(),
             );
             // One plain (non-atomic) cell per rank: written before a barrier, read by
@@ -152,20 +156,32 @@ mod loom_tests {
                                 // barrier ordered every other thread's reads before this write.
                                 unsafe { *p = epoch }
                             });
-                            dissemination(rank, procs, epoch, |r, k| &flags[r as usize][k], |_| {
-                                loom::thread::yield_now();
-                                Ok(())
-                            })
+                            dissemination(
+                                rank,
+                                procs,
+                                epoch,
+                                |r, k| &flags[r as usize][k],
+                                |_| {
+                                    loom::thread::yield_now();
+                                    Ok(())
+                                },
+                            )
                             .unwrap();
                             for other in 0..procs as usize {
                                 // SAFETY: the barrier ordered the owner's write before this read.
                                 let seen = data[other].with(|p| unsafe { *p });
                                 assert_eq!(seen, epoch);
                             }
-                            dissemination(rank, procs, epoch + 1, |r, k| &flags[r as usize][k], |_| {
-                                loom::thread::yield_now();
-                                Ok(())
-                            })
+                            dissemination(
+                                rank,
+                                procs,
+                                epoch + 1,
+                                |r, k| &flags[r as usize][k],
+                                |_| {
+                                    loom::thread::yield_now();
+                                    Ok(())
+                                },
+                            )
                             .unwrap();
                         }
                     })

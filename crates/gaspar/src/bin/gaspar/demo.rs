@@ -55,7 +55,11 @@ fn run() -> gaspar::Result<()> {
     }
     rt.barrier()?;
     if me == 0 {
-        println!("counter: {} (expected {})", word.get(&rt)?, 1000 * u64::from(n));
+        println!(
+            "counter: {} (expected {})",
+            word.get(&rt)?,
+            1000 * u64::from(n)
+        );
     }
 
     // Allgather (ACP section 2.5): each rank's 8 bytes reach every rank's starter memory
@@ -63,8 +67,10 @@ fn run() -> gaspar::Result<()> {
     let block = 8u64;
     let slot = |rank: u32, of: u32| -> gaspar::Result<gaspar::GlobalAddr> {
         rt.starter_ga(rank)?
-            .add(block * u64::from(of))
-            .ok_or(gaspar::Error::LengthOverflow { what: "starter slot" })
+            .offset(block * u64::from(of))
+            .ok_or(gaspar::Error::LengthOverflow {
+                what: "starter slot",
+            })
     };
     rt.barrier()?;
     GlobalPtr::<u64>::new(slot(me, me)?).put(&rt, &(100 + u64::from(me)))?;
@@ -72,7 +78,8 @@ fn run() -> gaspar::Result<()> {
     for i in 1..n {
         let dst = (me + i) % n;
         let src = (me + (i >> 1)) % n;
-        handles[dst as usize] = rt.copy(slot(dst, me)?, slot(src, me)?, block, handles[src as usize])?;
+        handles[dst as usize] =
+            rt.copy(slot(dst, me)?, slot(src, me)?, block, handles[src as usize])?;
     }
     rt.complete(Handle::ALL)?;
     rt.barrier()?;

@@ -30,7 +30,12 @@ enum Command {
         #[arg(long, default_value = "shm", value_parser = ["shm"])]
         transport: String,
         /// The program, then its arguments.
-        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROG [ARGS]")]
+        #[arg(
+            required = true,
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "PROG [ARGS]"
+        )]
         command: Vec<OsString>,
     },
     /// Run the built-in demo (ring, atomic counter, allgather) with N ranks.
@@ -107,9 +112,18 @@ fn main() -> ExitCode {
         Command::Info => {
             println!("gaspar {}", env!("CARGO_PKG_VERSION"));
             println!("transports: shm");
-            println!("{:<22} {:<10} {:<10} description", "setting", "default", "value");
+            println!(
+                "{:<22} {:<10} {:<10} description",
+                "setting", "default", "value"
+            );
             for s in gaspar::config::SETTINGS {
-                println!("{:<22} {:<10} {:<10} {}", s.name, s.default, s.raw(), s.description);
+                println!(
+                    "{:<22} {:<10} {:<10} {}",
+                    s.name,
+                    s.default,
+                    s.raw(),
+                    s.description
+                );
             }
             ExitCode::SUCCESS
         }

@@ -19,9 +19,9 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
+use super::env;
 use super::layout::{state, Layout, ABORTED_BY_LAUNCHER};
 use super::segment::{self, Segment};
-use super::env;
 use crate::config;
 use crate::error::{Error, Result};
 
@@ -86,17 +86,23 @@ impl std::fmt::Display for Failure {
                 write!(f, "rank {rank} (pid {pid}) ")?;
                 match end {
                     RankEnd::Exited(code) => write!(f, "exited with status {code}"),
-                    RankEnd::Signaled(sig) => write!(f, "was killed by signal {sig} ({})", signal_name(sig)),
+                    RankEnd::Signaled(sig) => {
+                        write!(f, "was killed by signal {sig} ({})", signal_name(sig))
+                    }
                     RankEnd::NotFinalized => write!(f, "exited without finalizing gaspar"),
                 }
             }
-            Failure::Interrupted(sig) => write!(f, "launcher received signal {sig} ({})", signal_name(sig)),
+            Failure::Interrupted(sig) => {
+                write!(f, "launcher received signal {sig} ({})", signal_name(sig))
+            }
         }
     }
 }
 
 fn signal_name(sig: i32) -> &'static str {
-    Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("unknown")
+    Signal::try_from(sig)
+        .map(|s| s.as_str())
+        .unwrap_or("unknown")
 }
 
 struct Rank {
@@ -160,10 +166,11 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
             format!("-n must be between 1 and {}", crate::gmem::MAX_RANKS),
         ));
     }
-    let layout = Layout::new(config::STARTER_SIZE.bytes()?, config::HEAP_SIZE.bytes()?)
-        .ok_or(Error::LengthOverflow {
+    let layout = Layout::new(config::STARTER_SIZE.bytes()?, config::HEAP_SIZE.bytes()?).ok_or(
+        Error::LengthOverflow {
             what: "segment size",
-        })?;
+        },
+    )?;
     let grace = Duration::from_millis(config::KILL_GRACE_MS.number()?);
     let job = segment::new_job_id()?;
     let segments = JobSegments::create(&job, spec.procs, &layout)?;
@@ -171,7 +178,12 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     // Signals arrive through a signalfd; they are blocked in this thread before any other
     // thread starts, and the children get a clean mask from std's spawn.
     let mut signals = SigSet::empty();
-    for s in [Signal::SIGCHLD, Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+    for s in [
+        Signal::SIGCHLD,
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+    ] {
         signals.add(s);
     }
     let mut old_mask = SigSet::empty();
@@ -195,9 +207,12 @@ fn spawn_rank(spec: &LaunchSpec, job: &str, rank: u32) -> std::io::Result<Child>
     }
     let launcher = nix::unistd::getpid();
     // SAFETY: the closure runs in the forked child before exec and only makes
-    // async-signal-safe system calls (prctl, getppid, _exit).
+    // async-signal-safe system calls (sigprocmask, prctl, getppid, _exit).
     unsafe {
         cmd.pre_exec(move || {
+            // The launcher blocks the signals it reads from its signalfd; a rank starts
+            // with none blocked.
+            nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
             // The launcher may have died between fork and prctl.
             if nix::unistd::getppid() != launcher {
@@ -245,9 +260,20 @@ fn supervise(
     let mut kill_at: Option<Instant> = None;
     let mut live = 0usize;
 
-    let stop = |ranks: &[Rank], sig: Signal| {
+    let signal_all = |ranks: &[Rank], sig: Signal| {
         for r in ranks.iter().filter(|r| r.child.is_some()) {
             let _ = killpg(r.pid, sig);
+        }
+    };
+    // Ranks that attached to the job see the abort flag in their next wait and leave with
+    // an error (in Fortran, a failed-image status); other programs get SIGTERM. Whatever
+    // is left when the grace period ends gets SIGKILL.
+    let stop = |ranks: &[Rank]| {
+        segments.abort_all();
+        for (rank, r) in ranks.iter().enumerate() {
+            if r.child.is_some() && segments.state(rank as u32) != state::ATTACHED {
+                let _ = killpg(r.pid, Signal::SIGTERM);
+            }
         }
     };
 
@@ -278,11 +304,15 @@ fn supervise(
                     spec.program.to_string_lossy()
                 );
                 segments.abort_all();
-                stop(&ranks, Signal::SIGKILL);
+                signal_all(&ranks, Signal::SIGKILL);
                 failure = Some(Failure::Rank {
                     rank,
                     pid: 0,
-                    end: RankEnd::Exited(if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 }),
+                    end: RankEnd::Exited(if e.kind() == std::io::ErrorKind::NotFound {
+                        127
+                    } else {
+                        126
+                    }),
                 });
                 kill_at = Some(Instant::now());
                 break;
@@ -311,8 +341,9 @@ fn supervise(
             let sig = info.ssi_signo as i32;
             if sig != Signal::SIGCHLD as i32 && failure.is_none() {
                 failure = Some(Failure::Interrupted(sig));
+                // Asked to stop: every rank gets SIGTERM at once.
                 segments.abort_all();
-                stop(&ranks, Signal::SIGTERM);
+                signal_all(&ranks, Signal::SIGTERM);
                 kill_at = Some(Instant::now() + grace);
             }
         }
@@ -348,14 +379,13 @@ fn supervise(
                     pid: pid.as_raw(),
                     end,
                 });
-                segments.abort_all();
-                stop(&ranks, Signal::SIGTERM);
+                stop(&ranks);
                 kill_at = Some(Instant::now() + grace);
             }
         }
         if let Some(at) = kill_at {
             if live > 0 && Instant::now() >= at {
-                stop(&ranks, Signal::SIGKILL);
+                signal_all(&ranks, Signal::SIGKILL);
                 // Wait for the kills to be reaped; no further escalation exists.
                 kill_at = Some(Instant::now() + Duration::from_secs(3600));
             }

@@ -105,7 +105,8 @@ impl Header {
     pub(crate) fn initialize(&self, rank: u32, procs: u32, layout: &Layout) {
         self.procs.store(u64::from(procs), Ordering::Relaxed);
         self.rank.store(u64::from(rank), Ordering::Relaxed);
-        self.starter_len.store(layout.starter_len, Ordering::Relaxed);
+        self.starter_len
+            .store(layout.starter_len, Ordering::Relaxed);
         self.heap_len.store(layout.heap_len, Ordering::Relaxed);
         self.state.store(state::CREATED, Ordering::Relaxed);
         self.magic.store(MAGIC, Ordering::Release);

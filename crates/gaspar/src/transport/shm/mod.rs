@@ -72,7 +72,9 @@ impl ShmTransport {
         let spin_limit = config::SPIN_LIMIT.number()?;
         let Ok(job) = std::env::var(env::JOB) else {
             let layout = Layout::new(config::STARTER_SIZE.bytes()?, config::HEAP_SIZE.bytes()?)
-                .ok_or(Error::LengthOverflow { what: "segment size" })?;
+                .ok_or(Error::LengthOverflow {
+                    what: "segment size",
+                })?;
             let mapping = Mapping::anonymous(&layout)?;
             return Self::start(0, 1, layout, vec![mapping], spin_limit, None);
         };
@@ -201,7 +203,10 @@ impl ShmTransport {
             return Err(Error::NotRegistered { ga: loc.ga });
         }
         check_bounds(loc, len, region_len)?;
-        Ok((self.peers[loc.rank as usize].pid, (base + loc.offset) as usize))
+        Ok((
+            self.peers[loc.rank as usize].pid,
+            (base + loc.offset) as usize,
+        ))
     }
 
     /// Copies `len` bytes from `loc` into this process's memory at `dst`.
@@ -222,9 +227,12 @@ impl ShmTransport {
         }
         // SAFETY: `dst..dst+len` is writable memory of this process (caller's contract).
         let local = unsafe { std::slice::from_raw_parts_mut(dst, len as usize) };
-        cross_memory(loc, len, |remote| {
-            process_vm_readv(pid, &mut [IoSliceMut::new(local)], remote)
-        }, addr)
+        cross_memory(
+            loc,
+            len,
+            |remote| process_vm_readv(pid, &mut [IoSliceMut::new(local)], remote),
+            addr,
+        )
     }
 
     /// Copies `len` bytes from this process's memory at `src` to `loc`.
@@ -243,9 +251,12 @@ impl ShmTransport {
         }
         // SAFETY: `src..src+len` is readable memory of this process (caller's contract).
         let local = unsafe { std::slice::from_raw_parts(src, len as usize) };
-        cross_memory(loc, len, |remote| {
-            process_vm_writev(pid, &[IoSlice::new(local)], remote)
-        }, addr)
+        cross_memory(
+            loc,
+            len,
+            |remote| process_vm_writev(pid, &[IoSlice::new(local)], remote),
+            addr,
+        )
     }
 }
 
@@ -419,7 +430,9 @@ impl Transport for ShmTransport {
             .store(value, Ordering::Relaxed);
         self.barrier()?;
         for (r, word) in out.iter_mut().enumerate() {
-            *word = self.header(r as u32).exchange[slot].0.load(Ordering::Relaxed);
+            *word = self.header(r as u32).exchange[slot]
+                .0
+                .load(Ordering::Relaxed);
         }
         Ok(())
     }

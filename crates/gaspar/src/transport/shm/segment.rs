@@ -30,12 +30,7 @@ pub(crate) struct Segment {
 impl Segment {
     /// Creates segment `name` (mode 0600; fails if it exists), sized for `layout`, and
     /// writes its header.
-    pub(crate) fn create(
-        name: &str,
-        rank: u32,
-        procs: u32,
-        layout: &Layout,
-    ) -> Result<Segment> {
+    pub(crate) fn create(name: &str, rank: u32, procs: u32, layout: &Layout) -> Result<Segment> {
         let fd = nix::sys::mman::shm_open(
             name,
             OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_RDWR | OFlag::O_CLOEXEC,
@@ -67,8 +62,9 @@ impl Segment {
 
     /// A private segment for a job of one rank started without the launcher.
     pub(crate) fn anonymous(layout: &Layout) -> Result<Segment> {
-        let len = usize::try_from(layout.total())
-            .map_err(|_| Error::LengthOverflow { what: "segment size" })?;
+        let len = usize::try_from(layout.total()).map_err(|_| Error::LengthOverflow {
+            what: "segment size",
+        })?;
         let map = MmapOptions::new()
             .len(len)
             .map_anon()

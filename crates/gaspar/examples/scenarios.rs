@@ -1,0 +1,379 @@
+//! The rank program of gaspar's multi-process tests: `scenarios NAME [ARGS]`, launched
+//! through `gaspar run` by `tests/`. Each scenario checks its own results and exits
+//! non-zero (through `abort`) when one is wrong.
+
+use std::io::Write;
+
+use gaspar::{Error, GlobalAddr, GlobalPtr, Handle, Result, Runtime};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let name = args.next().unwrap_or_default();
+    let result = match name.as_str() {
+        "mismatched-alloc" => mismatched_alloc(),
+        "third-party-chain" => third_party_chain(),
+        "atomics-stress" => atomics_stress(),
+        "registered-memory" => registered_memory(),
+        "reset" => reset(),
+        "barrier-wait" => barrier_wait(args.next().and_then(|a| a.parse().ok()).unwrap_or(1)),
+        "abort" => abort(),
+        "panic" => panic_in_rank(),
+        "exit-without-finalize" => exit_without_finalize(),
+        "job-id" => job_id(),
+        other => {
+            eprintln!("unknown scenario {other:?}");
+            std::process::exit(2)
+        }
+    };
+    if let Err(e) = result {
+        eprintln!("scenario {name} failed: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn check(rt: &Runtime, ok: bool, what: impl FnOnce() -> String) {
+    if !ok {
+        rt.abort(&what());
+    }
+}
+
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// Prints the job id so the test can look for this job's segments.
+fn job_id() -> Result<()> {
+    let rt = gaspar::init()?;
+    say(&format!(
+        "job {}",
+        std::env::var("GASPAR_JOB_ID").unwrap_or_default()
+    ));
+    rt.finalize()
+}
+
+/// Every rank asks for a different size: every rank gets the mismatch error, and the
+/// heap is still usable afterwards.
+fn mismatched_alloc() -> Result<()> {
+    let rt = gaspar::init()?;
+    let me = rt.rank();
+    match rt.alloc(64 * (u64::from(me) + 1)) {
+        Err(Error::MismatchedCollective {
+            call: "alloc",
+            rank,
+            ..
+        }) if rank == me => {}
+        other => rt.abort(&format!("expected a mismatch error, got {other:?}")),
+    }
+    let block = rt.alloc(128)?;
+    check(&rt, block.offset() == 0, || {
+        format!("allocation after a mismatch at {}", block.offset())
+    });
+    if rt.procs() > 1 {
+        // Rank 0 frees while the others allocate: caught on every rank, nothing changes.
+        let result = if me == 0 {
+            rt.free(block)
+        } else {
+            rt.alloc(128).map(drop)
+        };
+        match result {
+            Err(Error::MismatchedCollective { other_call, .. }) => {
+                let expected = if me == 0 { "alloc" } else { "free" };
+                check(&rt, other_call == expected, || {
+                    format!("other call named {other_call}")
+                });
+            }
+            other => rt.abort(&format!("expected a free/alloc mismatch, got {other:?}")),
+        }
+    }
+    rt.free(block)?;
+    let again = rt.alloc(64)?;
+    check(&rt, again.offset() == 0, || {
+        format!("heap not reusable: offset {}", again.offset())
+    });
+    say(&format!("rank {me}: mismatch detected"));
+    rt.finalize()
+}
+
+/// Rank 0 moves a block down the chain 1 -> 2 -> ... -> n-1 with third-party copies,
+/// each ordered after the previous one by its handle, without waiting in between.
+fn third_party_chain() -> Result<()> {
+    let rt = gaspar::init()?;
+    let (me, n) = (rt.rank(), rt.procs());
+    let len = 32 * 1024u64;
+    let pattern = |i: u64| (i * 13 % 251) as u8;
+    if me == 1 {
+        let data: Vec<u8> = (0..len).map(pattern).collect();
+        rt.put(rt.starter_ga(1)?, &data, Handle::NULL)?;
+        rt.complete(Handle::ALL)?;
+    }
+    rt.barrier()?;
+    if me == 0 {
+        for round in 0..50 {
+            let mut h = Handle::NULL;
+            for hop in 1..n - 1 {
+                h = rt.copy(rt.starter_ga(hop + 1)?, rt.starter_ga(hop)?, len, h)?;
+            }
+            rt.complete(h)?;
+            // Scramble the intermediate copies for the next round (the source stays).
+            for hop in 2..n {
+                rt.put(
+                    rt.starter_ga(hop)?,
+                    &vec![round as u8; len as usize],
+                    Handle::NULL,
+                )?;
+            }
+            rt.complete(Handle::ALL)?;
+        }
+        let mut h = Handle::NULL;
+        for hop in 1..n - 1 {
+            h = rt.copy(rt.starter_ga(hop + 1)?, rt.starter_ga(hop)?, len, h)?;
+        }
+        rt.complete(h)?;
+    }
+    rt.barrier()?;
+    if me == n - 1 && n > 2 {
+        let mut got = vec![0u8; len as usize];
+        rt.get(&mut got, rt.starter_ga(me)?, Handle::NULL)?;
+        let bad = (0..len).find(|&i| got[i as usize] != pattern(i));
+        check(&rt, bad.is_none(), || {
+            format!("byte {bad:?} of the chained copy is wrong")
+        });
+        say(&format!("rank {me}: chain of {} copies ok", n - 2));
+    }
+    rt.finalize()
+}
+
+/// Every rank hammers the same words on rank 0 with every atomic operation.
+fn atomics_stress() -> Result<()> {
+    let rt = gaspar::init()?;
+    let (me, n) = (rt.rank(), u64::from(rt.procs()));
+    let iters = 20_000u64;
+    let base = rt.starter_ga(0)?;
+    let at = |off: u64| -> Result<GlobalAddr> {
+        base.offset(off)
+            .ok_or(Error::LengthOverflow { what: "offset" })
+    };
+    let add64 = GlobalPtr::<u64>::new(at(0)?);
+    let cas32 = GlobalPtr::<u32>::new(at(8)?);
+    let bits64 = GlobalPtr::<u64>::new(at(16)?);
+    let xor32 = GlobalPtr::<u32>::new(at(24)?);
+    let lock64 = GlobalPtr::<u64>::new(at(32)?);
+    let guarded = GlobalPtr::<u64>::new(at(40)?);
+    let add32 = GlobalPtr::<i32>::new(at(48)?);
+    if me == 0 {
+        rt.put(base, &[0u8; 64], Handle::NULL)?;
+        rt.complete(Handle::ALL)?;
+    }
+    rt.barrier()?;
+    let my_bit = 1u64 << me;
+    for i in 0..iters {
+        add64.fetch_add(&rt, 1)?;
+        add32.fetch_add(&rt, -1)?;
+        // Increment through a compare-and-swap loop.
+        let mut seen = cas32.atomic_load(&rt)?;
+        loop {
+            let old = cas32.compare_swap(&rt, seen, seen + 1)?;
+            if old == seen {
+                break;
+            }
+            seen = old;
+        }
+        // Set and clear my own bit; nobody else's bit may change it.
+        let before = bits64.fetch_or(&rt, my_bit)?;
+        check(&rt, before & my_bit == 0, || {
+            format!("my bit was set before fetch_or at {i}")
+        });
+        let before = bits64.fetch_and(&rt, !my_bit)?;
+        check(&rt, before & my_bit != 0, || {
+            format!("my bit vanished at {i}")
+        });
+        xor32.fetch_xor(&rt, 0xa5a5_a5a5)?;
+        // A spin lock by swap guards a plain read-modify-write by get and put.
+        if i % 8 == 0 {
+            while lock64.swap(&rt, 1)? != 0 {
+                std::hint::spin_loop();
+            }
+            let v = guarded.get(&rt)?;
+            guarded.put(&rt, &(v + 1))?;
+            lock64.atomic_store(&rt, 0)?;
+        }
+    }
+    rt.barrier()?;
+    let expect_xor = if (n * iters) % 2 == 0 { 0 } else { 0xa5a5_a5a5 };
+    let results = (
+        add64.atomic_load(&rt)?,
+        add32.atomic_load(&rt)?,
+        cas32.atomic_load(&rt)?,
+        bits64.atomic_load(&rt)?,
+        xor32.atomic_load(&rt)?,
+        guarded.get(&rt)?,
+    );
+    let expected = (
+        n * iters,
+        -((n * iters) as i32),
+        (n * iters) as u32,
+        0,
+        expect_xor,
+        n * iters.div_ceil(8),
+    );
+    check(&rt, results == expected, || {
+        format!("atomics: got {results:?}, expected {expected:?}")
+    });
+    say(&format!("rank {me}: atomics ok {results:?}"));
+    rt.finalize()
+}
+
+/// Registered (non-segment) memory reached by other ranks with cross-memory attach.
+fn registered_memory() -> Result<()> {
+    let rt = gaspar::init()?;
+    let (me, n) = (rt.rank(), rt.procs());
+    let len = 4096usize;
+    let mut buffer = vec![0u8; len].into_boxed_slice();
+    let base = buffer.as_mut_ptr();
+    // Two touching registrations merge into one key.
+    // SAFETY: `buffer` outlives both registrations (unregistered below) and is only
+    // accessed through gaspar while registered.
+    let key = unsafe { rt.register(base, (len / 2) as u64, 0)? };
+    // SAFETY: as above.
+    let key2 = unsafe { rt.register(base.wrapping_add(len / 2), (len / 2) as u64, 0)? };
+    check(&rt, key == key2, || {
+        "touching registrations did not merge".into()
+    });
+    let my_ga = rt.ga(key, base)?;
+    check(&rt, rt.local_address(my_ga)? == base as usize, || {
+        "query_address mismatch".into()
+    });
+    // Publish my buffer's address in my starter memory; everyone reads the others'.
+    GlobalPtr::<u64>::new(rt.starter_ga(me)?).put(&rt, &my_ga.to_bits())?;
+    rt.barrier()?;
+    let right = (me + 1) % n;
+    let right_ga = GlobalAddr::from_bits(GlobalPtr::<u64>::new(rt.starter_ga(right)?).get(&rt)?);
+    let message: Vec<u8> = (0..len).map(|i| (i as u32 * 7 + me) as u8).collect();
+    rt.put(right_ga, &message, Handle::NULL)?;
+    rt.complete(Handle::ALL)?;
+    rt.barrier()?;
+    let left = (me + n - 1) % n;
+    let mut got = vec![0u8; len];
+    rt.get(&mut got, my_ga, Handle::NULL)?;
+    let expected: Vec<u8> = (0..len).map(|i| (i as u32 * 7 + left) as u8).collect();
+    check(&rt, got == expected, || {
+        "registered buffer holds the wrong bytes".into()
+    });
+    // Registered to registered, third party: copy right's buffer into the left's... of
+    // my right neighbour's right, through this rank.
+    let far_ga =
+        GlobalAddr::from_bits(GlobalPtr::<u64>::new(rt.starter_ga((me + 2) % n)?).get(&rt)?);
+    rt.barrier()?;
+    if n >= 3 && me == 0 {
+        let h = rt.copy(far_ga, right_ga, len as u64, Handle::NULL)?;
+        rt.complete(h)?;
+    }
+    rt.barrier()?;
+    if n >= 3 && me == 2 {
+        rt.get(&mut got, my_ga, Handle::NULL)?;
+        let expected: Vec<u8> = (0..len).map(|i| (i as u32 * 7) as u8).collect();
+        check(&rt, got == expected, || {
+            "registered-to-registered copy is wrong".into()
+        });
+    }
+    // Atomics on registered memory are refused, not done wrongly.
+    match GlobalPtr::<u64>::new(right_ga).fetch_add(&rt, 1) {
+        Err(Error::AtomicUnsupported { .. }) => {}
+        other => rt.abort(&format!("atomic on registered memory gave {other:?}")),
+    }
+    // Out of the region: refused.
+    match rt.put(
+        right_ga.offset(len as u64 - 4).unwrap(),
+        &[0u8; 8],
+        Handle::NULL,
+    ) {
+        Err(Error::OutOfBounds { segment_len, .. }) if segment_len == len as u64 => {}
+        other => rt.abort(&format!("put past the registered region gave {other:?}")),
+    }
+    rt.barrier()?;
+    rt.unregister(key)?;
+    rt.unregister(key2)?;
+    rt.barrier()?;
+    match rt.put(right_ga, &message, Handle::NULL) {
+        Err(Error::NotRegistered { .. }) => {}
+        other => rt.abort(&format!("put to unregistered memory gave {other:?}")),
+    }
+    rt.barrier()?;
+    drop(buffer);
+    say(&format!("rank {me}: registered memory ok"));
+    rt.finalize()
+}
+
+/// Ranks renumber themselves in reverse; a ring in the new numbering still works, and an
+/// invalid renumbering is refused on every rank.
+fn reset() -> Result<()> {
+    let mut rt = gaspar::init()?;
+    let n = rt.procs();
+    let old = rt.rank();
+    if n > 1 {
+        match rt.reset(0) {
+            Err(Error::InvalidArgument { call: "reset", .. }) => {}
+            other => rt.abort(&format!("duplicate ranks in reset gave {other:?}")),
+        }
+    }
+    rt.reset(n - 1 - old)?;
+    let me = rt.rank();
+    check(&rt, me == n - 1 - old, || format!("reset gave rank {me}"));
+    let right = (me + 1) % n;
+    GlobalPtr::<u64>::new(rt.starter_ga(right)?).put(&rt, &u64::from(me))?;
+    rt.barrier()?;
+    let got = GlobalPtr::<u64>::new(rt.starter_ga(me)?).get(&rt)?;
+    check(&rt, got == u64::from((me + n - 1) % n), || {
+        format!("ring after reset got {got}")
+    });
+    say(&format!("rank {me} (was {old}): reset ok"));
+    rt.finalize()
+}
+
+/// Every rank but `holdout` waits in a barrier that `holdout` never enters; the test then
+/// kills something and checks how the job ends.
+fn barrier_wait(holdout: u32) -> Result<()> {
+    let rt = gaspar::init()?;
+    say(&format!(
+        "rank {} pid {} job {} waiting",
+        rt.rank(),
+        std::process::id(),
+        std::env::var("GASPAR_JOB_ID").unwrap_or_default()
+    ));
+    if rt.rank() == holdout {
+        loop {
+            std::thread::park();
+        }
+    }
+    let result = rt.barrier();
+    say(&format!("rank {} left the barrier: {result:?}", rt.rank()));
+    result?;
+    rt.finalize()
+}
+
+fn abort() -> Result<()> {
+    let rt = gaspar::init()?;
+    if rt.rank() == 1 {
+        rt.abort("scenario abort: bad thing happened");
+    }
+    rt.barrier()?;
+    rt.finalize()
+}
+
+fn panic_in_rank() -> Result<()> {
+    let rt = gaspar::init()?;
+    if rt.rank() == 1 {
+        panic!("scenario panic");
+    }
+    rt.barrier()?;
+    rt.finalize()
+}
+
+fn exit_without_finalize() -> Result<()> {
+    let rt = gaspar::init()?;
+    rt.barrier()?;
+    std::mem::forget(rt);
+    std::process::exit(0)
+}

@@ -1,0 +1,244 @@
+//! Helpers for launching real jobs the way a user does: `gaspar run -n N PROG`.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+/// No test job may run longer than this; a hang fails the test instead of the suite.
+pub const JOB_TIMEOUT: Duration = Duration::from_secs(120);
+
+pub fn gaspar() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_gaspar"))
+}
+
+/// The path of an example binary, building the examples if this test run did not.
+pub fn example(name: &str) -> PathBuf {
+    let dir = gaspar().parent().unwrap().join("examples");
+    let path = dir.join(name);
+    static BUILD: Once = Once::new();
+    if !path.exists() {
+        BUILD.call_once(|| {
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.args(["build", "--examples", "-p", "gaspar"]);
+            if dir.parent().unwrap().ends_with("release") {
+                cmd.arg("--release");
+            }
+            let status = cmd.status().expect("cargo build --examples");
+            assert!(status.success(), "building the examples failed");
+        });
+    }
+    assert!(path.exists(), "example {} was not built", path.display());
+    path
+}
+
+pub struct Outcome {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Outcome {
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    pub fn assert_success(&self) {
+        assert!(
+            self.status.success(),
+            "job failed: {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
+/// `gaspar run -n N <args...>`, waited for with a timeout.
+pub fn run(procs: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Outcome {
+    let mut cmd = Command::new(gaspar());
+    cmd.arg("run").arg("-n").arg(procs.to_string());
+    for a in args {
+        cmd.arg(a);
+    }
+    run_command(cmd)
+}
+
+pub fn run_command(mut cmd: Command) -> Outcome {
+    let start = Instant::now();
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start gaspar");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = match rx.recv_timeout(JOB_TIMEOUT) {
+        Ok(out) => out.expect("wait for gaspar"),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!("job did not end within {JOB_TIMEOUT:?}");
+        }
+    };
+    Outcome {
+        status: output.status,
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// A job whose stdout is read line by line while it runs.
+pub struct LiveJob {
+    pub child: Child,
+    lines: mpsc::Receiver<String>,
+    pub seen: Vec<String>,
+}
+
+impl LiveJob {
+    pub fn start(procs: u32, label: bool, program: &Path, args: &[&str]) -> LiveJob {
+        let mut cmd = Command::new(gaspar());
+        cmd.arg("run").arg("-n").arg(procs.to_string());
+        if label {
+            cmd.arg("--label");
+        }
+        let mut child = cmd
+            .arg(program)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start gaspar");
+        let (tx, lines) = mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        LiveJob {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads lines until `count` of them contain `needle`; returns those lines.
+    pub fn wait_for(&mut self, needle: &str, count: usize) -> Vec<String> {
+        let deadline = Instant::now() + JOB_TIMEOUT;
+        loop {
+            let found: Vec<String> = self
+                .seen
+                .iter()
+                .filter(|l| l.contains(needle))
+                .cloned()
+                .collect();
+            if found.len() >= count {
+                return found;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(_) => {
+                    let _ = self.child.kill();
+                    panic!(
+                        "never saw {count} lines with {needle:?}; saw {:?}",
+                        self.seen
+                    );
+                }
+            }
+        }
+    }
+
+    /// Waits for the launcher to exit; returns its status, the time it took, and stderr.
+    pub fn finish(mut self) -> (ExitStatus, Duration, String) {
+        let start = Instant::now();
+        let mut stderr = self.child.stderr.take().unwrap();
+        let pid = self.child.id();
+        let (tx, rx) = mpsc::channel();
+        let mut child = self.child;
+        std::thread::spawn(move || {
+            let status = child.wait();
+            let _ = tx.send(status);
+        });
+        let status = match rx.recv_timeout(JOB_TIMEOUT) {
+            Ok(s) => s.expect("wait"),
+            Err(_) => {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                panic!("launcher did not exit");
+            }
+        };
+        let elapsed = start.elapsed();
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut err);
+        (status, elapsed, err)
+    }
+}
+
+/// Shared-memory segments of job `job` still in /dev/shm.
+pub fn segments_of(job: &str) -> Vec<String> {
+    assert!(job.len() >= 16, "bad job id {job:?}");
+    std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(job))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether process `pid` still exists (a zombie counts as gone: it runs nothing).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next());
+            !matches!(state, Some("Z") | Some("X"))
+        }
+    }
+}
+
+/// Waits up to `limit` for every pid to be gone; returns the ones still alive.
+pub fn wait_gone(pids: &[u32], limit: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left: Vec<u32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        // Polling an external event (another process's death) with a deadline.
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Parses `rank R pid P job J waiting` lines.
+pub fn pids_and_job(lines: &[String]) -> (Vec<u32>, String) {
+    let mut pids = Vec::new();
+    let mut job = String::new();
+    for line in lines {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let at = |key: &str| words.iter().position(|w| *w == key).map(|i| words[i + 1]);
+        pids.push(at("pid").unwrap().parse().unwrap());
+        job = at("job").unwrap().to_string();
+    }
+    (pids, job)
+}

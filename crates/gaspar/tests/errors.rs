@@ -1,0 +1,250 @@
+//! Every kind of bad input gets its typed error, in a 1-rank job started without the
+//! launcher. (Collective mismatches need several ranks: see tests/scenarios.rs.)
+
+use std::sync::Mutex;
+
+use gaspar::gmem::Segment;
+use gaspar::{AtomicOp, Error, GlobalAddr, GlobalPtr, Handle, Key, Width};
+
+/// One runtime per process: tests that init take turns.
+static RUNTIME: Mutex<()> = Mutex::new(());
+
+fn with_runtime(f: impl FnOnce(&mut gaspar::Runtime)) {
+    let _turn = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut rt = gaspar::init().expect("init");
+    f(&mut rt);
+    rt.finalize().expect("finalize");
+}
+
+#[test]
+fn rank_out_of_range() {
+    with_runtime(|rt| {
+        assert!(matches!(
+            rt.starter_ga(1),
+            Err(Error::RankOutOfRange { rank: 1, procs: 1 })
+        ));
+        let far = GlobalAddr::new(7, 0, Segment::Starter, 0).unwrap();
+        assert!(matches!(
+            rt.put(far, &[1], Handle::NULL),
+            Err(Error::RankOutOfRange { rank: 7, .. })
+        ));
+        let block = rt.alloc(8).unwrap();
+        assert!(matches!(block.ga(3), Err(Error::RankOutOfRange { .. })));
+    });
+}
+
+#[test]
+fn address_outside_registered_memory() {
+    with_runtime(|rt| {
+        assert!(matches!(
+            rt.put(GlobalAddr::NULL, &[1], Handle::NULL),
+            Err(Error::NotRegistered { .. })
+        ));
+        let never = GlobalAddr::new(0, 0, Segment::Registered(9), 0).unwrap();
+        let mut buf = [0u8; 4];
+        assert!(matches!(
+            rt.get(&mut buf, never, Handle::NULL),
+            Err(Error::NotRegistered { .. })
+        ));
+        let end = rt
+            .starter_ga(0)
+            .unwrap()
+            .offset(rt.starter_len() - 4)
+            .unwrap();
+        match rt.put(end, &[0u8; 8], Handle::NULL) {
+            Err(Error::OutOfBounds {
+                len: 8,
+                segment_len,
+                ..
+            }) => assert_eq!(segment_len, rt.starter_len()),
+            other => panic!("{other:?}"),
+        }
+        // Exactly up to the end is fine.
+        rt.put(end, &[0u8; 4], Handle::NULL).unwrap();
+        let heap_end = GlobalAddr::new(0, 0, Segment::Heap, rt.heap_len()).unwrap();
+        assert!(matches!(
+            rt.get(&mut buf, heap_end, Handle::NULL),
+            Err(Error::OutOfBounds { .. })
+        ));
+    });
+}
+
+#[test]
+fn length_overflow() {
+    with_runtime(|rt| {
+        let a = rt.starter_ga(0).unwrap();
+        assert!(matches!(
+            rt.copy(a, a.offset(8).unwrap(), u64::MAX, Handle::NULL),
+            Err(Error::LengthOverflow { .. })
+        ));
+        assert!(matches!(
+            GlobalPtr::<u64>::new(a).offset(u64::MAX / 4),
+            Err(Error::LengthOverflow { .. })
+        ));
+        assert!(matches!(
+            rt.alloc(u64::MAX),
+            Err(Error::LengthOverflow { .. } | Error::HeapExhausted { .. })
+        ));
+    });
+}
+
+#[test]
+fn misaligned_atomics() {
+    with_runtime(|rt| {
+        let a = rt.starter_ga(0).unwrap();
+        let odd = GlobalPtr::<u64>::new(a.offset(4).unwrap());
+        assert!(matches!(
+            odd.fetch_add(rt, 1),
+            Err(Error::MisalignedAtomic { width: 8, .. })
+        ));
+        let odd32 = GlobalPtr::<u32>::new(a.offset(2).unwrap());
+        assert!(matches!(
+            odd32.swap(rt, 1),
+            Err(Error::MisalignedAtomic { width: 4, .. })
+        ));
+        // 4-byte aligned is fine for a 4-byte atomic.
+        let ok32 = GlobalPtr::<u32>::new(a.offset(4).unwrap());
+        ok32.atomic_store(rt, 5).unwrap();
+        assert_eq!(ok32.fetch_add(rt, 2).unwrap(), 5);
+        assert_eq!(ok32.atomic_load(rt).unwrap(), 7);
+    });
+}
+
+#[test]
+fn heap_exhausted() {
+    with_runtime(|rt| {
+        let len = rt.heap_len();
+        match rt.alloc(len + 1) {
+            Err(Error::HeapExhausted {
+                requested,
+                heap_len,
+                ..
+            }) => {
+                assert_eq!(requested, len + 1);
+                assert_eq!(heap_len, len);
+            }
+            other => panic!("{other:?}"),
+        }
+        let all = rt.alloc(len).unwrap();
+        assert!(matches!(
+            rt.alloc(1),
+            Err(Error::HeapExhausted {
+                largest_free: 0,
+                ..
+            })
+        ));
+        rt.free(all).unwrap();
+        assert!(matches!(
+            rt.free(all),
+            Err(Error::InvalidArgument { call: "free", .. })
+        ));
+    });
+}
+
+#[test]
+fn registration_errors() {
+    with_runtime(|rt| {
+        let mut buf = vec![0u64; 16];
+        let p = buf.as_mut_ptr() as *mut u8;
+        // SAFETY: `buf` outlives the registration, which ends below.
+        let key = unsafe { rt.register(p, 128, 0) }.unwrap();
+        let ga = rt.ga(key, p).unwrap();
+        rt.put(ga.offset(8).unwrap(), &42u64.to_ne_bytes(), Handle::NULL)
+            .unwrap();
+        let mut back = [0u8; 8];
+        rt.get(&mut back, ga.offset(8).unwrap(), Handle::NULL)
+            .unwrap();
+        assert_eq!(u64::from_ne_bytes(back), 42);
+        assert_eq!(rt.local_address(ga).unwrap(), p as usize);
+        assert!(matches!(
+            rt.atomic(ga, Width::W8, AtomicOp::Add(1), Handle::NULL),
+            Err(Error::AtomicUnsupported { .. })
+        ));
+        assert!(matches!(
+            rt.put(ga.offset(124).unwrap(), &[0u8; 8], Handle::NULL),
+            Err(Error::OutOfBounds { .. })
+        ));
+        // An address outside the key's region.
+        assert!(rt.ga(key, p.wrapping_add(4096)).is_err());
+        // SAFETY: zero length is refused before anything is registered.
+        assert!(unsafe { rt.register(p, 0, 0) }.is_err());
+        // SAFETY: refused (bad color) before anything is registered.
+        assert!(unsafe { rt.register(p, 8, 99) }.is_err());
+        rt.unregister(key).unwrap();
+        assert!(matches!(rt.unregister(key), Err(Error::InvalidKey(_))));
+        assert!(matches!(rt.ga(key, p), Err(Error::InvalidKey(_))));
+        assert!(matches!(
+            rt.unregister(Key::from_bits(u64::MAX)),
+            Err(Error::InvalidKey(_))
+        ));
+        assert!(matches!(
+            rt.get(&mut back, ga, Handle::NULL),
+            Err(Error::NotRegistered { .. })
+        ));
+        drop(buf);
+    });
+}
+
+#[test]
+fn second_init_is_refused() {
+    with_runtime(|_rt| {
+        assert!(matches!(gaspar::init(), Err(Error::AlreadyInitialized)));
+    });
+}
+
+#[test]
+fn reset_to_a_missing_rank_is_refused() {
+    with_runtime(|rt| {
+        assert!(matches!(
+            rt.reset(1),
+            Err(Error::RankOutOfRange { rank: 1, .. })
+        ));
+        rt.reset(0).unwrap();
+        assert_eq!(rt.rank(), 0);
+    });
+}
+
+#[test]
+fn handles_complete_in_order_and_inquire_reports_it() {
+    with_runtime(|rt| {
+        let a = rt.starter_ga(0).unwrap();
+        let h1 = rt.put(a, &[1, 2, 3, 4], Handle::NULL).unwrap();
+        let h2 = rt.copy(a.offset(4).unwrap(), a, 4, h1).unwrap();
+        assert!(h2 > h1);
+        rt.complete(h2).unwrap();
+        assert!(rt.inquire(h1).unwrap());
+        assert!(rt.inquire(Handle::ALL).unwrap());
+        let mut got = [0u8; 8];
+        rt.get(&mut got, a, Handle::ALL).unwrap();
+        assert_eq!(got, [1, 2, 3, 4, 1, 2, 3, 4]);
+        // A get after a put to the same place sees the put, without completing it first.
+        rt.put(a, &[9], Handle::NULL).unwrap();
+        rt.get(&mut got[..1], a, Handle::NULL).unwrap();
+        assert_eq!(got[0], 9);
+    });
+}
+
+#[test]
+fn every_atomic_returns_the_old_value() {
+    with_runtime(|rt| {
+        let w = GlobalPtr::<u64>::new(rt.alloc(8).unwrap().ga(0).unwrap());
+        w.atomic_store(rt, 0b1100).unwrap();
+        assert_eq!(w.fetch_add(rt, 1).unwrap(), 0b1100);
+        assert_eq!(w.fetch_xor(rt, 0b0110).unwrap(), 0b1101);
+        assert_eq!(w.fetch_or(rt, 0b10000).unwrap(), 0b1011);
+        assert_eq!(w.fetch_and(rt, 0b11001).unwrap(), 0b11011);
+        assert_eq!(w.compare_swap(rt, 7, 100).unwrap(), 0b11001);
+        assert_eq!(w.compare_swap(rt, 0b11001, 100).unwrap(), 0b11001);
+        assert_eq!(w.swap(rt, 5).unwrap(), 100);
+        assert_eq!(w.get(rt).unwrap(), 5);
+        let s = GlobalPtr::<i32>::new(rt.starter_ga(0).unwrap());
+        s.atomic_store(rt, -1).unwrap();
+        assert_eq!(s.fetch_add(rt, -1).unwrap(), -1);
+        assert_eq!(s.atomic_load(rt).unwrap(), -2);
+        // The 4-byte atomic left the next word alone.
+        let next = GlobalPtr::<u32>::new(rt.starter_ga(0).unwrap().offset(4).unwrap());
+        next.atomic_store(rt, 77).unwrap();
+        s.swap(rt, 0).unwrap();
+        assert_eq!(next.atomic_load(rt).unwrap(), 77);
+    });
+}
