@@ -7,10 +7,10 @@
 //! ([`Handle::ALL`]), or one earlier handle and everything before it. [`Gma::complete`]
 //! waits for a handle and everything issued before it; [`Gma::inquire`] tests.
 
+mod handles;
 mod ptr;
 
 use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use self::ptr::{AtomicWord, GlobalPtr};
 use crate::error::Result;
@@ -51,10 +51,6 @@ pub struct Fetched {
 /// The global-memory-access layer of one rank: the runtime as Rust users see it.
 pub struct Gma {
     gmem: GlobalMemory,
-    /// Last handle issued.
-    issued: AtomicU64,
-    /// Every handle up to this one is complete.
-    completed: AtomicU64,
 }
 
 impl Deref for Gma {
@@ -67,16 +63,12 @@ impl Deref for Gma {
 impl Gma {
     /// The access layer on top of `gmem`.
     pub fn new(gmem: GlobalMemory) -> Gma {
-        Gma {
-            gmem,
-            issued: AtomicU64::new(0),
-            completed: AtomicU64::new(0),
-        }
+        Gma { gmem }
     }
 
     #[inline]
     fn issue(&self) -> Handle {
-        Handle(self.issued.fetch_add(1, Ordering::Relaxed) + 1)
+        handles::issue()
     }
 
     /// Waits until `order` allows a new operation to start.
@@ -143,25 +135,24 @@ impl Gma {
     /// Waits until `handle` and every operation issued before it are complete at their
     /// targets (ACP's `acp_complete`).
     pub fn complete(&self, handle: Handle) -> Result<()> {
-        let upto = handle.0.min(self.issued.load(Ordering::Relaxed));
-        if upto <= self.completed.load(Ordering::Acquire) {
+        if handles::is_complete(handle) {
             return Ok(());
         }
+        let issued = handles::last_issued();
         self.transport().flush_all()?;
-        self.completed.fetch_max(upto, Ordering::AcqRel);
+        handles::mark_completed(issued);
         Ok(())
     }
 
     /// Whether `handle` and every operation before it are complete (ACP's `acp_inquire`);
     /// never waits, but lets the transport make progress.
     pub fn inquire(&self, handle: Handle) -> Result<bool> {
-        let issued = self.issued.load(Ordering::Relaxed);
-        let upto = handle.0.min(issued);
-        if upto <= self.completed.load(Ordering::Acquire) {
+        if handles::is_complete(handle) {
             return Ok(true);
         }
+        let issued = handles::last_issued();
         if self.transport().test_all()? {
-            self.completed.fetch_max(issued, Ordering::AcqRel);
+            handles::mark_completed(issued);
             return Ok(true);
         }
         Ok(false)

@@ -1,11 +1,371 @@
-use std::process::ExitCode;
+//! `gaspar bench`: gaspar's put, get, atomics and barrier on 2 ranks, beside plain
+//! memcpy and OpenMPI's MPI-3 RMA (osc/sm) from the same run, with ratios.
+//!
+//! Every figure is the median over repetitions of a timed loop. Latency loops issue one
+//! operation and complete it (gaspar: `complete`, MPI: `MPI_Win_flush`) per iteration.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use gaspar::transport::shm::launcher::LaunchSpec;
+use gaspar::{GlobalPtr, Handle};
+
+/// Largest transfer measured.
+const MAX_SIZE: u64 = 4 << 20;
+const PEER_SOURCE: &str = include_str!("bench_peer.c");
+
 #[derive(clap::Args)]
-pub(crate) struct BenchArgs {}
-#[derive(clap::Args)]
-pub(crate) struct RankArgs {}
-pub(crate) fn run(_: BenchArgs) -> ExitCode {
-    ExitCode::FAILURE
+pub(crate) struct BenchArgs {
+    /// Repetitions of each timed loop (the median is reported).
+    #[arg(long, default_value_t = 31)]
+    reps: u32,
+    /// Iterations of each latency loop.
+    #[arg(long, default_value_t = 10_000)]
+    iters: u64,
+    /// Write the figures as JSON to this file too.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Skip the OpenMPI peer.
+    #[arg(long)]
+    no_mpi: bool,
 }
-pub(crate) fn rank(_: RankArgs) -> ExitCode {
-    ExitCode::FAILURE
+
+#[derive(clap::Args)]
+pub(crate) struct RankArgs {
+    #[arg(long)]
+    reps: u32,
+    #[arg(long)]
+    iters: u64,
+    /// Where rank 0 writes its figures.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// (metric, size) -> nanoseconds per operation.
+type Figures = BTreeMap<(String, u64), f64>;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn time_loop(reps: u32, iters: u64, mut body: impl FnMut()) -> f64 {
+    let samples = (0..reps)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                body();
+            }
+            start.elapsed().as_nanos() as f64 / iters as f64
+        })
+        .collect();
+    median(samples)
+}
+
+fn bw_iters(size: u64) -> u64 {
+    ((16u64 << 20) / size).clamp(4, 10_000)
+}
+
+fn sizes() -> impl Iterator<Item = u64> {
+    std::iter::successors(Some(8u64), |s| (s * 2 <= MAX_SIZE).then_some(s * 2))
+}
+
+/// One rank of the gaspar measurement; rank 0 times, rank 1 is the passive target.
+pub(crate) fn rank(args: RankArgs) -> ExitCode {
+    match measure_rank(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gaspar bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
+    let rt = gaspar::init()?;
+    if rt.procs() != 2 {
+        rt.abort("the benchmark needs exactly 2 ranks");
+    }
+    let (reps, iters) = (args.reps, args.iters);
+    let block = rt.alloc(MAX_SIZE + 64)?;
+    let target = block.ga(1)?;
+    let word = GlobalPtr::<u64>::new(target.offset(MAX_SIZE).expect("inside the block"));
+    let mut local = vec![1u8; MAX_SIZE as usize];
+    let mut figures = Figures::new();
+    let me = rt.rank();
+    let mut measure = |name: &str, size: u64, f: &mut dyn FnMut() -> f64| -> gaspar::Result<()> {
+        rt.barrier()?;
+        if me == 0 {
+            figures.insert((name.to_string(), size), f());
+        }
+        rt.barrier()
+    };
+    let check = |r: gaspar::Result<Handle>| r.expect("benchmark operation failed");
+    measure("put_lat", 8, &mut || {
+        time_loop(reps, iters, || {
+            let h = check(rt.put(target, &local[..8], Handle::NULL));
+            rt.complete(h).expect("complete");
+        })
+    })?;
+    let mut small = [0u8; 8];
+    measure("get_lat", 8, &mut || {
+        time_loop(reps, iters, || {
+            check(rt.get(&mut small, target, Handle::NULL));
+        })
+    })?;
+    measure("fadd_lat", 8, &mut || {
+        time_loop(reps, iters, || {
+            word.fetch_add(&rt, 1).expect("fetch_add");
+        })
+    })?;
+    measure("cas_lat", 8, &mut || {
+        time_loop(reps, iters, || {
+            word.compare_swap(&rt, 0, 0).expect("compare_swap");
+        })
+    })?;
+    for size in sizes() {
+        let n = size as usize;
+        measure("put_bw", size, &mut || {
+            time_loop(reps, bw_iters(size), || {
+                let h = check(rt.put(target, &local[..n], Handle::NULL));
+                rt.complete(h).expect("complete");
+            })
+        })?;
+        measure("get_bw", size, &mut || {
+            time_loop(reps, bw_iters(size), || {
+                check(rt.get(&mut local[..n], target, Handle::NULL));
+            })
+        })?;
+    }
+    // Barrier: both ranks loop; rank 0 reports.
+    let t = time_loop(reps, iters, || rt.barrier().expect("barrier"));
+    if me == 0 {
+        figures.insert(("barrier".into(), 0), t);
+        let text: String = figures
+            .iter()
+            .map(|((name, size), ns)| format!("{name} {size} {ns:.3}\n"))
+            .collect();
+        std::fs::write(&args.out, text).map_err(|e| gaspar::Error::Os {
+            call: "write benchmark figures",
+            source: e,
+        })?;
+    }
+    rt.free(block)?;
+    rt.finalize()
+}
+
+fn parse_figures(text: &str) -> Figures {
+    text.lines()
+        .filter_map(|line| {
+            let mut w = line.split_whitespace();
+            let name = w.next()?.to_string();
+            let size = w.next()?.parse().ok()?;
+            let ns = w.next()?.parse().ok()?;
+            Some(((name, size), ns))
+        })
+        .collect()
+}
+
+fn memcpy_figures(reps: u32, iters: u64) -> Figures {
+    let src = vec![1u8; MAX_SIZE as usize];
+    let mut dst = vec![0u8; MAX_SIZE as usize];
+    let mut figures = Figures::new();
+    let lat = time_loop(reps, iters, || {
+        dst[..8].copy_from_slice(std::hint::black_box(&src[..8]));
+        std::hint::black_box(&mut dst);
+    });
+    figures.insert(("put_lat".into(), 8), lat);
+    figures.insert(("get_lat".into(), 8), lat);
+    for size in sizes() {
+        let n = size as usize;
+        let t = time_loop(reps, bw_iters(size), || {
+            dst[..n].copy_from_slice(std::hint::black_box(&src[..n]));
+            std::hint::black_box(&mut dst);
+        });
+        figures.insert(("put_bw".into(), size), t);
+        figures.insert(("get_bw".into(), size), t);
+    }
+    figures
+}
+
+/// Builds and runs the OpenMPI peer; `Err` says why it could not.
+fn openmpi_figures(reps: u32, iters: u64, dir: &Path) -> Result<Figures, String> {
+    let source = dir.join("bench_peer.c");
+    let binary = dir.join("bench_peer");
+    std::fs::write(&source, PEER_SOURCE).map_err(|e| e.to_string())?;
+    let built = Command::new("mpicc")
+        .args(["-O2", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .status()
+        .map_err(|e| format!("mpicc not found ({e}); install libopenmpi-dev openmpi-bin"))?;
+    if !built.success() {
+        return Err("mpicc failed to build the peer".into());
+    }
+    let out = Command::new("mpirun")
+        .args(["--allow-run-as-root", "-n", "2", "--mca", "osc", "sm"])
+        .arg(&binary)
+        .args([reps.to_string(), iters.to_string()])
+        .output()
+        .map_err(|e| format!("mpirun: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "mpirun failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+        ));
+    }
+    Ok(parse_figures(&String::from_utf8_lossy(&out.stdout)))
+}
+
+fn gaspar_figures(reps: u32, iters: u64, dir: &Path) -> Result<Figures, String> {
+    let out = dir.join("gaspar.txt");
+    let program: OsString = crate::this_program()?;
+    let spec = LaunchSpec {
+        procs: 2,
+        label: false,
+        program,
+        args: vec![
+            "bench-rank".into(),
+            "--reps".into(),
+            reps.to_string().into(),
+            "--iters".into(),
+            iters.to_string().into(),
+            "--out".into(),
+            out.clone().into(),
+        ],
+    };
+    match gaspar::transport::shm::launcher::run(&spec) {
+        Ok(None) => {}
+        Ok(Some(failure)) => return Err(format!("benchmark job failed: {failure}")),
+        Err(e) => return Err(e.to_string()),
+    }
+    let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
+    Ok(parse_figures(&text))
+}
+
+fn human_size(size: u64) -> String {
+    match size {
+        0 => "-".into(),
+        s if s >= 1 << 20 => format!("{} MiB", s >> 20),
+        s if s >= 1 << 10 => format!("{} KiB", s >> 10),
+        s => format!("{s} B"),
+    }
+}
+
+/// A figure as printed: latency in ns, bandwidth in GB/s.
+fn shown(name: &str, size: u64, ns: Option<f64>) -> String {
+    match ns {
+        None => "n/a".into(),
+        Some(ns) if name.ends_with("_bw") => format!("{:.2} GB/s", size as f64 / ns),
+        Some(ns) => format!("{ns:.1} ns"),
+    }
+}
+
+/// The ratio the issue's targets are stated in: time ratio for latency (lower is
+/// better), bandwidth ratio for bandwidth (higher is better).
+fn ratio(name: &str, ours: f64, peer: Option<f64>) -> Option<f64> {
+    let peer = peer?;
+    Some(if name.ends_with("_bw") {
+        peer / ours
+    } else {
+        ours / peer
+    })
+}
+
+pub(crate) fn run(args: BenchArgs) -> ExitCode {
+    let dir = std::env::temp_dir().join(format!("gaspar-bench-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        eprintln!("gaspar bench: {e}");
+        return ExitCode::FAILURE;
+    }
+    let result = report(&args, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gaspar bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
+    let ours = gaspar_figures(args.reps, args.iters, dir)?;
+    let copy = memcpy_figures(args.reps, args.iters);
+    let (mpi, mpi_note) = if args.no_mpi {
+        (Figures::new(), "skipped (--no-mpi)".to_string())
+    } else {
+        match openmpi_figures(args.reps, args.iters, dir) {
+            Ok(f) => (
+                f,
+                "OpenMPI osc/sm, MPI_Win_allocate + lock_all, flush per op".into(),
+            ),
+            Err(e) => (Figures::new(), format!("unavailable: {e}")),
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(
+        stdout,
+        "gaspar bench: 2 ranks on shm, median of {} repetitions; peer: {mpi_note}",
+        args.reps
+    );
+    let _ = writeln!(
+        stdout,
+        "{:<10} {:>8} {:>13} {:>13} {:>13} {:>12} {:>12}",
+        "operation", "size", "gaspar", "memcpy", "OpenMPI", "vs OpenMPI", "vs memcpy"
+    );
+    let mut json_rows = Vec::new();
+    for ((name, size), &ns) in &ours {
+        let m = copy.get(&(name.clone(), *size)).copied();
+        let p = mpi.get(&(name.clone(), *size)).copied();
+        let fmt_ratio =
+            |r: Option<f64>| r.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            stdout,
+            "{:<10} {:>8} {:>13} {:>13} {:>13} {:>12} {:>12}",
+            name,
+            human_size(*size),
+            shown(name, *size, Some(ns)),
+            shown(name, *size, m),
+            shown(name, *size, p),
+            fmt_ratio(ratio(name, ns, p)),
+            fmt_ratio(ratio(name, ns, m)),
+        );
+        json_rows.push(serde_json::json!({
+            "operation": name,
+            "size": size,
+            "gaspar_ns": ns,
+            "memcpy_ns": m,
+            "openmpi_ns": p,
+            "ratio_vs_openmpi": ratio(name, ns, p),
+            "ratio_vs_memcpy": ratio(name, ns, m),
+        }));
+    }
+    let _ = writeln!(
+        stdout,
+        "ratios: latency = gaspar time / peer time (lower is better); bandwidth = gaspar GB/s / peer GB/s (higher is better)"
+    );
+    let json = serde_json::json!({
+        "ranks": 2,
+        "transport": "shm",
+        "repetitions": args.reps,
+        "latency_iterations": args.iters,
+        "peer": mpi_note,
+        "results": json_rows,
+    });
+    let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
+    match &args.json {
+        Some(path) => std::fs::write(path, text).map_err(|e| e.to_string())?,
+        None => {
+            let _ = writeln!(stdout, "{text}");
+        }
+    }
+    Ok(())
 }

@@ -150,6 +150,18 @@ impl JobSegments {
         }
     }
 
+    /// The rank that called abort, if one did (rather than the launcher).
+    fn aborted_by(&self) -> Option<u32> {
+        let word = self
+            .segments
+            .first()?
+            .header()
+            .abort
+            .0
+            .load(Ordering::Acquire);
+        (word != 0 && word != ABORTED_BY_LAUNCHER).then(|| (word - 1) as u32)
+    }
+
     fn state(&self, rank: u32) -> u64 {
         self.segments[rank as usize]
             .header()
@@ -257,6 +269,7 @@ fn supervise(
     let mut ranks: Vec<Rank> = Vec::with_capacity(spec.procs as usize);
     let mut forwarders = Vec::new();
     let mut failure: Option<Failure> = None;
+    let mut ends: Vec<Option<(Pid, RankEnd)>> = vec![None; spec.procs as usize];
     let mut kill_at: Option<Instant> = None;
     let mut live = 0usize;
 
@@ -371,6 +384,7 @@ fn supervise(
                 }
                 other => other,
             };
+            ends[index] = Some((pid, end));
             let failed = end != RankEnd::Exited(0);
             tracing::debug!(rank, ?end, "rank ended");
             if failed && failure.is_none() {
@@ -393,6 +407,19 @@ fn supervise(
     }
     for f in forwarders {
         let _ = f.join();
+    }
+    // Ranks that saw the abort flag may have exited before the rank that called abort
+    // was reaped: the job failed because of the one that aborted.
+    if let Some(rank) = segments.aborted_by() {
+        if let Some(Some((pid, end))) = ends.get(rank as usize) {
+            if !matches!(failure, Some(Failure::Interrupted(_))) {
+                failure = Some(Failure::Rank {
+                    rank,
+                    pid: pid.as_raw(),
+                    end: *end,
+                });
+            }
+        }
     }
     Ok(failure)
 }

@@ -214,8 +214,7 @@ impl ShmTransport {
         if let Some(src) = self.shared(loc, len)? {
             // SAFETY: `src..src+len` lies inside a live mapping (bounds checked above);
             // `dst..dst+len` is memory of this process that the caller made writable.
-            // `copy` tolerates overlap.
-            unsafe { std::ptr::copy(src, dst, len as usize) };
+            unsafe { copy_bytes(src, dst, len as usize) };
             return Ok(());
         }
         let (pid, addr) = self.registered(loc, len)?;
@@ -240,7 +239,7 @@ impl ShmTransport {
         if let Some(dst) = self.shared(loc, len)? {
             // SAFETY: `dst..dst+len` lies inside a live mapping (bounds checked above);
             // `src..src+len` is readable memory of this process (caller's contract).
-            unsafe { std::ptr::copy(src, dst, len as usize) };
+            unsafe { copy_bytes(src, dst, len as usize) };
             return Ok(());
         }
         let (pid, addr) = self.registered(loc, len)?;
@@ -257,6 +256,22 @@ impl ShmTransport {
             |remote| process_vm_writev(pid, &[IoSlice::new(local)], remote),
             addr,
         )
+    }
+}
+
+/// memcpy when the ranges are disjoint (the usual case, and faster), memmove otherwise.
+///
+/// # Safety
+/// `src..src+len` must be readable and `dst..dst+len` writable.
+#[inline]
+unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
+    let (s, d) = (src as usize, dst as usize);
+    if s.abs_diff(d) >= len {
+        // SAFETY: readable/writable by the caller's contract; disjoint as just checked.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) }
+    } else {
+        // SAFETY: readable/writable by the caller's contract; memmove allows overlap.
+        unsafe { std::ptr::copy(src, dst, len) }
     }
 }
 

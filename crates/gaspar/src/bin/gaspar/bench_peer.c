@@ -1,0 +1,98 @@
+/* The OpenMPI MPI-3 RMA peer of `gaspar bench`: the same operations as gaspar's bench
+ * rank, through MPI_Win_allocate + MPI_Win_lock_all, each operation followed by
+ * MPI_Win_flush. Rank 0 prints "metric size ns_per_op" lines (median over repetitions). */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, n, sizeof *v, cmp);
+    return v[n / 2];
+}
+
+#define MAX_SIZE (4u << 20)
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, procs;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &procs);
+    int reps = argc > 1 ? atoi(argv[1]) : 31;
+    int lat_iters = argc > 2 ? atoi(argv[2]) : 10000;
+    char *base;
+    MPI_Win win;
+    MPI_Win_allocate(MAX_SIZE + 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    memset(base, 0, MAX_SIZE + 64);
+    MPI_Win_lock_all(0, win);
+    char *local = malloc(MAX_SIZE);
+    memset(local, 1, MAX_SIZE);
+    double *t = malloc(sizeof(double) * reps);
+    const int target = 1;
+    uint64_t one = 1, result = 0, compare = 0, swap = 0;
+
+#define MEASURE(name, size, iters, body)                                  \
+    do {                                                                  \
+        MPI_Barrier(MPI_COMM_WORLD);                                      \
+        if (rank == 0) {                                                  \
+            for (int r = 0; r < reps; r++) {                              \
+                double s = MPI_Wtime();                                   \
+                for (long i = 0; i < (iters); i++) { body; }              \
+                t[r] = (MPI_Wtime() - s) * 1e9 / (iters);                 \
+            }                                                             \
+            printf("%s %lu %.3f\n", name, (unsigned long)(size), median(t, reps)); \
+            fflush(stdout);                                               \
+        }                                                                 \
+        MPI_Barrier(MPI_COMM_WORLD);                                      \
+    } while (0)
+
+    MEASURE("put_lat", 8, lat_iters, {
+        MPI_Put(local, 8, MPI_BYTE, target, 0, 8, MPI_BYTE, win);
+        MPI_Win_flush(target, win);
+    });
+    MEASURE("get_lat", 8, lat_iters, {
+        MPI_Get(local, 8, MPI_BYTE, target, 0, 8, MPI_BYTE, win);
+        MPI_Win_flush(target, win);
+    });
+    MEASURE("fadd_lat", 8, lat_iters, {
+        MPI_Fetch_and_op(&one, &result, MPI_UINT64_T, target, 0, MPI_SUM, win);
+        MPI_Win_flush(target, win);
+    });
+    MEASURE("cas_lat", 8, lat_iters, {
+        MPI_Compare_and_swap(&swap, &compare, &result, MPI_UINT64_T, target, 8, win);
+        MPI_Win_flush(target, win);
+    });
+    for (unsigned long size = 8; size <= MAX_SIZE; size *= 2) {
+        long iters = (16l << 20) / size;
+        if (iters > 10000) iters = 10000;
+        if (iters < 4) iters = 4;
+        MEASURE("put_bw", size, iters, {
+            MPI_Put(local, size, MPI_BYTE, target, 0, size, MPI_BYTE, win);
+            MPI_Win_flush(target, win);
+        });
+        MEASURE("get_bw", size, iters, {
+            MPI_Get(local, size, MPI_BYTE, target, 0, size, MPI_BYTE, win);
+            MPI_Win_flush(target, win);
+        });
+    }
+    /* Barrier: both ranks time it; rank 0 reports. */
+    for (int r = 0; r < reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double s = MPI_Wtime();
+        for (int i = 0; i < lat_iters; i++) MPI_Barrier(MPI_COMM_WORLD);
+        t[r] = (MPI_Wtime() - s) * 1e9 / lat_iters;
+    }
+    if (rank == 0) printf("barrier 0 %.3f\n", median(t, reps));
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+    free(local);
+    free(t);
+    MPI_Finalize();
+    return 0;
+}
