@@ -39,6 +39,19 @@ pub const KILL_GRACE_MS: Setting = Setting {
     description:
         "milliseconds the launcher waits after SIGTERM before it SIGKILLs the remaining ranks",
 };
+/// How strided transfers move their bytes.
+pub const STRIDED_METHOD: Setting = Setting {
+    name: "GASPAR_STRIDED_METHOD",
+    default: "auto",
+    description:
+        "strided/vector transfers: auto (per transfer), direct, or buffered (XMP's four cases)",
+};
+/// Size of the packing buffer of strided transfers.
+pub const STRIDED_BUFFER: Setting = Setting {
+    name: "GASPAR_STRIDED_BUFFER",
+    default: "400K",
+    description: "bytes of the packing buffer B of strided transfers",
+};
 /// Log filter.
 pub const LOG: Setting = Setting {
     name: "GASPAR_LOG",
@@ -47,7 +60,15 @@ pub const LOG: Setting = Setting {
 };
 
 /// All settings, in the order `gaspar info` prints them.
-pub const SETTINGS: &[Setting] = &[HEAP_SIZE, STARTER_SIZE, SPIN_LIMIT, KILL_GRACE_MS, LOG];
+pub const SETTINGS: &[Setting] = &[
+    HEAP_SIZE,
+    STARTER_SIZE,
+    SPIN_LIMIT,
+    KILL_GRACE_MS,
+    STRIDED_METHOD,
+    STRIDED_BUFFER,
+    LOG,
+];
 
 impl Setting {
     /// The raw value: the environment's, else the default.

@@ -3,7 +3,7 @@
 //! The layers, bottom up (see DESIGN.md): [`transport`] moves bytes between processes;
 //! [`world`] is the job (rank, procs, barrier, abort, reset); [`gmem`] gives memory global
 //! addresses (registration, starter memory, symmetric heap); [`gma`] accesses it (copy,
-//! atomics, handles). Each layer owns the one below it and derefs to it, so the top one,
+//! atomics, handles); [`strided`] moves noncontiguous data. Each layer owns the one below it and derefs to it, so the top one,
 //! [`Runtime`], offers every call.
 //!
 //! ```no_run
@@ -20,6 +20,7 @@ pub mod config;
 pub mod error;
 pub mod gma;
 pub mod gmem;
+pub mod strided;
 #[allow(unsafe_code)]
 pub mod transport;
 pub mod world;
@@ -30,11 +31,11 @@ pub use gmem::{GlobalAddr, Key, SymmetricAlloc};
 pub use transport::{AtomicOp, Width};
 
 /// The runtime as a program uses it: the top layer, with every lower layer's calls.
-pub type Runtime = Gma;
+pub type Runtime = strided::Strided;
 
 /// Joins the job this process was started in (by `gaspar run`, or alone as one rank).
 /// The runtime finalizes when dropped; [`Gma::finalize`] does it explicitly with a result.
 pub fn init() -> Result<Runtime> {
     let world = world::World::init()?;
-    Ok(Gma::new(gmem::GlobalMemory::new(world)))
+    strided::Strided::new(Gma::new(gmem::GlobalMemory::new(world)))
 }

@@ -15,7 +15,7 @@ use std::ops::Deref;
 pub use self::ptr::{AtomicWord, GlobalPtr};
 use crate::error::Result;
 use crate::gmem::{GlobalAddr, GlobalMemory};
-use crate::transport::{AtomicOp, Width};
+use crate::transport::{AtomicOp, Run, Width};
 
 /// Names an issued operation (ACP's `acp_handle_t`). Handles are issued in increasing
 /// order; completing one completes every earlier one.
@@ -111,6 +111,45 @@ impl Gma {
         self.wait_for(order)?;
         self.transport().get(s, dst)?;
         Ok(self.issue())
+    }
+
+    /// Writes runs of `src` (see [`Run`]) after `dst`, in one transport call.
+    pub fn put_runs(
+        &self,
+        dst: GlobalAddr,
+        src: &[u8],
+        runs: &mut dyn Iterator<Item = Run>,
+        order: Handle,
+    ) -> Result<Handle> {
+        let d = self.locate(dst)?;
+        self.wait_for(order)?;
+        self.transport().put_runs(d, src, runs)?;
+        Ok(self.issue())
+    }
+
+    /// Reads runs after `src` into `dst` (see [`Run`]), in one transport call.
+    pub fn get_runs(
+        &self,
+        dst: &mut [u8],
+        src: GlobalAddr,
+        runs: &mut dyn Iterator<Item = Run>,
+        order: Handle,
+    ) -> Result<Handle> {
+        let s = self.locate(src)?;
+        self.wait_for(order)?;
+        self.transport().get_runs(s, dst, runs)?;
+        Ok(self.issue())
+    }
+
+    /// Makes every earlier write to logical rank `rank` visible there.
+    pub fn fence(&self, rank: u32) -> Result<()> {
+        let physical = self.physical(rank.into())?;
+        self.transport().flush(physical)
+    }
+
+    /// Checks that `len` bytes at `ga` are registered memory, without moving any.
+    pub fn check_range(&self, ga: GlobalAddr, len: u64) -> Result<()> {
+        self.transport().check_range(self.locate(ga)?, len)
     }
 
     /// Does `op` on the `width`-byte word at `target` (ACP's `acp_cas4` ... `acp_and8`)

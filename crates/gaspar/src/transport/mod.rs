@@ -77,6 +77,18 @@ pub enum AtomicOp {
     Store(u64),
 }
 
+/// One contiguous piece of a noncontiguous transfer: `len` bytes at byte `local` of the
+/// local buffer and at byte `remote` after the remote location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    /// Offset in the local buffer.
+    pub local: u64,
+    /// Offset from the remote location.
+    pub remote: u64,
+    /// Bytes.
+    pub len: u64,
+}
+
 /// The state of a rank's memory that the runtime above needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentSizes {
@@ -99,6 +111,23 @@ pub trait Transport: Send + Sync {
     fn put(&self, dst: Location, src: &[u8]) -> Result<()>;
     /// Reads `dst.len()` bytes at `src`. Returns when the data is in `dst`.
     fn get(&self, src: Location, dst: &mut [u8]) -> Result<()>;
+    /// Writes many runs of `src` to one remote segment in one call (issue order kept).
+    /// Every run is checked against both buffers before it is copied.
+    fn put_runs(
+        &self,
+        dst: Location,
+        src: &[u8],
+        runs: &mut dyn Iterator<Item = Run>,
+    ) -> Result<()>;
+    /// Reads many runs from one remote segment into `dst` in one call.
+    fn get_runs(
+        &self,
+        src: Location,
+        dst: &mut [u8],
+        runs: &mut dyn Iterator<Item = Run>,
+    ) -> Result<()>;
+    /// Checks that `len` bytes at `loc` lie in registered memory, without moving any.
+    fn check_range(&self, loc: Location, len: u64) -> Result<()>;
     /// Copies `len` bytes between two locations, neither of which need be local.
     /// Returns at local completion.
     fn copy(&self, dst: Location, src: Location, len: u64) -> Result<()>;

@@ -17,7 +17,7 @@ use nix::unistd::Pid;
 
 use self::layout::{state, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
 use self::segment::Segment as Mapping;
-use super::{barrier, AtomicOp, Location, SegmentSizes, Transport, Width};
+use super::{barrier, AtomicOp, Location, Run, SegmentSizes, Transport, Width};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::gmem::{Segment, REGISTRATION_SLOTS};
@@ -193,6 +193,15 @@ impl ShmTransport {
         Ok(Some(base.wrapping_add((start + loc.offset) as usize)))
     }
 
+    /// Length of a shared segment (starter or heap).
+    fn segment_len(&self, segment: Segment) -> u64 {
+        match segment {
+            Segment::Starter => self.layout.starter_len,
+            Segment::Heap => self.layout.heap_len,
+            Segment::Registered(_) => 0,
+        }
+    }
+
     /// Resolves registered memory to (owner pid, address in the owner's process).
     fn registered(&self, loc: Location, len: u64) -> Result<(Pid, usize)> {
         let Segment::Registered(slot) = loc.segment else {
@@ -257,6 +266,33 @@ impl ShmTransport {
             addr,
         )
     }
+}
+
+/// The local byte range of a run, checked against the local buffer's length.
+fn local_piece(local_len: usize, run: Run) -> Result<std::ops::Range<usize>> {
+    let end = run
+        .local
+        .checked_add(run.len)
+        .filter(|&e| e <= local_len as u64)
+        .ok_or_else(|| {
+            Error::invalid(
+                "strided transfer",
+                format!(
+                    "run of {} bytes at {} is outside the local buffer of {local_len} bytes",
+                    run.len, run.local
+                ),
+            )
+        })?;
+    Ok(run.local as usize..end as usize)
+}
+
+/// `loc` moved `by` bytes further.
+fn at(loc: Location, by: u64) -> Result<Location> {
+    let offset = loc
+        .offset
+        .checked_add(by)
+        .ok_or(Error::LengthOverflow { what: "run offset" })?;
+    Ok(Location { offset, ..loc })
 }
 
 /// memcpy when the ranges are disjoint (the usual case, and faster), memmove otherwise.
@@ -362,6 +398,99 @@ impl Transport for ShmTransport {
     #[inline]
     fn get(&self, src: Location, dst: &mut [u8]) -> Result<()> {
         self.read_into(src, dst.as_mut_ptr(), dst.len() as u64)
+    }
+
+    fn put_runs(
+        &self,
+        dst: Location,
+        src: &[u8],
+        runs: &mut dyn Iterator<Item = Run>,
+    ) -> Result<()> {
+        let (base, segment_len) = match self.shared(dst, 0)? {
+            Some(base) => (base, self.segment_len(dst.segment)),
+            None => {
+                // Registered memory: one cross-memory copy per run.
+                for run in runs {
+                    let piece = local_piece(src.len(), run)?;
+                    self.write_from(at(dst, run.remote)?, src[piece].as_ptr(), run.len)?;
+                }
+                return Ok(());
+            }
+        };
+        for run in runs {
+            let piece = local_piece(src.len(), run)?;
+            let remote = dst
+                .offset
+                .checked_add(run.remote)
+                .ok_or(Error::LengthOverflow { what: "run offset" })?;
+            check_bounds(
+                Location {
+                    offset: remote,
+                    ..dst
+                },
+                run.len,
+                segment_len,
+            )?;
+            // SAFETY: the local piece is inside `src` and `base + run.remote .. + len` lies
+            // inside the live mapping (both checked just above).
+            unsafe {
+                copy_bytes(
+                    src[piece].as_ptr(),
+                    base.add(run.remote as usize),
+                    run.len as usize,
+                )
+            };
+        }
+        Ok(())
+    }
+
+    fn get_runs(
+        &self,
+        src: Location,
+        dst: &mut [u8],
+        runs: &mut dyn Iterator<Item = Run>,
+    ) -> Result<()> {
+        let (base, segment_len) = match self.shared(src, 0)? {
+            Some(base) => (base, self.segment_len(src.segment)),
+            None => {
+                for run in runs {
+                    let piece = local_piece(dst.len(), run)?;
+                    self.read_into(at(src, run.remote)?, dst[piece].as_mut_ptr(), run.len)?;
+                }
+                return Ok(());
+            }
+        };
+        for run in runs {
+            let piece = local_piece(dst.len(), run)?;
+            let remote = src
+                .offset
+                .checked_add(run.remote)
+                .ok_or(Error::LengthOverflow { what: "run offset" })?;
+            check_bounds(
+                Location {
+                    offset: remote,
+                    ..src
+                },
+                run.len,
+                segment_len,
+            )?;
+            // SAFETY: as in `put_runs`, with the roles of the buffers swapped.
+            unsafe {
+                copy_bytes(
+                    base.add(run.remote as usize),
+                    dst[piece].as_mut_ptr(),
+                    run.len as usize,
+                )
+            };
+        }
+        Ok(())
+    }
+
+    fn check_range(&self, loc: Location, len: u64) -> Result<()> {
+        match loc.segment {
+            Segment::Registered(_) => self.registered(loc, len).map(drop),
+            _ => self.shared(loc, len).map(drop),
+        }
     }
 
     fn copy(&self, dst: Location, src: Location, len: u64) -> Result<()> {

@@ -1,0 +1,299 @@
+//! ARMCI's strided format and its shape analysis (the XcalableMP runtime's contiguity
+//! extraction): which leading dimensions are contiguous on each side, and the chunks the
+//! transfer falls into.
+//!
+//! `count[0]` is the number of contiguous bytes at the lowest level; `count[k]` (k >= 1) the
+//! number of blocks at level k, `stride[k-1]` bytes apart. A side is contiguous up to
+//! level k when every stride below k equals the length of what it spans.
+
+use crate::error::{Error, Result};
+
+/// Most stride levels a descriptor may have.
+pub const MAX_STRIDE_LEVELS: usize = 15;
+
+/// A validated strided transfer: both sides' strides and the common counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Descriptor {
+    levels: usize,
+    count: [u64; MAX_STRIDE_LEVELS + 1],
+    src_strides: [u64; MAX_STRIDE_LEVELS],
+    dst_strides: [u64; MAX_STRIDE_LEVELS],
+    total: u64,
+    src_extent: u64,
+    dst_extent: u64,
+}
+
+/// Bytes from the first to one past the last byte a side touches.
+fn extent(count: &[u64], strides: &[u64]) -> Option<u64> {
+    strides
+        .iter()
+        .zip(&count[1..])
+        .try_fold(count[0], |acc, (&s, &c)| {
+            acc.checked_add((c - 1).checked_mul(s)?)
+        })
+}
+
+/// Whether no byte is touched twice: sorted by stride, each stride must clear everything
+/// below it (sufficient, and what every array section satisfies).
+fn non_overlapping(count: &[u64], strides: &[u64]) -> bool {
+    let mut dims: Vec<(u64, u64)> = strides
+        .iter()
+        .copied()
+        .zip(count[1..].iter().copied())
+        .filter(|&(_, c)| c > 1)
+        .collect();
+    dims.sort_unstable();
+    let mut covered = count[0];
+    for (stride, c) in dims {
+        if stride < covered {
+            return false;
+        }
+        covered = covered.saturating_add(stride.saturating_mul(c - 1));
+    }
+    true
+}
+
+impl Descriptor {
+    /// Checks and stores a descriptor (`count.len()` = levels + 1, each strides array
+    /// has `levels` entries). The destination may not overlap itself.
+    pub fn new(count: &[u64], src_strides: &[u64], dst_strides: &[u64]) -> Result<Descriptor> {
+        let bad = |reason: String| Err(Error::invalid("strided transfer", reason));
+        if count.is_empty() || count.len() > MAX_STRIDE_LEVELS + 1 {
+            return bad(format!(
+                "{} counts: need 1 to {}",
+                count.len(),
+                MAX_STRIDE_LEVELS + 1
+            ));
+        }
+        let levels = count.len() - 1;
+        if src_strides.len() != levels || dst_strides.len() != levels {
+            return bad(format!(
+                "{levels} stride levels but {} source and {} destination strides",
+                src_strides.len(),
+                dst_strides.len()
+            ));
+        }
+        if let Some(k) = count.iter().position(|&c| c == 0) {
+            return bad(format!("count[{k}] is zero"));
+        }
+        let overflow = Error::LengthOverflow {
+            what: "strided extent",
+        };
+        let total = count
+            .iter()
+            .try_fold(1u64, |acc, &c| acc.checked_mul(c))
+            .ok_or(Error::LengthOverflow {
+                what: "strided size",
+            })?;
+        let src_extent = extent(count, src_strides).ok_or(overflow)?;
+        let dst_extent = extent(count, dst_strides).ok_or(Error::LengthOverflow {
+            what: "strided extent",
+        })?;
+        if !non_overlapping(count, dst_strides) {
+            return bad(format!(
+                "destination strides {dst_strides:?} with counts {count:?} write some bytes twice"
+            ));
+        }
+        let mut d = Descriptor {
+            levels,
+            count: [1; MAX_STRIDE_LEVELS + 1],
+            src_strides: [0; MAX_STRIDE_LEVELS],
+            dst_strides: [0; MAX_STRIDE_LEVELS],
+            total,
+            src_extent,
+            dst_extent,
+        };
+        d.count[..=levels].copy_from_slice(count);
+        d.src_strides[..levels].copy_from_slice(src_strides);
+        d.dst_strides[..levels].copy_from_slice(dst_strides);
+        Ok(d)
+    }
+
+    /// A contiguous transfer of `bytes`.
+    pub fn contiguous(bytes: u64) -> Result<Descriptor> {
+        Descriptor::new(&[bytes], &[], &[])
+    }
+
+    /// Number of stride levels.
+    pub fn levels(&self) -> usize {
+        self.levels
+    }
+
+    /// Bytes moved.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Bytes spanned on the source side.
+    pub fn src_extent(&self) -> u64 {
+        self.src_extent
+    }
+
+    /// Bytes spanned on the destination side.
+    pub fn dst_extent(&self) -> u64 {
+        self.dst_extent
+    }
+
+    /// The counts.
+    pub fn count(&self) -> &[u64] {
+        &self.count[..=self.levels]
+    }
+
+    fn strides(&self, side: Side) -> &[u64] {
+        match side {
+            Side::Src => &self.src_strides[..self.levels],
+            Side::Dst => &self.dst_strides[..self.levels],
+        }
+    }
+
+    /// Contiguous length of one side and the level it reaches.
+    pub fn contiguous_length(&self, side: Side) -> (u64, usize) {
+        let strides = self.strides(side);
+        let mut len = self.count[0];
+        let mut level = 0;
+        for k in 1..=self.levels {
+            if strides[k - 1] != len {
+                break;
+            }
+            len *= self.count[k];
+            level = k;
+        }
+        (len, level)
+    }
+
+    /// The transfer as chunks contiguous on both sides: `(chunk length, iterator of
+    /// (source offset, destination offset))` in issue order.
+    pub fn chunks(&self) -> (u64, Chunks<'_>) {
+        let (src_len, src_level) = self.contiguous_length(Side::Src);
+        let (dst_len, dst_level) = self.contiguous_length(Side::Dst);
+        let (len, level) = if src_len <= dst_len {
+            (src_len, src_level)
+        } else {
+            (dst_len, dst_level)
+        };
+        let chunks = Chunks {
+            d: self,
+            level,
+            index: [0; MAX_STRIDE_LEVELS + 1],
+            src: 0,
+            dst: 0,
+            left: self.total / len,
+        };
+        (len, chunks)
+    }
+}
+
+/// Which side of a descriptor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The source.
+    Src,
+    /// The destination.
+    Dst,
+}
+
+/// Offsets of a transfer's chunks, in order (an odometer over the levels above the
+/// chunk).
+#[derive(Debug, Clone)]
+pub struct Chunks<'d> {
+    d: &'d Descriptor,
+    level: usize,
+    index: [u64; MAX_STRIDE_LEVELS + 1],
+    src: u64,
+    dst: u64,
+    left: u64,
+}
+
+impl Iterator for Chunks<'_> {
+    type Item = (u64, u64);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u64, u64)> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let here = (self.src, self.dst);
+        if self.left > 0 {
+            let d = self.d;
+            let mut k = self.level + 1;
+            loop {
+                self.index[k] += 1;
+                self.src += d.src_strides[k - 1];
+                self.dst += d.dst_strides[k - 1];
+                if self.index[k] < d.count[k] {
+                    break;
+                }
+                self.src -= d.count[k] * d.src_strides[k - 1];
+                self.dst -= d.count[k] * d.dst_strides[k - 1];
+                self.index[k] = 0;
+                k += 1;
+            }
+        }
+        Some(here)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left as usize, Some(self.left as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_dimensions_merge() {
+        // 4 rows of 16 bytes: contiguous on the source (stride 16), rows 64 apart remotely.
+        let d = Descriptor::new(&[16, 4], &[16], &[64]).unwrap();
+        assert_eq!(d.contiguous_length(Side::Src), (64, 1));
+        assert_eq!(d.contiguous_length(Side::Dst), (16, 0));
+        let (len, chunks) = d.chunks();
+        assert_eq!(len, 16);
+        assert_eq!(
+            chunks.collect::<Vec<_>>(),
+            [(0, 0), (16, 64), (32, 128), (48, 192)]
+        );
+        // Both sides contiguous: one chunk.
+        let d = Descriptor::new(&[8, 3, 2], &[8, 24], &[8, 24]).unwrap();
+        let (len, chunks) = d.chunks();
+        assert_eq!((len, chunks.count()), (48, 1));
+    }
+
+    #[test]
+    fn three_levels_enumerate_in_order() {
+        let d = Descriptor::new(&[2, 2, 2], &[10, 100], &[2, 4]).unwrap();
+        let (len, chunks) = d.chunks();
+        assert_eq!(len, 2);
+        assert_eq!(
+            chunks.collect::<Vec<_>>(),
+            [(0, 0), (10, 2), (100, 4), (110, 6)]
+        );
+        assert_eq!(d.src_extent(), 112);
+        assert_eq!(d.dst_extent(), 8);
+    }
+
+    #[test]
+    fn bad_descriptors_are_refused() {
+        assert!(Descriptor::new(&[], &[], &[]).is_err());
+        assert!(Descriptor::new(&[8, 2], &[8], &[]).is_err());
+        assert!(Descriptor::new(&[8, 0], &[8], &[8]).is_err());
+        assert!(Descriptor::new(&[0], &[], &[]).is_err());
+        // Destination rows overlap (stride 4 < row of 8).
+        assert!(Descriptor::new(&[8, 2], &[8], &[4]).is_err());
+        // Source overlap is fine (reads only).
+        assert!(Descriptor::new(&[8, 2], &[4], &[8]).is_ok());
+        assert!(matches!(
+            Descriptor::new(&[8, u64::MAX], &[8], &[8]),
+            Err(Error::LengthOverflow { .. })
+        ));
+        assert!(Descriptor::new(
+            &[1; MAX_STRIDE_LEVELS + 2],
+            &[1; MAX_STRIDE_LEVELS + 1],
+            &[1; MAX_STRIDE_LEVELS + 1]
+        )
+        .is_err());
+        // Transposed but disjoint destination strides are fine.
+        assert!(Descriptor::new(&[8, 3, 4], &[8, 24], &[32, 8]).is_ok());
+    }
+}
