@@ -74,7 +74,7 @@ fn descriptor() -> impl Strategy<Value = (Vec<u64>, Vec<u64>, Vec<u64>)> {
                             _ => extent + gap,
                         };
                         out.push(stride);
-                        extent = stride * (count[k + 1] - 1) + extent;
+                        extent += stride * (count[k + 1] - 1);
                     }
                     out
                 };
@@ -148,13 +148,16 @@ proptest! {
     }
 }
 
+/// (count, local strides, remote strides, expected case)
+type Case = (&'static [u64], &'static [u64], &'static [u64], u8);
+
 /// Shapes that fall into each case of the XMP table, with a 1 KiB buffer.
 #[test]
 fn each_buffering_case_moves_the_right_bytes() {
     with_runtime(|rt, heap| {
         rt.set_policy(Policy::Buffered, 1024);
         // (count, local strides, remote strides, expected case for a put)
-        let cases: [(&[u64], &[u64], &[u64], u8); 4] = [
+        let cases: [Case; 4] = [
             // 1: N_R = 256 <= B, N_R <= N_L (local contiguous 2 KiB)
             (&[256, 8], &[256], &[512], 1),
             // 2: N_L = 16 < N_R = 512 <= B
