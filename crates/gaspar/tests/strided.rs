@@ -201,9 +201,8 @@ fn each_buffering_case_moves_the_right_bytes() {
 #[test]
 fn counts_past_the_segment_are_refused_before_anything_is_written() {
     with_runtime(|rt, heap| {
-        let near_end = GlobalAddr::from_bits(heap.to_bits())
-            .offset(rt.heap_len() - 100)
-            .unwrap();
+        let near_end =
+            GlobalAddr::new(0, 0, gaspar::gmem::Segment::Heap, rt.heap_len() - 100).unwrap();
         rt.put(near_end, &[7u8; 100], Handle::NULL).unwrap();
         // 4 rows of 64 bytes, 64 apart: 256 bytes from 100 before the end.
         let desc = Descriptor::new(&[64, 4], &[64], &[64]).unwrap();
@@ -283,6 +282,55 @@ fn typed_sections_of_a_3d_array() {
         // A section that does not fit the local slice is an error, not a panic.
         assert!(rt
             .put_section(&cube[..10], [1, 4, 16], [4, 4, 4], corner, [1, 8, 64])
+            .is_err());
+    });
+}
+
+#[test]
+fn accumulate_adds_scaled_values_through_a_strided_shape() {
+    use gaspar::strided::AccKind;
+    with_runtime(|rt, heap| {
+        let target = GlobalPtr::<f64>::new(heap);
+        target.put_slice(rt, &[1.0; 16]).unwrap();
+        // 4 rows of 2 doubles, every other pair of the remote array.
+        let desc = Descriptor::new(&[16, 4], &[16], &[32]).unwrap();
+        let src: Vec<f64> = (0..8).map(f64::from).collect();
+        rt.acc_strided(
+            AccKind::Double,
+            &2f64.to_ne_bytes(),
+            bytemuck::cast_slice(&src),
+            &desc,
+            heap,
+            Handle::NULL,
+        )
+        .unwrap();
+        let mut got = [0f64; 16];
+        target.get_slice(rt, &mut got).unwrap();
+        let expected = [
+            1., 3., 1., 1., 5., 7., 1., 1., 9., 11., 1., 1., 13., 15., 1., 1.,
+        ];
+        assert_eq!(got, expected);
+        // A run that is not a whole number of elements, and a wrong scale size.
+        let odd = Descriptor::new(&[12, 2], &[12], &[16]).unwrap();
+        assert!(rt
+            .acc_strided(
+                AccKind::Double,
+                &2f64.to_ne_bytes(),
+                &[0u8; 32],
+                &odd,
+                heap,
+                Handle::NULL
+            )
+            .is_err());
+        assert!(rt
+            .acc_strided(
+                AccKind::Double,
+                &[0u8; 4],
+                bytemuck::cast_slice(&src),
+                &desc,
+                heap,
+                Handle::NULL
+            )
             .is_err());
     });
 }

@@ -7,6 +7,7 @@
 //! here is issued through `gma` in order, and the transport keeps the order of one
 //! rank's operations to one target.
 
+mod acc;
 pub mod plan;
 pub mod shape;
 
@@ -15,12 +16,13 @@ use std::sync::{Mutex, MutexGuard};
 
 use bytemuck::Pod;
 
+pub use self::acc::AccKind;
 pub use self::plan::{Method, Policy};
 pub use self::shape::{Descriptor, Side, MAX_STRIDE_LEVELS};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::gma::{GlobalPtr, Gma, Handle};
-use crate::gmem::GlobalAddr;
+use crate::gmem::{GlobalAddr, SymmetricAlloc};
 use crate::transport::Run;
 
 /// The packing buffer and the scatter list of buffered transfers (reused, not
@@ -34,6 +36,8 @@ struct Scratch {
 /// The strided layer of one rank: the runtime as Rust users see it.
 pub struct Strided {
     gma: Gma,
+    /// One lock word per rank serializing accumulates to it.
+    acc_locks: SymmetricAlloc,
     policy: Policy,
     buffer_len: u64,
     scratch: Mutex<Scratch>,
@@ -52,9 +56,12 @@ fn overflow(what: &'static str) -> Error {
 
 impl Strided {
     /// The strided layer on top of `gma`, configured from the environment.
+    /// Collective (it allocates the accumulate locks).
     pub fn new(gma: Gma) -> Result<Strided> {
+        let acc_locks = Self::alloc_acc_locks(&gma)?;
         Ok(Strided {
             gma,
+            acc_locks,
             policy: Policy::from_env()?,
             buffer_len: config::STRIDED_BUFFER.bytes()?.max(1),
             scratch: Mutex::new(Scratch::default()),
@@ -375,9 +382,118 @@ impl Strided {
         self.gma.finalize()
     }
 
-    /// Collective rank remap (see [`Gma::reset`]).
+    /// Collective rank remap (see [`Gma::reset`]); the accumulate locks are allocated
+    /// again in the fresh heap.
     pub fn reset(&mut self, new_rank: u32) -> Result<()> {
-        self.gma.reset(new_rank)
+        self.gma.reset(new_rank)?;
+        self.acc_locks = Self::alloc_acc_locks(&self.gma)?;
+        Ok(())
+    }
+
+    fn alloc_acc_locks(gma: &Gma) -> Result<SymmetricAlloc> {
+        let block = gma.alloc(8)?;
+        GlobalPtr::<u64>::new(block.ga(gma.rank())?).atomic_store(gma, 0)?;
+        gma.barrier()?;
+        Ok(block)
+    }
+
+    /// Runs `f` holding the accumulate lock of the rank that owns `target`.
+    fn with_acc_lock<R>(&self, target: GlobalAddr, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        let lock = GlobalPtr::<u64>::new(self.acc_locks.ga(target.rank())?);
+        let me = u64::from(self.rank()) + 1;
+        let mut spins = 0u32;
+        while lock.compare_swap(&self.gma, 0, me)? != 0 {
+            spins += 1;
+            if spins > 64 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        let result = f();
+        lock.atomic_store(&self.gma, 0)?;
+        result
+    }
+
+    /// Strided accumulate (ARMCI_AccS): `dst += scale * src` over `desc`, atomic with
+    /// respect to other accumulates to the same rank.
+    pub fn acc_strided(
+        &self,
+        kind: AccKind,
+        scale: &[u8],
+        src: &[u8],
+        desc: &Descriptor,
+        dst: GlobalAddr,
+        order: Handle,
+    ) -> Result<Handle> {
+        if desc.src_extent() > src.len() as u64 {
+            return Err(Error::invalid(
+                "acc_strided",
+                format!(
+                    "source spans {} bytes but the buffer has {}",
+                    desc.src_extent(),
+                    src.len()
+                ),
+            ));
+        }
+        let (len, _) = desc.chunks();
+        kind.check(len, scale)?;
+        self.check_range(dst, desc.dst_extent())?;
+        self.wait_order(order)?;
+        self.with_acc_lock(dst, || {
+            let mut guard = self.scratch();
+            let buffer = &mut guard.buffer;
+            buffer.resize(len as usize, 0);
+            let (_, chunks) = desc.chunks();
+            let mut last = Handle::NULL;
+            for (s, d) in chunks {
+                let at = dst.offset(d).ok_or(overflow("acc_strided"))?;
+                self.gma.get(buffer, at, Handle::NULL)?;
+                kind.apply(scale, &src[s as usize..(s + len) as usize], buffer);
+                last = self.gma.put(at, buffer, Handle::NULL)?;
+            }
+            self.gma.complete(last)?;
+            Ok(last)
+        })
+    }
+
+    /// I/O-vector accumulate (ARMCI_AccV).
+    #[allow(clippy::too_many_arguments)]
+    pub fn acc_vector(
+        &self,
+        kind: AccKind,
+        scale: &[u8],
+        src: &[u8],
+        src_offsets: &[u64],
+        dst: GlobalAddr,
+        dst_offsets: &[u64],
+        bytes: u64,
+        order: Handle,
+    ) -> Result<Handle> {
+        kind.check(bytes, scale)?;
+        self.check_vector(src.len(), src_offsets, dst, dst_offsets, bytes)?;
+        self.wait_order(order)?;
+        self.with_acc_lock(dst, || {
+            let mut guard = self.scratch();
+            let buffer = &mut guard.buffer;
+            buffer.resize(bytes as usize, 0);
+            let mut last = Handle::NULL;
+            for (&s, &d) in src_offsets.iter().zip(dst_offsets) {
+                let at = dst.offset(d).ok_or(overflow("acc_vector"))?;
+                self.gma.get(buffer, at, Handle::NULL)?;
+                kind.apply(scale, &src[s as usize..(s + bytes) as usize], buffer);
+                last = self.gma.put(at, buffer, Handle::NULL)?;
+            }
+            self.gma.complete(last)?;
+            Ok(last)
+        })
+    }
+
+    fn wait_order(&self, order: Handle) -> Result<()> {
+        if order != Handle::NULL {
+            self.gma.complete(order)?;
+        }
+        Ok(())
     }
 }
 
