@@ -1,0 +1,432 @@
+//! ARMCI-MPI's message layer (`message.h`): rank queries, point-to-point messages through
+//! per-sender mailboxes in the symmetric heap, broadcast and reductions.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use bytemuck::Pod;
+use gaspar::{GlobalAddr, GlobalPtr, Handle};
+
+use crate::state::{state, State};
+
+/// Payload bytes per mailbox slot; longer messages go in several rounds.
+const MAILBOX_DATA: u64 = 16 * 1024;
+/// Header (flag, total length, chunk length) plus payload.
+const HEADER: u64 = 64;
+/// Bytes of one mailbox slot (one per sender on every rank).
+pub(crate) const MAILBOX_BYTES: u64 = HEADER + MAILBOX_DATA;
+
+/// Empties this rank's mailboxes (at start-up, before any rank can send).
+pub(crate) fn clear_mailboxes(s: &State) -> gaspar::Result<()> {
+    let mine = s.mailbox.ga(s.rt.rank())?;
+    let zeros = vec![0u8; (MAILBOX_BYTES * u64::from(s.rt.procs())) as usize];
+    s.rt.put(mine, &zeros, Handle::NULL)?;
+    s.rt.all_fence()?;
+    s.rt.barrier()
+}
+
+/// armci_msg_me.
+#[no_mangle]
+pub extern "C" fn armci_msg_me() -> c_int {
+    state("armci_msg_me").rt.rank() as c_int
+}
+
+/// armci_msg_nproc.
+#[no_mangle]
+pub extern "C" fn armci_msg_nproc() -> c_int {
+    state("armci_msg_nproc").rt.procs() as c_int
+}
+
+/// armci_msg_abort: ends the job.
+#[no_mangle]
+pub extern "C" fn armci_msg_abort(code: c_int) {
+    state("armci_msg_abort").fail("armci_msg_abort", format!("code {code}"))
+}
+
+/// armci_timer: seconds since the first call.
+#[no_mangle]
+pub extern "C" fn armci_timer() -> f64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64()
+}
+
+/// armci_msg_barrier.
+#[no_mangle]
+pub extern "C" fn armci_msg_barrier() {
+    crate::setup::ARMCI_Barrier();
+}
+
+fn slot(s: &State, call: &str, owner: u32, sender: u32) -> GlobalAddr {
+    let base = s.check(call, s.mailbox.ga(owner));
+    base.offset(u64::from(sender) * MAILBOX_BYTES)
+        .unwrap_or_else(|| s.fail(call, "mailbox address"))
+}
+
+fn wait_flag(s: &State, call: &str, flag: GlobalPtr<u64>, want: u64) {
+    let mut spins = 0u32;
+    while s.check(call, flag.atomic_load(&s.rt)) != want {
+        spins += 1;
+        if spins > 64 {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// armci_msg_snd: sends `len` bytes to rank `to` (messages from one sender arrive in
+/// order; the tag is not matched).
+///
+/// # Safety
+/// `buffer` points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_snd(_tag: c_int, buffer: *mut c_void, len: c_int, to: c_int) {
+    let call = "armci_msg_snd";
+    let s = state(call);
+    let total = s.len(call, len);
+    let to = s.rank_of(call, to);
+    // SAFETY: ARMCI's contract for the buffer.
+    let data = unsafe { s.local(call, buffer, total) };
+    let at = slot(s, call, to, s.rt.rank());
+    let flag = GlobalPtr::<u64>::new(at);
+    let mut sent = 0u64;
+    loop {
+        wait_flag(s, call, flag, 0);
+        let chunk = (total - sent).min(MAILBOX_DATA);
+        let header = [total, chunk];
+        s.check(
+            call,
+            s.rt.put(
+                at.offset(8).expect("in slot"),
+                bytemuck::cast_slice(&header),
+                Handle::NULL,
+            ),
+        );
+        s.check(
+            call,
+            s.rt.put(
+                at.offset(HEADER).expect("in slot"),
+                &data[sent as usize..(sent + chunk) as usize],
+                Handle::NULL,
+            ),
+        );
+        s.check(call, s.rt.all_fence());
+        s.check(call, flag.atomic_store(&s.rt, 1));
+        sent += chunk;
+        if sent >= total {
+            break;
+        }
+    }
+}
+
+/// armci_msg_rcv: receives the next message from rank `from` into `buffer`.
+///
+/// # Safety
+/// `buffer` points to `buflen` writable bytes; `msglen` is null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_rcv(
+    _tag: c_int,
+    buffer: *mut c_void,
+    buflen: c_int,
+    msglen: *mut c_int,
+    from: c_int,
+) {
+    let call = "armci_msg_rcv";
+    let s = state(call);
+    let capacity = s.len(call, buflen);
+    let from = s.rank_of(call, from);
+    // SAFETY: ARMCI's contract for the buffer.
+    let out = unsafe { s.local_mut(call, buffer, capacity) };
+    let at = slot(s, call, s.rt.rank(), from);
+    let flag = GlobalPtr::<u64>::new(at);
+    let mut received = 0u64;
+    loop {
+        wait_flag(s, call, flag, 1);
+        let mut header = [0u64; 2];
+        s.check(
+            call,
+            s.rt.get(
+                bytemuck::cast_slice_mut(&mut header),
+                at.offset(8).expect("in slot"),
+                Handle::NULL,
+            ),
+        );
+        let [total, chunk] = header;
+        if total > capacity {
+            s.fail(call, format!("message of {total} bytes from rank {from} does not fit a {capacity}-byte buffer"));
+        }
+        s.check(
+            call,
+            s.rt.get(
+                &mut out[received as usize..(received + chunk) as usize],
+                at.offset(HEADER).expect("in slot"),
+                Handle::NULL,
+            ),
+        );
+        s.check(call, flag.atomic_store(&s.rt, 0));
+        received += chunk;
+        if received >= total {
+            if !msglen.is_null() {
+                // SAFETY: non-null pointer of the caller.
+                unsafe { *msglen = total as c_int };
+            }
+            break;
+        }
+    }
+}
+
+/// armci_msg_bcast: `len` bytes of `root`'s buffer to every rank.
+///
+/// # Safety
+/// `buffer` points to `len` bytes on every rank.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_bcast(buffer: *mut c_void, len: c_int, root: c_int) {
+    let call = "armci_msg_bcast";
+    let s = state(call);
+    let n = s.len(call, len);
+    let root = s.rank_of(call, root);
+    let block = s.check(call, s.rt.alloc(n.max(1)));
+    // SAFETY: ARMCI's contract for the buffer.
+    let data = unsafe { s.local_mut(call, buffer, n) };
+    let at = s.check(call, block.ga(root));
+    if s.rt.rank() == root {
+        s.check(call, s.rt.put(at, data, Handle::NULL));
+        s.check(call, s.rt.all_fence());
+    }
+    s.check(call, s.rt.barrier());
+    if s.rt.rank() != root {
+        s.check(call, s.rt.get(data, at, Handle::NULL));
+    }
+    s.check(call, s.rt.barrier());
+    s.check(call, s.rt.free(block));
+}
+
+/// armci_msg_brdcst: as armci_msg_bcast.
+///
+/// # Safety
+/// As armci_msg_bcast.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_brdcst(buffer: *mut c_void, len: c_int, root: c_int) {
+    // SAFETY: forwarded contract.
+    unsafe { armci_msg_bcast(buffer, len, root) }
+}
+
+/// armci_msg_bcast_scope: every scope is all ranks on one node.
+///
+/// # Safety
+/// As armci_msg_bcast.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_bcast_scope(
+    _scope: c_int,
+    buffer: *mut c_void,
+    len: c_int,
+    root: c_int,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { armci_msg_bcast(buffer, len, root) }
+}
+
+/// The reduction operators of the gop family.
+#[derive(Clone, Copy)]
+enum Op {
+    Sum,
+    Product,
+    Max,
+    Min,
+    AbsMax,
+    AbsMin,
+}
+
+trait Element: Pod + PartialOrd {
+    fn sum(self, other: Self) -> Self;
+    fn product(self, other: Self) -> Self;
+    fn magnitude(self) -> Self;
+}
+
+macro_rules! element {
+    (int $($t:ty),*) => {$(
+        impl Element for $t {
+            fn sum(self, o: Self) -> Self { self.wrapping_add(o) }
+            fn product(self, o: Self) -> Self { self.wrapping_mul(o) }
+            fn magnitude(self) -> Self { self.wrapping_abs() }
+        }
+    )*};
+    (float $($t:ty),*) => {$(
+        impl Element for $t {
+            fn sum(self, o: Self) -> Self { self + o }
+            fn product(self, o: Self) -> Self { self * o }
+            fn magnitude(self) -> Self { self.abs() }
+        }
+    )*};
+}
+element!(int i32, i64);
+element!(float f32, f64);
+
+impl Op {
+    fn combine<T: Element>(self, a: T, b: T) -> T {
+        let pick = |keep_a: bool, a: T, b: T| if keep_a { a } else { b };
+        match self {
+            Op::Sum => a.sum(b),
+            Op::Product => a.product(b),
+            Op::Max => pick(a >= b, a, b),
+            Op::Min => pick(a <= b, a, b),
+            Op::AbsMax => {
+                let (a, b) = (a.magnitude(), b.magnitude());
+                pick(a >= b, a, b)
+            }
+            Op::AbsMin => {
+                let (a, b) = (a.magnitude(), b.magnitude());
+                pick(a <= b, a, b)
+            }
+        }
+    }
+}
+
+/// # Safety
+/// `op` is a NUL-terminated string.
+unsafe fn parse_op(s: &State, call: &str, op: *const c_char) -> Op {
+    if op.is_null() {
+        s.fail(call, "null operator");
+    }
+    // SAFETY: the caller passes a NUL-terminated string.
+    let text = unsafe { CStr::from_ptr(op) }.to_string_lossy();
+    match text.as_ref() {
+        "+" | "sum" => Op::Sum,
+        "*" | "mult" => Op::Product,
+        "max" => Op::Max,
+        "min" => Op::Min,
+        "absmax" => Op::AbsMax,
+        "absmin" => Op::AbsMin,
+        other => s.fail(
+            call,
+            format!("unknown operator {other:?} (+, *, max, min, absmax, absmin)"),
+        ),
+    }
+}
+
+/// All-reduce of `n` elements at `x` (collective): every rank's vector goes to rank 0,
+/// which combines them in rank order and hands the result back.
+///
+/// # Safety
+/// `x` points to `n` elements; `op` is a NUL-terminated string.
+unsafe fn gop<T: Element>(call: &str, x: *mut T, n: c_int, op: *const c_char) {
+    let s = state(call);
+    // SAFETY: forwarded contract.
+    let op = unsafe { parse_op(s, call, op) };
+    let count = s.len(call, n) as usize;
+    let bytes = (count * std::mem::size_of::<T>()) as u64;
+    let procs = s.rt.procs();
+    let block = s.check(call, s.rt.alloc((bytes * u64::from(procs)).max(1)));
+    // SAFETY: `x` points to `n` elements (caller's contract).
+    let mine = unsafe { s.local_mut(call, x as *mut c_void, bytes) };
+    let root = s.check(call, block.ga(0));
+    let at = |rank: u32| {
+        root.offset(bytes * u64::from(rank))
+            .unwrap_or_else(|| s.fail(call, "reduction address"))
+    };
+    s.check(call, s.rt.put(at(s.rt.rank()), mine, Handle::NULL));
+    s.check(call, s.rt.all_fence());
+    s.check(call, s.rt.barrier());
+    if s.rt.rank() == 0 && count > 0 {
+        let mut all = vec![T::zeroed(); count * procs as usize];
+        s.check(
+            call,
+            s.rt.get(bytemuck::cast_slice_mut(&mut all), root, Handle::NULL),
+        );
+        let (result, rest) = all.split_at_mut(count);
+        for other in rest.chunks_exact(count) {
+            for (r, &o) in result.iter_mut().zip(other) {
+                *r = op.combine(*r, o);
+            }
+        }
+        if matches!(op, Op::AbsMax | Op::AbsMin) && procs == 1 {
+            for r in result.iter_mut() {
+                *r = r.magnitude();
+            }
+        }
+        s.check(
+            call,
+            s.rt.put(root, bytemuck::cast_slice(result), Handle::NULL),
+        );
+        s.check(call, s.rt.all_fence());
+    }
+    s.check(call, s.rt.barrier());
+    s.check(call, s.rt.get(mine, root, Handle::NULL));
+    s.check(call, s.rt.barrier());
+    s.check(call, s.rt.free(block));
+}
+
+/// armci_msg_igop: all-reduce of ints.
+///
+/// # Safety
+/// `x` points to `n` ints; `op` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_igop(x: *mut c_int, n: c_int, op: *mut c_char) {
+    // SAFETY: forwarded contract.
+    unsafe { gop::<i32>("armci_msg_igop", x, n, op) }
+}
+
+/// armci_msg_lgop: all-reduce of longs.
+///
+/// # Safety
+/// `x` points to `n` longs; `op` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_lgop(x: *mut libc::c_long, n: c_int, op: *mut c_char) {
+    // SAFETY: forwarded contract (long is 64-bit on every target gaspar builds for).
+    unsafe { gop::<i64>("armci_msg_lgop", x, n, op) }
+}
+
+/// armci_msg_llgop: all-reduce of long longs.
+///
+/// # Safety
+/// `x` points to `n` long longs; `op` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_llgop(x: *mut libc::c_longlong, n: c_int, op: *mut c_char) {
+    // SAFETY: forwarded contract.
+    unsafe { gop::<i64>("armci_msg_llgop", x, n, op) }
+}
+
+/// armci_msg_fgop: all-reduce of floats.
+///
+/// # Safety
+/// `x` points to `n` floats; `op` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_fgop(x: *mut f32, n: c_int, op: *mut c_char) {
+    // SAFETY: forwarded contract.
+    unsafe { gop::<f32>("armci_msg_fgop", x, n, op) }
+}
+
+/// armci_msg_dgop: all-reduce of doubles.
+///
+/// # Safety
+/// `x` points to `n` doubles; `op` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_dgop(x: *mut f64, n: c_int, op: *mut c_char) {
+    // SAFETY: forwarded contract.
+    unsafe { gop::<f64>("armci_msg_dgop", x, n, op) }
+}
+
+/// armci_msg_gop_scope: the gop of `type` (ARMCI_INT ... ARMCI_DOUBLE); every scope is
+/// all ranks.
+///
+/// # Safety
+/// `x` points to `n` elements of `type`; `op` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_gop_scope(
+    _scope: c_int,
+    x: *mut c_void,
+    n: c_int,
+    op: *mut c_char,
+    kind: c_int,
+) {
+    // SAFETY: forwarded contract, by element type.
+    unsafe {
+        match kind {
+            0 => gop::<i32>("armci_msg_gop_scope", x as *mut i32, n, op),
+            1 | 2 => gop::<i64>("armci_msg_gop_scope", x as *mut i64, n, op),
+            3 => gop::<f32>("armci_msg_gop_scope", x as *mut f32, n, op),
+            4 => gop::<f64>("armci_msg_gop_scope", x as *mut f64, n, op),
+            other => state("armci_msg_gop_scope")
+                .fail("armci_msg_gop_scope", format!("unknown type {other}")),
+        }
+    }
+}

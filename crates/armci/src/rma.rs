@@ -1,0 +1,952 @@
+//! Put, get and accumulate: contiguous, strided (S), I/O vector (V), their nonblocking
+//! (Nb) forms, single values, and put-with-flag.
+
+use std::ffi::{c_int, c_void};
+
+use gaspar::strided::{AccKind, Descriptor};
+use gaspar::Handle as GasparHandle;
+
+use crate::state::{state, Handle, State};
+
+const NULL: GasparHandle = GasparHandle::NULL;
+
+fn acc_kind(s: &State, call: &str, datatype: c_int) -> AccKind {
+    AccKind::from_armci(datatype)
+        .unwrap_or_else(|| s.fail(call, format!("unknown accumulate datatype {datatype}")))
+}
+
+/// # Safety
+/// `scale` points to one element of `kind`.
+unsafe fn scale_bytes<'a>(s: &State, call: &str, kind: AccKind, scale: *const c_void) -> &'a [u8] {
+    // SAFETY: ARMCI's contract: `scale` points to one element of the accumulate type.
+    unsafe { s.local(call, scale, kind.size() as u64) }
+}
+
+/// # Safety
+/// ARMCI's contract for the strided arguments (see `State::descriptor`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn put_s(
+    call: &str,
+    src: *mut c_void,
+    src_strides: *const c_int,
+    dst: *mut c_void,
+    dst_strides: *const c_int,
+    count: *const c_int,
+    levels: c_int,
+    proc: c_int,
+) -> GasparHandle {
+    let s = state(call);
+    // SAFETY: forwarded contract.
+    let desc = unsafe { s.descriptor(call, src_strides, dst_strides, count, levels) };
+    // SAFETY: the source spans `src_extent` bytes (ARMCI's contract).
+    let local = unsafe { s.local(call, src, desc.src_extent()) };
+    let ga = s.remote(call, dst, proc);
+    s.check(call, s.rt.put_strided(local, &desc, ga, NULL))
+}
+
+/// # Safety
+/// ARMCI's contract for the strided arguments.
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_s(
+    call: &str,
+    src: *mut c_void,
+    src_strides: *const c_int,
+    dst: *mut c_void,
+    dst_strides: *const c_int,
+    count: *const c_int,
+    levels: c_int,
+    proc: c_int,
+) -> GasparHandle {
+    let s = state(call);
+    // SAFETY: forwarded contract.
+    let desc = unsafe { s.descriptor(call, src_strides, dst_strides, count, levels) };
+    // SAFETY: the destination spans `dst_extent` writable bytes (ARMCI's contract).
+    let local = unsafe { s.local_mut(call, dst, desc.dst_extent()) };
+    let ga = s.remote(call, src, proc);
+    s.check(call, s.rt.get_strided(local, &desc, ga, NULL))
+}
+
+/// # Safety
+/// ARMCI's contract for the strided arguments and `scale`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn acc_s(
+    call: &str,
+    datatype: c_int,
+    scale: *mut c_void,
+    src: *mut c_void,
+    src_strides: *const c_int,
+    dst: *mut c_void,
+    dst_strides: *const c_int,
+    count: *const c_int,
+    levels: c_int,
+    proc: c_int,
+) -> GasparHandle {
+    let s = state(call);
+    let kind = acc_kind(s, call, datatype);
+    // SAFETY: forwarded contract.
+    let desc = unsafe { s.descriptor(call, src_strides, dst_strides, count, levels) };
+    // SAFETY: forwarded contract.
+    let scale = unsafe { scale_bytes(s, call, kind, scale) };
+    // SAFETY: the source spans `src_extent` bytes.
+    let local = unsafe { s.local(call, src, desc.src_extent()) };
+    let ga = s.remote(call, dst, proc);
+    s.check(call, s.rt.acc_strided(kind, scale, local, &desc, ga, NULL))
+}
+
+fn contiguous(s: &State, call: &str, bytes: c_int) -> (c_int, [c_int; 1]) {
+    let n = s.len(call, bytes);
+    (0, [c_int::try_from(n).unwrap_or(c_int::MAX)])
+}
+
+macro_rules! nb {
+    ($hdl:expr, $h:expr) => {{
+        let h = $h;
+        if !$hdl.is_null() {
+            // SAFETY: a non-null handle points to an armci_hdl_t of the caller.
+            unsafe { (*$hdl).set(h) };
+        }
+        0
+    }};
+}
+
+/// ARMCI_Put. # Safety: ARMCI's contract for the buffers.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_Put(
+    src: *mut c_void,
+    dst: *mut c_void,
+    bytes: c_int,
+    proc: c_int,
+) -> c_int {
+    let (levels, count) = contiguous(state("ARMCI_Put"), "ARMCI_Put", bytes);
+    if count[0] == 0 {
+        return 0;
+    }
+    // SAFETY: forwarded contract; no strides at level 0.
+    unsafe {
+        put_s(
+            "ARMCI_Put",
+            src,
+            std::ptr::null(),
+            dst,
+            std::ptr::null(),
+            count.as_ptr(),
+            levels,
+            proc,
+        )
+    };
+    0
+}
+
+/// ARMCI_Get. # Safety: ARMCI's contract for the buffers.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_Get(
+    src: *mut c_void,
+    dst: *mut c_void,
+    bytes: c_int,
+    proc: c_int,
+) -> c_int {
+    let (levels, count) = contiguous(state("ARMCI_Get"), "ARMCI_Get", bytes);
+    if count[0] == 0 {
+        return 0;
+    }
+    // SAFETY: forwarded contract.
+    unsafe {
+        get_s(
+            "ARMCI_Get",
+            src,
+            std::ptr::null(),
+            dst,
+            std::ptr::null(),
+            count.as_ptr(),
+            levels,
+            proc,
+        )
+    };
+    0
+}
+
+/// ARMCI_Acc. # Safety: ARMCI's contract for the buffers and scale.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_Acc(
+    datatype: c_int,
+    scale: *mut c_void,
+    src: *mut c_void,
+    dst: *mut c_void,
+    bytes: c_int,
+    proc: c_int,
+) -> c_int {
+    let (levels, count) = contiguous(state("ARMCI_Acc"), "ARMCI_Acc", bytes);
+    if count[0] == 0 {
+        return 0;
+    }
+    // SAFETY: forwarded contract.
+    unsafe {
+        acc_s(
+            "ARMCI_Acc",
+            datatype,
+            scale,
+            src,
+            std::ptr::null(),
+            dst,
+            std::ptr::null(),
+            count.as_ptr(),
+            levels,
+            proc,
+        )
+    };
+    0
+}
+
+/// ARMCI_PutS. # Safety: ARMCI's contract for the strided arguments.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_PutS(
+    src: *mut c_void,
+    src_strides: *mut c_int,
+    dst: *mut c_void,
+    dst_strides: *mut c_int,
+    count: *mut c_int,
+    levels: c_int,
+    proc: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        put_s(
+            "ARMCI_PutS",
+            src,
+            src_strides,
+            dst,
+            dst_strides,
+            count,
+            levels,
+            proc,
+        )
+    };
+    0
+}
+
+/// ARMCI_GetS. # Safety: ARMCI's contract for the strided arguments.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_GetS(
+    src: *mut c_void,
+    src_strides: *mut c_int,
+    dst: *mut c_void,
+    dst_strides: *mut c_int,
+    count: *mut c_int,
+    levels: c_int,
+    proc: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        get_s(
+            "ARMCI_GetS",
+            src,
+            src_strides,
+            dst,
+            dst_strides,
+            count,
+            levels,
+            proc,
+        )
+    };
+    0
+}
+
+/// ARMCI_AccS. # Safety: ARMCI's contract for the strided arguments and scale.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_AccS(
+    datatype: c_int,
+    scale: *mut c_void,
+    src: *mut c_void,
+    src_strides: *mut c_int,
+    dst: *mut c_void,
+    dst_strides: *mut c_int,
+    count: *mut c_int,
+    levels: c_int,
+    proc: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        acc_s(
+            "ARMCI_AccS",
+            datatype,
+            scale,
+            src,
+            src_strides,
+            dst,
+            dst_strides,
+            count,
+            levels,
+            proc,
+        )
+    };
+    0
+}
+
+/// ARMCI_NbPut. # Safety: as ARMCI_Put; `hdl` is null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_NbPut(
+    src: *mut c_void,
+    dst: *mut c_void,
+    bytes: c_int,
+    proc: c_int,
+    hdl: *mut Handle,
+) -> c_int {
+    let (levels, count) = contiguous(state("ARMCI_NbPut"), "ARMCI_NbPut", bytes);
+    if count[0] == 0 {
+        return nb!(hdl, NULL);
+    }
+    // SAFETY: forwarded contract.
+    nb!(hdl, unsafe {
+        put_s(
+            "ARMCI_NbPut",
+            src,
+            std::ptr::null(),
+            dst,
+            std::ptr::null(),
+            count.as_ptr(),
+            levels,
+            proc,
+        )
+    })
+}
+
+/// ARMCI_NbGet. # Safety: as ARMCI_Get; `hdl` is null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_NbGet(
+    src: *mut c_void,
+    dst: *mut c_void,
+    bytes: c_int,
+    proc: c_int,
+    hdl: *mut Handle,
+) -> c_int {
+    let (levels, count) = contiguous(state("ARMCI_NbGet"), "ARMCI_NbGet", bytes);
+    if count[0] == 0 {
+        return nb!(hdl, NULL);
+    }
+    // SAFETY: forwarded contract.
+    nb!(hdl, unsafe {
+        get_s(
+            "ARMCI_NbGet",
+            src,
+            std::ptr::null(),
+            dst,
+            std::ptr::null(),
+            count.as_ptr(),
+            levels,
+            proc,
+        )
+    })
+}
+
+/// ARMCI_NbAcc. # Safety: as ARMCI_Acc; `hdl` is null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_NbAcc(
+    datatype: c_int,
+    scale: *mut c_void,
+    src: *mut c_void,
+    dst: *mut c_void,
+    bytes: c_int,
+    proc: c_int,
+    hdl: *mut Handle,
+) -> c_int {
+    let (levels, count) = contiguous(state("ARMCI_NbAcc"), "ARMCI_NbAcc", bytes);
+    if count[0] == 0 {
+        return nb!(hdl, NULL);
+    }
+    // SAFETY: forwarded contract.
+    nb!(hdl, unsafe {
+        acc_s(
+            "ARMCI_NbAcc",
+            datatype,
+            scale,
+            src,
+            std::ptr::null(),
+            dst,
+            std::ptr::null(),
+            count.as_ptr(),
+            levels,
+            proc,
+        )
+    })
+}
+
+/// ARMCI_NbPutS. # Safety: as ARMCI_PutS; `hdl` is null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_NbPutS(
+    src: *mut c_void,
+    src_strides: *mut c_int,
+    dst: *mut c_void,
+    dst_strides: *mut c_int,
+    count: *mut c_int,
+    levels: c_int,
+    proc: c_int,
+    hdl: *mut Handle,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    nb!(hdl, unsafe {
+        put_s(
+            "ARMCI_NbPutS",
+            src,
+            src_strides,
+            dst,
+            dst_strides,
+            count,
+            levels,
+            proc,
+        )
+    })
+}
+
+/// ARMCI_NbGetS. # Safety: as ARMCI_GetS; `hdl` is null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_NbGetS(
+    src: *mut c_void,
+    src_strides: *mut c_int,
+    dst: *mut c_void,
+    dst_strides: *mut c_int,
+    count: *mut c_int,
+    levels: c_int,
+    proc: c_int,
+    hdl: *mut Handle,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    nb!(hdl, unsafe {
+        get_s(
+            "ARMCI_NbGetS",
+            src,
+            src_strides,
+            dst,
+            dst_strides,
+            count,
+            levels,
+            proc,
+        )
+    })
+}
+
+/// ARMCI_NbAccS. # Safety: as ARMCI_AccS; `hdl` is null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_NbAccS(
+    datatype: c_int,
+    scale: *mut c_void,
+    src: *mut c_void,
+    src_strides: *mut c_int,
+    dst: *mut c_void,
+    dst_strides: *mut c_int,
+    count: *mut c_int,
+    levels: c_int,
+    proc: c_int,
+    hdl: *mut Handle,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    nb!(hdl, unsafe {
+        acc_s(
+            "ARMCI_NbAccS",
+            datatype,
+            scale,
+            src,
+            src_strides,
+            dst,
+            dst_strides,
+            count,
+            levels,
+            proc,
+        )
+    })
+}
+
+/// ARMCI_INIT_HANDLE: a handle that names no operation.
+///
+/// # Safety
+/// `hdl` is null or points to an armci_hdl_t.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_INIT_HANDLE(hdl: *mut Handle) {
+    nb!(hdl, NULL);
+}
+
+/// ARMCI_SET_AGGREGATE_HANDLE: gaspar completes operations in order, so aggregation needs
+/// no marking; the handle stays usable.
+#[no_mangle]
+pub extern "C" fn ARMCI_SET_AGGREGATE_HANDLE(_hdl: *mut Handle) {}
+
+/// ARMCI_UNSET_AGGREGATE_HANDLE: see ARMCI_SET_AGGREGATE_HANDLE.
+#[no_mangle]
+pub extern "C" fn ARMCI_UNSET_AGGREGATE_HANDLE(_hdl: *mut Handle) {}
+
+/// ARMCI_Wait: completes the operation and every one before it.
+///
+/// # Safety
+/// `hdl` is null or points to an armci_hdl_t.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_Wait(hdl: *mut Handle) -> c_int {
+    let s = state("ARMCI_Wait");
+    if hdl.is_null() {
+        s.fail("ARMCI_Wait", "null handle");
+    }
+    // SAFETY: non-null handle of the caller.
+    let h = unsafe { (*hdl).get() };
+    s.check("ARMCI_Wait", s.rt.complete(h));
+    0
+}
+
+/// ARMCI_Test: 0 when the operation is complete, 1 when not yet.
+///
+/// # Safety
+/// `hdl` is null or points to an armci_hdl_t.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_Test(hdl: *mut Handle) -> c_int {
+    let s = state("ARMCI_Test");
+    if hdl.is_null() {
+        s.fail("ARMCI_Test", "null handle");
+    }
+    // SAFETY: non-null handle of the caller.
+    let h = unsafe { (*hdl).get() };
+    c_int::from(!s.check("ARMCI_Test", s.rt.inquire(h)))
+}
+
+/// ARMCI_WaitProc: completes every operation to `proc`.
+#[no_mangle]
+pub extern "C" fn ARMCI_WaitProc(proc: c_int) -> c_int {
+    let s = state("ARMCI_WaitProc");
+    let rank = s.rank_of("ARMCI_WaitProc", proc);
+    s.check("ARMCI_WaitProc", s.rt.fence(rank));
+    0
+}
+
+/// ARMCI_WaitAll.
+#[no_mangle]
+pub extern "C" fn ARMCI_WaitAll() -> c_int {
+    let s = state("ARMCI_WaitAll");
+    s.check("ARMCI_WaitAll", s.rt.all_fence());
+    0
+}
+
+/// ARMCI's I/O vector descriptor.
+#[repr(C)]
+pub struct Giov {
+    src_ptr_array: *mut *mut c_void,
+    dst_ptr_array: *mut *mut c_void,
+    bytes: c_int,
+    ptr_array_len: c_int,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Direction {
+    Put,
+    Get,
+    Acc(AccKind),
+}
+
+/// Runs an I/O-vector operation segment by segment, in order.
+///
+/// # Safety
+/// `iov` has `iov_len` valid descriptors whose pointer arrays have `ptr_array_len` entries.
+unsafe fn vector(
+    call: &str,
+    direction: Direction,
+    scale: *mut c_void,
+    iov: *const Giov,
+    iov_len: c_int,
+    proc: c_int,
+) -> GasparHandle {
+    let s = state(call);
+    let n = s.len(call, iov_len) as usize;
+    if n > 0 && iov.is_null() {
+        s.fail(call, "null iov");
+    }
+    let mut last = NULL;
+    for i in 0..n {
+        // SAFETY: `iov` has `iov_len` entries (caller's contract).
+        let set = unsafe { &*iov.add(i) };
+        let bytes = s.len(call, set.bytes);
+        let count = s.len(call, set.ptr_array_len) as usize;
+        if count == 0 || bytes == 0 {
+            continue;
+        }
+        if set.src_ptr_array.is_null() || set.dst_ptr_array.is_null() {
+            s.fail(call, "null pointer array");
+        }
+        // SAFETY: both arrays have `ptr_array_len` entries (caller's contract).
+        let (srcs, dsts) = unsafe {
+            (
+                std::slice::from_raw_parts(set.src_ptr_array, count),
+                std::slice::from_raw_parts(set.dst_ptr_array, count),
+            )
+        };
+        for (&src, &dst) in srcs.iter().zip(dsts) {
+            let desc = s.check(call, Descriptor::contiguous(bytes));
+            last = match direction {
+                Direction::Put => {
+                    // SAFETY: each source segment has `bytes` readable bytes.
+                    let local = unsafe { s.local(call, src, bytes) };
+                    s.check(
+                        call,
+                        s.rt.put_strided(local, &desc, s.remote(call, dst, proc), NULL),
+                    )
+                }
+                Direction::Get => {
+                    // SAFETY: each destination segment has `bytes` writable bytes.
+                    let local = unsafe { s.local_mut(call, dst, bytes) };
+                    s.check(
+                        call,
+                        s.rt.get_strided(local, &desc, s.remote(call, src, proc), NULL),
+                    )
+                }
+                Direction::Acc(kind) => {
+                    // SAFETY: `scale` points to one element; the segment has `bytes` bytes.
+                    let (scale, local) =
+                        unsafe { (scale_bytes(s, call, kind, scale), s.local(call, src, bytes)) };
+                    s.check(
+                        call,
+                        s.rt.acc_strided(
+                            kind,
+                            scale,
+                            local,
+                            &desc,
+                            s.remote(call, dst, proc),
+                            NULL,
+                        ),
+                    )
+                }
+            };
+        }
+    }
+    last
+}
+
+/// ARMCI_PutV. # Safety: ARMCI's contract for the vector.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_PutV(iov: *mut Giov, iov_len: c_int, proc: c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        vector(
+            "ARMCI_PutV",
+            Direction::Put,
+            std::ptr::null_mut(),
+            iov,
+            iov_len,
+            proc,
+        )
+    };
+    0
+}
+
+/// ARMCI_GetV. # Safety: ARMCI's contract for the vector.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_GetV(iov: *mut Giov, iov_len: c_int, proc: c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        vector(
+            "ARMCI_GetV",
+            Direction::Get,
+            std::ptr::null_mut(),
+            iov,
+            iov_len,
+            proc,
+        )
+    };
+    0
+}
+
+/// ARMCI_AccV. # Safety: ARMCI's contract for the vector and scale.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_AccV(
+    datatype: c_int,
+    scale: *mut c_void,
+    iov: *mut Giov,
+    iov_len: c_int,
+    proc: c_int,
+) -> c_int {
+    let kind = acc_kind(state("ARMCI_AccV"), "ARMCI_AccV", datatype);
+    // SAFETY: forwarded contract.
+    unsafe {
+        vector(
+            "ARMCI_AccV",
+            Direction::Acc(kind),
+            scale,
+            iov,
+            iov_len,
+            proc,
+        )
+    };
+    0
+}
+
+/// ARMCI_NbPutV. # Safety: as ARMCI_PutV; `hdl` is null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_NbPutV(
+    iov: *mut Giov,
+    iov_len: c_int,
+    proc: c_int,
+    hdl: *mut Handle,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    nb!(hdl, unsafe {
+        vector(
+            "ARMCI_NbPutV",
+            Direction::Put,
+            std::ptr::null_mut(),
+            iov,
+            iov_len,
+            proc,
+        )
+    })
+}
+
+/// ARMCI_NbGetV. # Safety: as ARMCI_GetV; `hdl` is null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_NbGetV(
+    iov: *mut Giov,
+    iov_len: c_int,
+    proc: c_int,
+    hdl: *mut Handle,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    nb!(hdl, unsafe {
+        vector(
+            "ARMCI_NbGetV",
+            Direction::Get,
+            std::ptr::null_mut(),
+            iov,
+            iov_len,
+            proc,
+        )
+    })
+}
+
+/// ARMCI_NbAccV. # Safety: as ARMCI_AccV; `hdl` is null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_NbAccV(
+    datatype: c_int,
+    scale: *mut c_void,
+    iov: *mut Giov,
+    iov_len: c_int,
+    proc: c_int,
+    hdl: *mut Handle,
+) -> c_int {
+    let kind = acc_kind(state("ARMCI_NbAccV"), "ARMCI_NbAccV", datatype);
+    // SAFETY: forwarded contract.
+    nb!(hdl, unsafe {
+        vector(
+            "ARMCI_NbAccV",
+            Direction::Acc(kind),
+            scale,
+            iov,
+            iov_len,
+            proc,
+        )
+    })
+}
+
+fn put_value(call: &str, bytes: &[u8], dst: *mut c_void, proc: c_int) -> GasparHandle {
+    let s = state(call);
+    let ga = s.remote(call, dst, proc);
+    let h = s.check(call, s.rt.put(ga, bytes, NULL));
+    s.check(call, s.rt.complete(h));
+    h
+}
+
+fn get_value<T: bytemuck::Pod>(call: &str, src: *mut c_void, proc: c_int) -> T {
+    let s = state(call);
+    let ga = s.remote(call, src, proc);
+    let mut value = T::zeroed();
+    s.check(call, s.rt.get(bytemuck::bytes_of_mut(&mut value), ga, NULL));
+    value
+}
+
+macro_rules! values {
+    ($($put:ident, $nbput:ident, $get:ident, $t:ty;)*) => {$(
+        /// Puts one value (ARMCI_PutValue*).
+        #[no_mangle]
+        pub extern "C" fn $put(src: $t, dst: *mut c_void, proc: c_int) -> c_int {
+            put_value(stringify!($put), bytemuck::bytes_of(&src), dst, proc);
+            0
+        }
+        /// Puts one value, nonblocking (ARMCI_NbPutValue*).
+        ///
+        /// # Safety
+        /// `hdl` is null or points to an armci_hdl_t.
+        #[no_mangle]
+        pub unsafe extern "C" fn $nbput(src: $t, dst: *mut c_void, proc: c_int, hdl: *mut Handle) -> c_int {
+            nb!(hdl, put_value(stringify!($nbput), bytemuck::bytes_of(&src), dst, proc))
+        }
+        /// Gets one value (ARMCI_GetValue*).
+        #[no_mangle]
+        pub extern "C" fn $get(src: *mut c_void, proc: c_int) -> $t {
+            get_value::<$t>(stringify!($get), src, proc)
+        }
+    )*};
+}
+
+values! {
+    ARMCI_PutValueInt, ARMCI_NbPutValueInt, ARMCI_GetValueInt, c_int;
+    ARMCI_PutValueLong, ARMCI_NbPutValueLong, ARMCI_GetValueLong, libc::c_long;
+    ARMCI_PutValueFloat, ARMCI_NbPutValueFloat, ARMCI_GetValueFloat, f32;
+    ARMCI_PutValueDouble, ARMCI_NbPutValueDouble, ARMCI_GetValueDouble, f64;
+}
+
+/// ARMCI_Put_flag: the data, then (once it is complete) `value` into the flag on `proc`.
+///
+/// # Safety
+/// ARMCI's contract for the buffers; `flag` is an int in `proc`'s ARMCI memory.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_Put_flag(
+    src: *mut c_void,
+    dst: *mut c_void,
+    bytes: c_int,
+    flag: *mut c_int,
+    value: c_int,
+    proc: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { ARMCI_Put(src, dst, bytes, proc) };
+    crate::setup::ARMCI_Fence(proc);
+    put_value(
+        "ARMCI_Put_flag",
+        bytemuck::bytes_of(&value),
+        flag as *mut c_void,
+        proc,
+    );
+    0
+}
+
+/// ARMCI_PutS_flag: as ARMCI_Put_flag for a strided put.
+///
+/// # Safety
+/// ARMCI's contract for the strided arguments; `flag` is in `proc`'s ARMCI memory.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_PutS_flag(
+    src: *mut c_void,
+    src_strides: *mut c_int,
+    dst: *mut c_void,
+    dst_strides: *mut c_int,
+    count: *mut c_int,
+    levels: c_int,
+    flag: *mut c_int,
+    value: c_int,
+    proc: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        put_s(
+            "ARMCI_PutS_flag",
+            src,
+            src_strides,
+            dst,
+            dst_strides,
+            count,
+            levels,
+            proc,
+        )
+    };
+    crate::setup::ARMCI_Fence(proc);
+    put_value(
+        "ARMCI_PutS_flag",
+        bytemuck::bytes_of(&value),
+        flag as *mut c_void,
+        proc,
+    );
+    0
+}
+
+/// Local strided copy between `ptr` (strided) and `buf` (packed).
+///
+/// # Safety
+/// ARMCI's contract for the strided arguments and both buffers.
+unsafe fn local_strided(
+    call: &str,
+    ptr: *mut c_void,
+    levels: c_int,
+    strides: *const c_int,
+    count: *const c_int,
+    buf: *mut c_void,
+    pack: bool,
+) {
+    let s = state(call);
+    let n = usize::try_from(levels).unwrap_or(0);
+    let packed: Vec<c_int> = if n == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: `count` has `levels + 1` entries.
+        let c = unsafe { std::slice::from_raw_parts(count, n + 1) };
+        // Strides of the packed side: each level spans the one below.
+        c.iter()
+            .take(n)
+            .scan(1i64, |acc, &v| {
+                *acc *= i64::from(v);
+                Some(c_int::try_from(*acc).unwrap_or(c_int::MAX))
+            })
+            .collect()
+    };
+    let (src_strides, dst_strides) = if pack {
+        (strides, packed.as_ptr())
+    } else {
+        (packed.as_ptr(), strides)
+    };
+    // SAFETY: forwarded contract.
+    let desc = unsafe { s.descriptor(call, src_strides, dst_strides, count, levels) };
+    let (src, dst) = if pack { (ptr, buf) } else { (buf, ptr) };
+    // SAFETY: the extents come from the descriptor (caller's contract for both buffers).
+    let (from, to) = unsafe {
+        (
+            s.local(call, src, desc.src_extent()),
+            s.local_mut(call, dst, desc.dst_extent()),
+        )
+    };
+    let (len, chunks) = desc.chunks();
+    for (a, b) in chunks {
+        to[b as usize..(b + len) as usize].copy_from_slice(&from[a as usize..(a + len) as usize]);
+    }
+}
+
+/// armci_read_strided: packs the strided data at `ptr` into `buf`.
+///
+/// # Safety
+/// ARMCI's contract for the strided arguments and both buffers.
+#[no_mangle]
+pub unsafe extern "C" fn armci_read_strided(
+    ptr: *mut c_void,
+    levels: c_int,
+    strides: *mut c_int,
+    count: *mut c_int,
+    buf: *mut libc::c_char,
+) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        local_strided(
+            "armci_read_strided",
+            ptr,
+            levels,
+            strides,
+            count,
+            buf as *mut c_void,
+            true,
+        )
+    }
+}
+
+/// armci_write_strided: unpacks `buf` into the strided layout at `ptr`.
+///
+/// # Safety
+/// ARMCI's contract for the strided arguments and both buffers.
+#[no_mangle]
+pub unsafe extern "C" fn armci_write_strided(
+    ptr: *mut c_void,
+    levels: c_int,
+    strides: *mut c_int,
+    count: *mut c_int,
+    buf: *mut libc::c_char,
+) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        local_strided(
+            "armci_write_strided",
+            ptr,
+            levels,
+            strides,
+            count,
+            buf as *mut c_void,
+            false,
+        )
+    }
+}

@@ -1,0 +1,244 @@
+//! The runtime behind the C interface, address translation, and error reporting.
+
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Mutex;
+
+use gaspar::gmem::Segment;
+use gaspar::strided::Descriptor;
+use gaspar::{GlobalAddr, Runtime, SymmetricAlloc};
+
+/// `armci_hdl_t`: two ints holding gaspar's 64-bit operation handle.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Handle {
+    /// Low 32 bits of the gaspar handle.
+    pub target: c_int,
+    /// High 32 bits of the gaspar handle.
+    pub aggregate: c_int,
+}
+
+impl Handle {
+    pub(crate) fn set(&mut self, h: gaspar::Handle) {
+        let bits = h.to_bits();
+        self.target = bits as u32 as c_int;
+        self.aggregate = (bits >> 32) as u32 as c_int;
+    }
+
+    pub(crate) fn get(&self) -> gaspar::Handle {
+        gaspar::Handle::from_bits(
+            u64::from(self.target as u32) | (u64::from(self.aggregate as u32) << 32),
+        )
+    }
+}
+
+/// Everything ARMCI keeps between calls.
+pub(crate) struct State {
+    pub(crate) rt: Runtime,
+    /// Each rank's heap base address, in its own process.
+    heap_bases: Vec<usize>,
+    heap_len: u64,
+    /// Live `ARMCI_Malloc` blocks, in allocation order.
+    pub(crate) blocks: Mutex<Vec<SymmetricAlloc>>,
+    /// Mutexes from `ARMCI_Create_mutexes`: the block and the count.
+    pub(crate) mutexes: Mutex<Option<(SymmetricAlloc, u32)>>,
+    /// Mailboxes of `armci_msg_snd`/`rcv`.
+    pub(crate) mailbox: SymmetricAlloc,
+}
+
+static STATE: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The state, or a one-line message and exit when ARMCI is not initialized.
+pub(crate) fn state(call: &str) -> &'static State {
+    let ptr = STATE.load(Ordering::Acquire);
+    if ptr.is_null() {
+        eprintln!("gaspar armci: {call} called before ARMCI_Init (or after ARMCI_Finalize)");
+        std::process::exit(1);
+    }
+    // SAFETY: the pointer comes from Box::into_raw in `initialize` and is freed only by
+    // `finalize`, which ARMCI programs call last (calls after it see null above).
+    unsafe { &*ptr }
+}
+
+pub(crate) fn is_initialized() -> bool {
+    !STATE.load(Ordering::Acquire).is_null()
+}
+
+pub(crate) fn initialize() -> Result<(), String> {
+    if is_initialized() {
+        return Ok(());
+    }
+    let rt = gaspar::init().map_err(|e| e.to_string())?;
+    let procs = rt.procs() as usize;
+    let my_base = rt
+        .local_address(GlobalAddr::new(rt.rank(), 0, Segment::Heap, 0).expect("rank fits"))
+        .map_err(|e| e.to_string())?;
+    let mut heap_bases = vec![0u64; procs];
+    rt.transport()
+        .allgather_u64(my_base as u64, &mut heap_bases)
+        .map_err(|e| e.to_string())?;
+    let mailbox = rt
+        .alloc(crate::msg::MAILBOX_BYTES * procs as u64)
+        .map_err(|e| e.to_string())?;
+    let state = State {
+        heap_len: rt.heap_len(),
+        heap_bases: heap_bases.into_iter().map(|b| b as usize).collect(),
+        rt,
+        blocks: Mutex::new(Vec::new()),
+        mutexes: Mutex::new(None),
+        mailbox,
+    };
+    crate::msg::clear_mailboxes(&state).map_err(|e| e.to_string())?;
+    STATE.store(Box::into_raw(Box::new(state)), Ordering::Release);
+    Ok(())
+}
+
+pub(crate) fn finalize() -> Result<(), String> {
+    let ptr = STATE.swap(std::ptr::null_mut(), Ordering::AcqRel);
+    if ptr.is_null() {
+        return Ok(());
+    }
+    // SAFETY: `ptr` came from Box::into_raw in `initialize`, and the swap above made this
+    // the only owner.
+    let state = unsafe { Box::from_raw(ptr) };
+    state.rt.finalize().map_err(|e| e.to_string())
+}
+
+impl State {
+    /// Ends the job with a one-line message naming the call.
+    pub(crate) fn fail(&self, call: &str, what: impl std::fmt::Display) -> ! {
+        self.rt.abort(&format!("{call}: {what}"))
+    }
+
+    /// Unwraps a gaspar result or ends the job.
+    pub(crate) fn check<T>(&self, call: &str, result: gaspar::Result<T>) -> T {
+        result.unwrap_or_else(|e| self.fail(call, e))
+    }
+
+    /// The global address of `ptr`, an address in rank `proc`'s ARMCI memory.
+    pub(crate) fn remote(&self, call: &str, ptr: *const c_void, proc: c_int) -> GlobalAddr {
+        let rank = self.rank_of(call, proc);
+        let base = self.heap_bases[rank as usize];
+        let addr = ptr as usize;
+        if addr < base || (addr - base) as u64 >= self.heap_len {
+            self.fail(
+                call,
+                format!("address {ptr:p} is not in ARMCI_Malloc memory of rank {proc}"),
+            );
+        }
+        GlobalAddr::new(rank, 0, Segment::Heap, (addr - base) as u64)
+            .unwrap_or_else(|| self.fail(call, "address does not fit"))
+    }
+
+    /// Rank `proc`, checked.
+    pub(crate) fn rank_of(&self, call: &str, proc: c_int) -> u32 {
+        match u32::try_from(proc) {
+            Ok(r) if r < self.rt.procs() => r,
+            _ => self.fail(
+                call,
+                format!(
+                    "rank {proc} is out of range: the job has {} ranks",
+                    self.rt.procs()
+                ),
+            ),
+        }
+    }
+
+    /// This rank's address of `block` on `rank`.
+    pub(crate) fn address_of(&self, block: &SymmetricAlloc, rank: u32) -> *mut c_void {
+        (self.heap_bases[rank as usize] + block.offset() as usize) as *mut c_void
+    }
+
+    /// Byte count from a C int, checked.
+    pub(crate) fn len(&self, call: &str, n: c_int) -> u64 {
+        u64::try_from(n).unwrap_or_else(|_| self.fail(call, format!("negative size {n}")))
+    }
+
+    /// `len` bytes at `ptr` in this process, as a slice.
+    ///
+    /// # Safety
+    /// ARMCI's contract: `ptr` points to `len` readable bytes that stay valid for the call.
+    pub(crate) unsafe fn local<'a>(&self, call: &str, ptr: *const c_void, len: u64) -> &'a [u8] {
+        if len == 0 {
+            return &[];
+        }
+        if ptr.is_null() {
+            self.fail(call, "null local buffer");
+        }
+        // SAFETY: the caller's contract (see above); non-null checked.
+        unsafe { std::slice::from_raw_parts(ptr as *const u8, len as usize) }
+    }
+
+    /// `len` writable bytes at `ptr` in this process.
+    ///
+    /// # Safety
+    /// ARMCI's contract: `ptr` points to `len` writable bytes, not aliased during the call.
+    pub(crate) unsafe fn local_mut<'a>(
+        &self,
+        call: &str,
+        ptr: *mut c_void,
+        len: u64,
+    ) -> &'a mut [u8] {
+        if len == 0 {
+            return &mut [];
+        }
+        if ptr.is_null() {
+            self.fail(call, "null local buffer");
+        }
+        // SAFETY: the caller's contract (see above); non-null checked.
+        unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, len as usize) }
+    }
+
+    /// A strided descriptor from ARMCI's C arrays.
+    ///
+    /// # Safety
+    /// `count` has `levels + 1` entries and each stride array `levels` (may be null when
+    /// `levels` is 0).
+    pub(crate) unsafe fn descriptor(
+        &self,
+        call: &str,
+        src_strides: *const c_int,
+        dst_strides: *const c_int,
+        count: *const c_int,
+        levels: c_int,
+    ) -> Descriptor {
+        let levels = usize::try_from(levels)
+            .unwrap_or_else(|_| self.fail(call, format!("negative stride_levels {levels}")));
+        if levels > gaspar::strided::MAX_STRIDE_LEVELS {
+            self.fail(
+                call,
+                format!(
+                    "{levels} stride levels; at most {} are supported",
+                    gaspar::strided::MAX_STRIDE_LEVELS
+                ),
+            );
+        }
+        let read = |ptr: *const c_int, n: usize, what: &str| -> Vec<u64> {
+            if n == 0 {
+                return Vec::new();
+            }
+            if ptr.is_null() {
+                self.fail(call, format!("null {what} array"));
+            }
+            // SAFETY: the caller's contract: `n` readable ints.
+            let ints = unsafe { std::slice::from_raw_parts(ptr, n) };
+            ints.iter()
+                .map(|&v| {
+                    u64::try_from(v)
+                        .unwrap_or_else(|_| self.fail(call, format!("negative {what} entry {v}")))
+                })
+                .collect()
+        };
+        let count = read(count, levels + 1, "count");
+        let src = read(src_strides, levels, "source stride");
+        let dst = read(dst_strides, levels, "destination stride");
+        self.check(call, Descriptor::new(&count, &src, &dst))
+    }
+}
+
+/// Prints a one-line message for a function gaspar does not support yet; returns the
+/// error code ARMCI functions return.
+pub(crate) fn unsupported(call: &str, what: &str) -> c_int {
+    eprintln!("gaspar armci: {call}: {what} is not supported by gaspar yet");
+    -1
+}

@@ -1,0 +1,155 @@
+//! Read-modify-write and mutexes.
+
+use std::ffi::{c_int, c_void};
+
+use gaspar::GlobalPtr;
+
+use crate::state::state;
+
+const FETCH_AND_ADD: c_int = 0;
+const FETCH_AND_ADD_LONG: c_int = 1;
+const SWAP: c_int = 2;
+const SWAP_LONG: c_int = 3;
+
+/// ARMCI_Rmw: fetch-and-add or swap on an int or long in `proc`'s ARMCI memory; the old
+/// value lands in `*ploc` (for swaps, `*ploc` is also the value stored).
+///
+/// # Safety
+/// `ploc` points to an int (or long for the _LONG operations) of this process.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_Rmw(
+    op: c_int,
+    ploc: *mut c_void,
+    prem: *mut c_void,
+    value: c_int,
+    proc: c_int,
+) -> c_int {
+    let call = "ARMCI_Rmw";
+    let s = state(call);
+    if ploc.is_null() {
+        s.fail(call, "null local pointer");
+    }
+    let ga = s.remote(call, prem, proc);
+    match op {
+        FETCH_AND_ADD | SWAP => {
+            let word = GlobalPtr::<i32>::new(ga);
+            let old = if op == SWAP {
+                // SAFETY: `ploc` points to an int (caller's contract).
+                let mine = unsafe { *(ploc as *const i32) };
+                s.check(call, word.swap(&s.rt, mine))
+            } else {
+                s.check(call, word.fetch_add(&s.rt, value))
+            };
+            // SAFETY: as above.
+            unsafe { *(ploc as *mut i32) = old };
+        }
+        FETCH_AND_ADD_LONG | SWAP_LONG => {
+            let word = GlobalPtr::<i64>::new(ga);
+            let old = if op == SWAP_LONG {
+                // SAFETY: `ploc` points to a long (caller's contract).
+                let mine = unsafe { *(ploc as *const i64) };
+                s.check(call, word.swap(&s.rt, mine))
+            } else {
+                s.check(call, word.fetch_add(&s.rt, i64::from(value)))
+            };
+            // SAFETY: as above.
+            unsafe { *(ploc as *mut i64) = old };
+        }
+        other => s.fail(call, format!("unknown operation {other}")),
+    }
+    0
+}
+
+/// ARMCI_Create_mutexes: collective; `count` mutexes on every rank.
+#[no_mangle]
+pub extern "C" fn ARMCI_Create_mutexes(count: c_int) -> c_int {
+    let call = "ARMCI_Create_mutexes";
+    let s = state(call);
+    let n = s.len(call, count);
+    let mut mutexes = s.mutexes.lock().unwrap_or_else(|p| p.into_inner());
+    if mutexes.is_some() {
+        s.fail(call, "mutexes already exist; destroy them first");
+    }
+    let block = s.check(call, s.rt.alloc(8 * n.max(1)));
+    let mine = s.check(call, block.ga(s.rt.rank()));
+    s.check(
+        call,
+        s.rt.put(
+            mine,
+            &vec![0u8; 8 * n.max(1) as usize],
+            gaspar::Handle::NULL,
+        ),
+    );
+    s.check(call, s.rt.barrier());
+    *mutexes = Some((block, n as u32));
+    0
+}
+
+/// ARMCI_Destroy_mutexes: collective.
+#[no_mangle]
+pub extern "C" fn ARMCI_Destroy_mutexes() -> c_int {
+    let call = "ARMCI_Destroy_mutexes";
+    let s = state(call);
+    let Some((block, _)) = s.mutexes.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+        s.fail(call, "no mutexes exist");
+    };
+    s.check(call, s.rt.barrier());
+    s.check(call, s.rt.free(block));
+    0
+}
+
+fn mutex_word(call: &str, mutex: c_int, proc: c_int) -> GlobalPtr<u64> {
+    let s = state(call);
+    let rank = s.rank_of(call, proc);
+    let guard = s.mutexes.lock().unwrap_or_else(|p| p.into_inner());
+    let Some((block, count)) = guard.as_ref() else {
+        s.fail(call, "no mutexes: call ARMCI_Create_mutexes first");
+    };
+    let index = u32::try_from(mutex)
+        .ok()
+        .filter(|&m| m < *count)
+        .unwrap_or_else(|| {
+            s.fail(
+                call,
+                format!("mutex {mutex} does not exist ({count} were created)"),
+            )
+        });
+    let ga = s
+        .check(call, block.ga(rank))
+        .offset(8 * u64::from(index))
+        .unwrap_or_else(|| s.fail(call, "mutex address"));
+    GlobalPtr::new(ga)
+}
+
+/// ARMCI_Lock: waits for mutex `mutex` on `proc`.
+#[no_mangle]
+pub extern "C" fn ARMCI_Lock(mutex: c_int, proc: c_int) {
+    let call = "ARMCI_Lock";
+    let s = state(call);
+    let word = mutex_word(call, mutex, proc);
+    let me = u64::from(s.rt.rank()) + 1;
+    let mut spins = 0u32;
+    while s.check(call, word.compare_swap(&s.rt, 0, me)) != 0 {
+        spins += 1;
+        if spins > 64 {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// ARMCI_Unlock: releases mutex `mutex` on `proc` (held by this rank).
+#[no_mangle]
+pub extern "C" fn ARMCI_Unlock(mutex: c_int, proc: c_int) {
+    let call = "ARMCI_Unlock";
+    let s = state(call);
+    let word = mutex_word(call, mutex, proc);
+    let me = u64::from(s.rt.rank()) + 1;
+    s.check(call, s.rt.all_fence());
+    let held = s.check(call, word.compare_swap(&s.rt, me, 0));
+    if held != me {
+        s.fail(
+            call,
+            format!("mutex {mutex} on rank {proc} is not held by this rank"),
+        );
+    }
+}

@@ -1,0 +1,31 @@
+/* Bad input must end the job with a one-line message naming the call, never a crash. */
+#include <armci.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+    ARMCI_Init();
+    int nproc = armci_msg_nproc();
+    void **base = malloc(sizeof(void *) * nproc);
+    ARMCI_Malloc(base, 1024);
+    char local[64];
+    const char *what = argc > 1 ? argv[1] : "";
+    if (strcmp(what, "address") == 0) {
+        ARMCI_Put(local, local, 8, 0);              /* not ARMCI memory */
+    } else if (strcmp(what, "past-end") == 0) {
+        int stride[1] = {4096}, count[2] = {8, 1000000};
+        ARMCI_PutS(local, stride, base[0], stride, count, 1, 0);
+    } else if (strcmp(what, "negative-stride") == 0) {
+        int stride[1] = {-8}, count[2] = {8, 2};
+        ARMCI_PutS(local, stride, base[0], stride, count, 1, 0);
+    } else if (strcmp(what, "rank") == 0) {
+        ARMCI_Put(local, base[0], 8, nproc + 5);
+    } else if (strcmp(what, "overlap") == 0) {
+        int src[1] = {8}, dst[1] = {4}, count[2] = {8, 4};
+        ARMCI_PutS(local, src, base[0], dst, count, 1, 0);
+    }
+    printf("not reached\n");
+    ARMCI_Finalize();
+    return 0;
+}

@@ -1,0 +1,118 @@
+//! C programs written against armci.h, compiled with cc, linked to libarmci.so and run
+//! through `gaspar run` as users run them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Once;
+
+/// target/<profile>, found from this test executable (target/<profile>/deps/...).
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// Builds libarmci.so and the gaspar launcher if this test run did not.
+fn ensure_built() {
+    static BUILD: Once = Once::new();
+    BUILD.call_once(|| {
+        let dir = target_dir();
+        if dir.join("libarmci.so").exists() && dir.join("gaspar").exists() {
+            return;
+        }
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "-p", "gaspar-armci", "-p", "gaspar"]);
+        if dir.ends_with("release") {
+            cmd.arg("--release");
+        }
+        assert!(cmd.status().unwrap().success(), "cargo build failed");
+    });
+}
+
+fn compile(name: &str) -> PathBuf {
+    ensure_built();
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = target_dir().join(format!("armci-test-{name}"));
+    let status = Command::new("cc")
+        .arg("-O1")
+        .arg("-Wall")
+        .arg("-I")
+        .arg(manifest.join("include"))
+        .arg(manifest.join("tests/c").join(format!("{name}.c")))
+        .arg("-L")
+        .arg(target_dir())
+        .arg("-larmci")
+        .arg(format!("-Wl,-rpath,{}", target_dir().display()))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("cc");
+    assert!(status.success(), "compiling {name}.c failed");
+    out
+}
+
+/// `gaspar run -n procs program args`; a job that hangs fails the test after 2 minutes.
+fn run(procs: u32, program: &Path, args: &[&str]) -> std::process::Output {
+    let child = Command::new(target_dir().join("gaspar"))
+        .args(["run", "-n", &procs.to_string()])
+        .arg(program)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("gaspar run");
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+        Ok(out) => out.expect("wait"),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            panic!("{} did not finish within 2 minutes", program.display());
+        }
+    }
+}
+
+#[test]
+fn armci_programs_run_under_the_launcher() {
+    let program = compile("armci_basic");
+    for procs in [1u32, 2, 4] {
+        let out = run(procs, &program, &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{procs} ranks: {}\n{}",
+            stdout,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for rank in 0..procs {
+            assert!(
+                stdout.contains(&format!("armci_basic ok rank {rank} of {procs}")),
+                "{stdout}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_input_ends_the_job_with_a_message_naming_the_call() {
+    let program = compile("armci_bad_input");
+    for (case, message) in [
+        ("address", "ARMCI_Put: address"),
+        ("past-end", "ARMCI_PutS: access of"),
+        ("negative-stride", "ARMCI_PutS: negative"),
+        ("rank", "ARMCI_Put: rank 7 is out of range"),
+        ("overlap", "write some bytes twice"),
+    ] {
+        let out = run(2, &program, &[case]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{case}: {stderr}");
+        assert!(stderr.contains(message), "{case}: {stderr}");
+        assert!(!stdout.contains("not reached"), "{case}: {stdout}");
+    }
+}
