@@ -3,7 +3,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use gaspar::strided::{AccKind, Descriptor};
+use gaspar::strided::AccKind;
 use gaspar::Handle as GasparHandle;
 
 use crate::state::{state, Handle, State};
@@ -537,7 +537,8 @@ enum Direction {
     Acc(AccKind),
 }
 
-/// Runs an I/O-vector operation segment by segment, in order.
+/// Runs an I/O-vector operation: each set's segments are packed into (or unpacked from)
+/// one local buffer and moved in one vectored transfer, in order.
 ///
 /// # Safety
 /// `iov` has `iov_len` valid descriptors whose pointer arrays have `ptr_array_len` entries.
@@ -554,7 +555,9 @@ unsafe fn vector(
     if n > 0 && iov.is_null() {
         s.fail(call, "null iov");
     }
+    let heap = s.heap_start(call, proc);
     let mut last = NULL;
+    let mut packed = Vec::new();
     for i in 0..n {
         // SAFETY: `iov` has `iov_len` entries (caller's contract).
         let set = unsafe { &*iov.add(i) };
@@ -573,43 +576,55 @@ unsafe fn vector(
                 std::slice::from_raw_parts(set.dst_ptr_array, count),
             )
         };
-        for (&src, &dst) in srcs.iter().zip(dsts) {
-            let desc = s.check(call, Descriptor::contiguous(bytes));
-            last = match direction {
-                Direction::Put => {
-                    // SAFETY: each source segment has `bytes` readable bytes.
-                    let local = unsafe { s.local(call, src, bytes) };
-                    s.check(
-                        call,
-                        s.rt.put_strided(local, &desc, s.remote(call, dst, proc), NULL),
-                    )
-                }
-                Direction::Get => {
+        let local_offsets: Vec<u64> = (0..count as u64).map(|k| k * bytes).collect();
+        packed.clear();
+        packed.resize(count * bytes as usize, 0u8);
+        last = match direction {
+            Direction::Get => {
+                let remote: Vec<u64> = srcs.iter().map(|&p| s.heap_offset(call, p, proc)).collect();
+                let h = s.check(
+                    call,
+                    s.rt.get_vector(&mut packed, &local_offsets, heap, &remote, bytes, NULL),
+                );
+                for (k, &dst) in dsts.iter().enumerate() {
                     // SAFETY: each destination segment has `bytes` writable bytes.
-                    let local = unsafe { s.local_mut(call, dst, bytes) };
-                    s.check(
-                        call,
-                        s.rt.get_strided(local, &desc, s.remote(call, src, proc), NULL),
-                    )
+                    let out = unsafe { s.local_mut(call, dst, bytes) };
+                    out.copy_from_slice(&packed[k * bytes as usize..(k + 1) * bytes as usize]);
                 }
-                Direction::Acc(kind) => {
-                    // SAFETY: `scale` points to one element; the segment has `bytes` bytes.
-                    let (scale, local) =
-                        unsafe { (scale_bytes(s, call, kind, scale), s.local(call, src, bytes)) };
-                    s.check(
-                        call,
-                        s.rt.acc_strided(
-                            kind,
-                            scale,
-                            local,
-                            &desc,
-                            s.remote(call, dst, proc),
-                            NULL,
-                        ),
-                    )
+                h
+            }
+            Direction::Put | Direction::Acc(_) => {
+                for (k, &src) in srcs.iter().enumerate() {
+                    // SAFETY: each source segment has `bytes` readable bytes.
+                    let from = unsafe { s.local(call, src, bytes) };
+                    packed[k * bytes as usize..(k + 1) * bytes as usize].copy_from_slice(from);
                 }
-            };
-        }
+                let remote: Vec<u64> = dsts.iter().map(|&p| s.heap_offset(call, p, proc)).collect();
+                match direction {
+                    Direction::Acc(kind) => {
+                        // SAFETY: `scale` points to one element (caller's contract).
+                        let scale = unsafe { scale_bytes(s, call, kind, scale) };
+                        s.check(
+                            call,
+                            s.rt.acc_vector(
+                                kind,
+                                scale,
+                                &packed,
+                                &local_offsets,
+                                heap,
+                                &remote,
+                                bytes,
+                                NULL,
+                            ),
+                        )
+                    }
+                    _ => s.check(
+                        call,
+                        s.rt.put_vector(&packed, &local_offsets, heap, &remote, bytes, NULL),
+                    ),
+                }
+            }
+        };
     }
     last
 }

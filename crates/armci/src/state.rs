@@ -130,6 +130,20 @@ impl State {
             .unwrap_or_else(|| self.fail(call, "address does not fit"))
     }
 
+    /// The offset of `ptr` in rank `proc`'s heap (checked like [`remote`](Self::remote)).
+    pub(crate) fn heap_offset(&self, call: &str, ptr: *const c_void, proc: c_int) -> u64 {
+        let ga = self.remote(call, ptr, proc);
+        ga.decode()
+            .map(|d| d.offset)
+            .unwrap_or_else(|| self.fail(call, "address"))
+    }
+
+    /// The start of rank `proc`'s heap.
+    pub(crate) fn heap_start(&self, call: &str, proc: c_int) -> GlobalAddr {
+        let rank = self.rank_of(call, proc);
+        GlobalAddr::new(rank, 0, Segment::Heap, 0).unwrap_or_else(|| self.fail(call, "rank"))
+    }
+
     /// Rank `proc`, checked.
     pub(crate) fn rank_of(&self, call: &str, proc: c_int) -> u32 {
         match u32::try_from(proc) {

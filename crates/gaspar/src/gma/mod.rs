@@ -118,7 +118,7 @@ impl Gma {
         &self,
         dst: GlobalAddr,
         src: &[u8],
-        runs: &mut dyn Iterator<Item = Run>,
+        runs: &[Run],
         order: Handle,
     ) -> Result<Handle> {
         let d = self.locate(dst)?;
@@ -132,7 +132,7 @@ impl Gma {
         &self,
         dst: &mut [u8],
         src: GlobalAddr,
-        runs: &mut dyn Iterator<Item = Run>,
+        runs: &[Run],
         order: Handle,
     ) -> Result<Handle> {
         let s = self.locate(src)?;

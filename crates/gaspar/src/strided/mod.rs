@@ -115,13 +115,18 @@ impl Strided {
         self.check_range(dst, desc.dst_extent())?;
         match self.plan(desc, Side::Src) {
             Method::Direct { .. } => {
-                let (len, chunks) = desc.chunks();
-                let mut runs = chunks.map(|(s, d)| Run {
-                    local: s,
-                    remote: d,
-                    len,
+                let (len, _) = desc.chunk_shape();
+                let mut batch = Batcher::new(order, |runs, order| {
+                    self.gma.put_runs(dst, src, runs, order)
                 });
-                self.gma.put_runs(dst, src, &mut runs, order)
+                desc.for_each_chunk(|s, d| {
+                    batch.push(Run {
+                        local: s,
+                        remote: d,
+                        len,
+                    })
+                })?;
+                batch.finish()
             }
             Method::Buffered { unit, .. } => self.put_buffered(src, desc, dst, unit, order),
         }
@@ -195,13 +200,18 @@ impl Strided {
         self.check_range(src, desc.src_extent())?;
         match self.plan(desc, Side::Dst) {
             Method::Direct { .. } => {
-                let (len, chunks) = desc.chunks();
-                let mut runs = chunks.map(|(s, d)| Run {
-                    local: d,
-                    remote: s,
-                    len,
+                let (len, _) = desc.chunk_shape();
+                let mut batch = Batcher::new(order, |runs, order| {
+                    self.gma.get_runs(dst, src, runs, order)
                 });
-                self.gma.get_runs(dst, src, &mut runs, order)
+                desc.for_each_chunk(|s, d| {
+                    batch.push(Run {
+                        local: d,
+                        remote: s,
+                        len,
+                    })
+                })?;
+                batch.finish()
             }
             Method::Buffered { unit, .. } => self.get_buffered(dst, desc, src, unit, order),
         }
@@ -306,12 +316,14 @@ impl Strided {
         order: Handle,
     ) -> Result<Handle> {
         self.check_vector(src.len(), src_offsets, dst, dst_offsets, bytes)?;
-        let mut runs = src_offsets.iter().zip(dst_offsets).map(|(&l, &r)| Run {
+        let runs = src_offsets.iter().zip(dst_offsets).map(|(&l, &r)| Run {
             local: l,
             remote: r,
             len: bytes,
         });
-        self.gma.put_runs(dst, src, &mut runs, order)
+        in_batches(runs, order, |batch, order| {
+            self.gma.put_runs(dst, src, batch, order)
+        })
     }
 
     /// I/O-vector get (ARMCI_GetV).
@@ -325,12 +337,14 @@ impl Strided {
         order: Handle,
     ) -> Result<Handle> {
         self.check_vector(dst.len(), dst_offsets, src, src_offsets, bytes)?;
-        let mut runs = dst_offsets.iter().zip(src_offsets).map(|(&l, &r)| Run {
+        let runs = dst_offsets.iter().zip(src_offsets).map(|(&l, &r)| Run {
             local: l,
             remote: r,
             len: bytes,
         });
-        self.gma.get_runs(dst, src, &mut runs, order)
+        in_batches(runs, order, |batch, order| {
+            self.gma.get_runs(dst, src, batch, order)
+        })
     }
 
     /// Completes every operation to `rank` (ARMCI_Fence).
@@ -495,6 +509,70 @@ impl Strided {
         }
         Ok(())
     }
+}
+
+/// Runs per call into the layer below: enough to make the call's fixed cost vanish,
+/// small enough to live on the stack.
+const BATCH: usize = 128;
+
+/// Collects runs on the stack and hands them to `issue` a batch at a time, in order; the
+/// first batch waits for `order`.
+struct Batcher<F: FnMut(&[Run], Handle) -> Result<Handle>> {
+    runs: [Run; BATCH],
+    len: usize,
+    order: Handle,
+    last: Handle,
+    issue: F,
+}
+
+impl<F: FnMut(&[Run], Handle) -> Result<Handle>> Batcher<F> {
+    fn new(order: Handle, issue: F) -> Self {
+        Batcher {
+            runs: [Run::default(); BATCH],
+            len: 0,
+            order,
+            last: Handle::NULL,
+            issue,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, run: Run) -> Result<()> {
+        self.runs[self.len] = run;
+        self.len += 1;
+        if self.len == BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.len > 0 {
+            self.last = (self.issue)(&self.runs[..self.len], self.order)?;
+            self.order = Handle::NULL;
+            self.len = 0;
+        }
+        Ok(())
+    }
+
+    /// Issues what is left; returns the last handle.
+    fn finish(mut self) -> Result<Handle> {
+        self.flush()?;
+        Ok(self.last)
+    }
+}
+
+/// Feeds `runs` to `issue` in stack-allocated batches, in order.
+fn in_batches(
+    runs: impl Iterator<Item = Run>,
+    order: Handle,
+    issue: impl FnMut(&[Run], Handle) -> Result<Handle>,
+) -> Result<Handle> {
+    let mut batch = Batcher::new(order, issue);
+    for run in runs {
+        batch.push(run)?;
+    }
+    batch.finish()
 }
 
 /// The descriptor of a typed section, or `None` when it is empty.

@@ -79,7 +79,7 @@ pub enum AtomicOp {
 
 /// One contiguous piece of a noncontiguous transfer: `len` bytes at byte `local` of the
 /// local buffer and at byte `remote` after the remote location.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Run {
     /// Offset in the local buffer.
     pub local: u64,
@@ -113,19 +113,9 @@ pub trait Transport: Send + Sync {
     fn get(&self, src: Location, dst: &mut [u8]) -> Result<()>;
     /// Writes many runs of `src` to one remote segment in one call (issue order kept).
     /// Every run is checked against both buffers before it is copied.
-    fn put_runs(
-        &self,
-        dst: Location,
-        src: &[u8],
-        runs: &mut dyn Iterator<Item = Run>,
-    ) -> Result<()>;
+    fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> Result<()>;
     /// Reads many runs from one remote segment into `dst` in one call.
-    fn get_runs(
-        &self,
-        src: Location,
-        dst: &mut [u8],
-        runs: &mut dyn Iterator<Item = Run>,
-    ) -> Result<()>;
+    fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> Result<()>;
     /// Checks that `len` bytes at `loc` lie in registered memory, without moving any.
     fn check_range(&self, loc: Location, len: u64) -> Result<()>;
     /// Copies `len` bytes between two locations, neither of which need be local.

@@ -269,6 +269,7 @@ impl ShmTransport {
 }
 
 /// The local byte range of a run, checked against the local buffer's length.
+#[inline]
 fn local_piece(local_len: usize, run: Run) -> Result<std::ops::Range<usize>> {
     let end = run
         .local
@@ -291,8 +292,29 @@ fn at(loc: Location, by: u64) -> Result<Location> {
     let offset = loc
         .offset
         .checked_add(by)
-        .ok_or(Error::LengthOverflow { what: "run offset" })?;
+        .ok_or_else(|| Error::LengthOverflow { what: "run offset" })?;
     Ok(Location { offset, ..loc })
+}
+
+/// Checks that a run after `loc` stays inside a segment of `segment_len` bytes.
+#[inline]
+fn check_run(loc: Location, run: Run, segment_len: u64) -> Result<()> {
+    match loc
+        .offset
+        .checked_add(run.remote)
+        .and_then(|o| o.checked_add(run.len))
+    {
+        Some(end) if end <= segment_len => Ok(()),
+        Some(_) => check_bounds(
+            Location {
+                offset: loc.offset + run.remote,
+                ..loc
+            },
+            run.len,
+            segment_len,
+        ),
+        None => Err(Error::LengthOverflow { what: "run offset" }),
+    }
 }
 
 /// memcpy when the ranges are disjoint (the usual case, and faster), memmove otherwise.
@@ -400,37 +422,21 @@ impl Transport for ShmTransport {
         self.read_into(src, dst.as_mut_ptr(), dst.len() as u64)
     }
 
-    fn put_runs(
-        &self,
-        dst: Location,
-        src: &[u8],
-        runs: &mut dyn Iterator<Item = Run>,
-    ) -> Result<()> {
+    fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> Result<()> {
         let (base, segment_len) = match self.shared(dst, 0)? {
             Some(base) => (base, self.segment_len(dst.segment)),
             None => {
                 // Registered memory: one cross-memory copy per run.
-                for run in runs {
+                for &run in runs {
                     let piece = local_piece(src.len(), run)?;
                     self.write_from(at(dst, run.remote)?, src[piece].as_ptr(), run.len)?;
                 }
                 return Ok(());
             }
         };
-        for run in runs {
+        for &run in runs {
             let piece = local_piece(src.len(), run)?;
-            let remote = dst
-                .offset
-                .checked_add(run.remote)
-                .ok_or(Error::LengthOverflow { what: "run offset" })?;
-            check_bounds(
-                Location {
-                    offset: remote,
-                    ..dst
-                },
-                run.len,
-                segment_len,
-            )?;
+            check_run(dst, run, segment_len)?;
             // SAFETY: the local piece is inside `src` and `base + run.remote .. + len` lies
             // inside the live mapping (both checked just above).
             unsafe {
@@ -444,36 +450,20 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    fn get_runs(
-        &self,
-        src: Location,
-        dst: &mut [u8],
-        runs: &mut dyn Iterator<Item = Run>,
-    ) -> Result<()> {
+    fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> Result<()> {
         let (base, segment_len) = match self.shared(src, 0)? {
             Some(base) => (base, self.segment_len(src.segment)),
             None => {
-                for run in runs {
+                for &run in runs {
                     let piece = local_piece(dst.len(), run)?;
                     self.read_into(at(src, run.remote)?, dst[piece].as_mut_ptr(), run.len)?;
                 }
                 return Ok(());
             }
         };
-        for run in runs {
+        for &run in runs {
             let piece = local_piece(dst.len(), run)?;
-            let remote = src
-                .offset
-                .checked_add(run.remote)
-                .ok_or(Error::LengthOverflow { what: "run offset" })?;
-            check_bounds(
-                Location {
-                    offset: remote,
-                    ..src
-                },
-                run.len,
-                segment_len,
-            )?;
+            check_run(src, run, segment_len)?;
             // SAFETY: as in `put_runs`, with the roles of the buffers swapped.
             unsafe {
                 copy_bytes(
