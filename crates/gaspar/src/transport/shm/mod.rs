@@ -292,7 +292,7 @@ fn at(loc: Location, by: u64) -> Result<Location> {
     let offset = loc
         .offset
         .checked_add(by)
-        .ok_or_else(|| Error::LengthOverflow { what: "run offset" })?;
+        .ok_or(Error::LengthOverflow { what: "run offset" })?;
     Ok(Location { offset, ..loc })
 }
 
