@@ -362,7 +362,7 @@ unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
 #[inline(always)]
 unsafe fn copy_small(src: *const u8, dst: *mut u8, len: usize) {
     use std::ptr::{read_unaligned as rd, write_unaligned as wr};
-    // SAFETY (every arm): both moves stay inside `0..len` of each buffer, because the
+    // SAFETY: in every arm both moves stay inside `0..len` of each buffer, because the
     // arm's width is at most `len`; the buffers are disjoint, so order does not matter.
     unsafe {
         match len {
