@@ -93,6 +93,48 @@ unsafe fn acc_s(
     s.check(call, s.rt.acc_strided(kind, scale, local, &desc, ga, NULL))
 }
 
+/// Contiguous put: straight to the access layer, without strided planning.
+///
+/// # Safety
+/// `src` points to `bytes` readable bytes.
+unsafe fn put_contiguous(
+    call: &str,
+    src: *mut c_void,
+    dst: *mut c_void,
+    bytes: c_int,
+    proc: c_int,
+) -> GasparHandle {
+    let s = state(call);
+    let n = s.len(call, bytes);
+    if n == 0 {
+        return NULL;
+    }
+    // SAFETY: forwarded contract.
+    let local = unsafe { s.local(call, src, n) };
+    s.check(call, s.rt.put(s.remote(call, dst, proc), local, NULL))
+}
+
+/// Contiguous get, as `put_contiguous`.
+///
+/// # Safety
+/// `dst` points to `bytes` writable bytes.
+unsafe fn get_contiguous(
+    call: &str,
+    src: *mut c_void,
+    dst: *mut c_void,
+    bytes: c_int,
+    proc: c_int,
+) -> GasparHandle {
+    let s = state(call);
+    let n = s.len(call, bytes);
+    if n == 0 {
+        return NULL;
+    }
+    // SAFETY: forwarded contract.
+    let local = unsafe { s.local_mut(call, dst, n) };
+    s.check(call, s.rt.get(local, s.remote(call, src, proc), NULL))
+}
+
 fn contiguous(s: &State, call: &str, bytes: c_int) -> (c_int, [c_int; 1]) {
     let n = s.len(call, bytes);
     (0, [c_int::try_from(n).unwrap_or(c_int::MAX)])
@@ -117,23 +159,8 @@ pub unsafe extern "C" fn ARMCI_Put(
     bytes: c_int,
     proc: c_int,
 ) -> c_int {
-    let (levels, count) = contiguous(state("ARMCI_Put"), "ARMCI_Put", bytes);
-    if count[0] == 0 {
-        return 0;
-    }
-    // SAFETY: forwarded contract; no strides at level 0.
-    unsafe {
-        put_s(
-            "ARMCI_Put",
-            src,
-            std::ptr::null(),
-            dst,
-            std::ptr::null(),
-            count.as_ptr(),
-            levels,
-            proc,
-        )
-    };
+    // SAFETY: forwarded contract.
+    unsafe { put_contiguous("ARMCI_Put", src, dst, bytes, proc) };
     0
 }
 
@@ -145,23 +172,8 @@ pub unsafe extern "C" fn ARMCI_Get(
     bytes: c_int,
     proc: c_int,
 ) -> c_int {
-    let (levels, count) = contiguous(state("ARMCI_Get"), "ARMCI_Get", bytes);
-    if count[0] == 0 {
-        return 0;
-    }
     // SAFETY: forwarded contract.
-    unsafe {
-        get_s(
-            "ARMCI_Get",
-            src,
-            std::ptr::null(),
-            dst,
-            std::ptr::null(),
-            count.as_ptr(),
-            levels,
-            proc,
-        )
-    };
+    unsafe { get_contiguous("ARMCI_Get", src, dst, bytes, proc) };
     0
 }
 
@@ -291,22 +303,9 @@ pub unsafe extern "C" fn ARMCI_NbPut(
     proc: c_int,
     hdl: *mut Handle,
 ) -> c_int {
-    let (levels, count) = contiguous(state("ARMCI_NbPut"), "ARMCI_NbPut", bytes);
-    if count[0] == 0 {
-        return nb!(hdl, NULL);
-    }
     // SAFETY: forwarded contract.
     nb!(hdl, unsafe {
-        put_s(
-            "ARMCI_NbPut",
-            src,
-            std::ptr::null(),
-            dst,
-            std::ptr::null(),
-            count.as_ptr(),
-            levels,
-            proc,
-        )
+        put_contiguous("ARMCI_NbPut", src, dst, bytes, proc)
     })
 }
 
@@ -319,22 +318,9 @@ pub unsafe extern "C" fn ARMCI_NbGet(
     proc: c_int,
     hdl: *mut Handle,
 ) -> c_int {
-    let (levels, count) = contiguous(state("ARMCI_NbGet"), "ARMCI_NbGet", bytes);
-    if count[0] == 0 {
-        return nb!(hdl, NULL);
-    }
     // SAFETY: forwarded contract.
     nb!(hdl, unsafe {
-        get_s(
-            "ARMCI_NbGet",
-            src,
-            std::ptr::null(),
-            dst,
-            std::ptr::null(),
-            count.as_ptr(),
-            levels,
-            proc,
-        )
+        get_contiguous("ARMCI_NbGet", src, dst, bytes, proc)
     })
 }
 

@@ -227,26 +227,30 @@ impl State {
                 ),
             );
         }
-        let read = |ptr: *const c_int, n: usize, what: &str| -> Vec<u64> {
+        const MAX: usize = gaspar::strided::MAX_STRIDE_LEVELS + 1;
+        let read = |ptr: *const c_int, n: usize, what: &str| -> [u64; MAX] {
+            let mut out = [0u64; MAX];
             if n == 0 {
-                return Vec::new();
+                return out;
             }
             if ptr.is_null() {
                 self.fail(call, format!("null {what} array"));
             }
             // SAFETY: the caller's contract: `n` readable ints.
             let ints = unsafe { std::slice::from_raw_parts(ptr, n) };
-            ints.iter()
-                .map(|&v| {
-                    u64::try_from(v)
-                        .unwrap_or_else(|_| self.fail(call, format!("negative {what} entry {v}")))
-                })
-                .collect()
+            for (o, &v) in out.iter_mut().zip(ints) {
+                *o = u64::try_from(v)
+                    .unwrap_or_else(|_| self.fail(call, format!("negative {what} entry {v}")));
+            }
+            out
         };
         let count = read(count, levels + 1, "count");
         let src = read(src_strides, levels, "source stride");
         let dst = read(dst_strides, levels, "destination stride");
-        self.check(call, Descriptor::new(&count, &src, &dst))
+        self.check(
+            call,
+            Descriptor::new(&count[..=levels], &src[..levels], &dst[..levels]),
+        )
     }
 }
 

@@ -513,7 +513,7 @@ impl Strided {
 
 /// Runs per call into the layer below: enough to make the call's fixed cost vanish,
 /// small enough to live on the stack.
-const BATCH: usize = 128;
+const BATCH: usize = 32;
 
 /// Collects runs on the stack and hands them to `issue` a batch at a time, in order; the
 /// first batch waits for `order`.

@@ -36,15 +36,18 @@ fn extent(count: &[u64], strides: &[u64]) -> Option<u64> {
 /// Whether no byte is touched twice: sorted by stride, each stride must clear everything
 /// below it (sufficient, and what every array section satisfies).
 fn non_overlapping(count: &[u64], strides: &[u64]) -> bool {
-    let mut dims: Vec<(u64, u64)> = strides
-        .iter()
-        .copied()
-        .zip(count[1..].iter().copied())
-        .filter(|&(_, c)| c > 1)
-        .collect();
+    let mut dims = [(0u64, 0u64); MAX_STRIDE_LEVELS];
+    let mut n = 0;
+    for (&stride, &c) in strides.iter().zip(&count[1..]) {
+        if c > 1 {
+            dims[n] = (stride, c);
+            n += 1;
+        }
+    }
+    let dims = &mut dims[..n];
     dims.sort_unstable();
     let mut covered = count[0];
-    for (stride, c) in dims {
+    for &mut (stride, c) in dims {
         if stride < covered {
             return false;
         }
