@@ -68,6 +68,12 @@ int main(int argc, char **argv) {
         TIME("gets_2d", 200, { ARMCI_GetS(r2d, s2_remote, l2d, s2_local, c2, 1, 1); });
         TIME("put_contig_2d", 200, { ARMCI_Put(l2d, r2d, ROWS * ROW, 1); ARMCI_Fence(1); });
         TIME("local_2d", 200, { for (int r = 0; r < ROWS; r++) memcpy(lstrided + r * RSTRIDE, l2d + r * ROW, ROW); });
+        {
+            /* Rows of 1 KiB: 64 of them, remote rows 2 KiB apart, beside one contiguous 64 KiB put. */
+            int sk_local[1] = {1024}, sk_remote[1] = {2048}, ck[2] = {1024, 64};
+            TIME("puts_1k_rows", 100, { ARMCI_PutS(l3d, sk_local, r3d, sk_remote, ck, 1, 1); ARMCI_Fence(1); });
+            TIME("put_contig_1k_rows", 100, { ARMCI_Put(l3d, r3d, 64 * 1024, 1); ARMCI_Fence(1); });
+        }
         TIME("puts_3d", 20, { ARMCI_PutS(l3d, s3_local, r3d, s3_remote, c3, 2, 1); ARMCI_Fence(1); });
         TIME("gets_3d", 20, { ARMCI_GetS(r3d, s3_remote, l3d, s3_local, c3, 2, 1); });
         TIME("put_contig_3d", 20, { ARMCI_Put(l3d, r3d, C * C * C * 8, 1); ARMCI_Fence(1); });

@@ -15,7 +15,7 @@ use std::ops::Deref;
 pub use self::ptr::{AtomicWord, GlobalPtr};
 use crate::error::Result;
 use crate::gmem::{GlobalAddr, GlobalMemory};
-use crate::transport::{AtomicOp, Run, Width};
+use crate::transport::{AtomicOp, Pattern, Run, Width};
 
 /// Names an issued operation (ACP's `acp_handle_t`). Handles are issued in increasing
 /// order; completing one completes every earlier one.
@@ -138,6 +138,34 @@ impl Gma {
         let s = self.locate(src)?;
         self.wait_for(order)?;
         self.transport().get_runs(s, dst, runs)?;
+        Ok(self.issue())
+    }
+
+    /// Writes a regular pattern of `src` after `dst`, in one transport call.
+    pub fn put_pattern(
+        &self,
+        dst: GlobalAddr,
+        src: &[u8],
+        pattern: &Pattern<'_>,
+        order: Handle,
+    ) -> Result<Handle> {
+        let d = self.locate(dst)?;
+        self.wait_for(order)?;
+        self.transport().put_pattern(d, src, pattern)?;
+        Ok(self.issue())
+    }
+
+    /// Reads a regular pattern after `src` into `dst`, in one transport call.
+    pub fn get_pattern(
+        &self,
+        dst: &mut [u8],
+        src: GlobalAddr,
+        pattern: &Pattern<'_>,
+        order: Handle,
+    ) -> Result<Handle> {
+        let s = self.locate(src)?;
+        self.wait_for(order)?;
+        self.transport().get_pattern(s, dst, pattern)?;
         Ok(self.issue())
     }
 

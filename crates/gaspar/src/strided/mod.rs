@@ -115,18 +115,8 @@ impl Strided {
         self.check_range(dst, desc.dst_extent())?;
         match self.plan(desc, Side::Src) {
             Method::Direct { .. } => {
-                let (len, _) = desc.chunk_shape();
-                let mut batch = Batcher::new(order, |runs, order| {
-                    self.gma.put_runs(dst, src, runs, order)
-                });
-                desc.for_each_chunk(|s, d| {
-                    batch.push(Run {
-                        local: s,
-                        remote: d,
-                        len,
-                    })
-                })?;
-                batch.finish()
+                self.gma
+                    .put_pattern(dst, src, &desc.pattern(Side::Src), order)
             }
             Method::Buffered { unit, .. } => self.put_buffered(src, desc, dst, unit, order),
         }
@@ -200,18 +190,8 @@ impl Strided {
         self.check_range(src, desc.src_extent())?;
         match self.plan(desc, Side::Dst) {
             Method::Direct { .. } => {
-                let (len, _) = desc.chunk_shape();
-                let mut batch = Batcher::new(order, |runs, order| {
-                    self.gma.get_runs(dst, src, runs, order)
-                });
-                desc.for_each_chunk(|s, d| {
-                    batch.push(Run {
-                        local: d,
-                        remote: s,
-                        len,
-                    })
-                })?;
-                batch.finish()
+                self.gma
+                    .get_pattern(dst, src, &desc.pattern(Side::Dst), order)
             }
             Method::Buffered { unit, .. } => self.get_buffered(dst, desc, src, unit, order),
         }

@@ -7,6 +7,7 @@
 //! level k when every stride below k equals the length of what it spans.
 
 use crate::error::{Error, Result};
+use crate::transport::Pattern;
 
 /// Most stride levels a descriptor may have.
 pub const MAX_STRIDE_LEVELS: usize = 15;
@@ -164,6 +165,27 @@ impl Descriptor {
         (len, level)
     }
 
+    /// The transfer as a transport pattern, with `local` as the local side.
+    pub fn pattern(&self, local: Side) -> Pattern<'_> {
+        let (chunk, level) = self.chunk_shape();
+        let (local_strides, remote_strides) = match local {
+            Side::Src => (
+                &self.src_strides[level..self.levels],
+                &self.dst_strides[level..self.levels],
+            ),
+            Side::Dst => (
+                &self.dst_strides[level..self.levels],
+                &self.src_strides[level..self.levels],
+            ),
+        };
+        Pattern {
+            chunk,
+            counts: &self.count[level + 1..=self.levels],
+            local_strides,
+            remote_strides,
+        }
+    }
+
     /// Length of the chunks contiguous on both sides, and the level they span.
     pub fn chunk_shape(&self) -> (u64, usize) {
         let (src_len, src_level) = self.contiguous_length(Side::Src);
@@ -172,49 +194,6 @@ impl Descriptor {
             (src_len, src_level)
         } else {
             (dst_len, dst_level)
-        }
-    }
-
-    /// Calls `f(source offset, destination offset)` for every chunk, in issue order. The
-    /// same walk as [`chunks`](Self::chunks), written as nested loops so that the offsets
-    /// stay in registers (the hot loop of every strided transfer).
-    #[inline]
-    pub fn for_each_chunk<E>(&self, mut f: impl FnMut(u64, u64) -> Result<(), E>) -> Result<(), E> {
-        let (_, level) = self.chunk_shape();
-        let inner = level + 1;
-        if inner > self.levels {
-            return f(0, 0);
-        }
-        let (inner_src, inner_dst, inner_count) = (
-            self.src_strides[inner - 1],
-            self.dst_strides[inner - 1],
-            self.count[inner],
-        );
-        let mut index = [0u64; MAX_STRIDE_LEVELS + 1];
-        let (mut src_base, mut dst_base) = (0u64, 0u64);
-        loop {
-            let (mut s, mut d) = (src_base, dst_base);
-            for _ in 0..inner_count {
-                f(s, d)?;
-                s += inner_src;
-                d += inner_dst;
-            }
-            let mut k = inner + 1;
-            loop {
-                if k > self.levels {
-                    return Ok(());
-                }
-                index[k] += 1;
-                src_base += self.src_strides[k - 1];
-                dst_base += self.dst_strides[k - 1];
-                if index[k] < self.count[k] {
-                    break;
-                }
-                src_base -= self.count[k] * self.src_strides[k - 1];
-                dst_base -= self.count[k] * self.dst_strides[k - 1];
-                index[k] = 0;
-                k += 1;
-            }
         }
     }
 
@@ -326,7 +305,7 @@ mod tests {
     }
 
     #[test]
-    fn nested_walk_matches_the_iterator() {
+    fn the_transport_pattern_walks_the_same_chunks() {
         for (count, src, dst) in [
             (vec![2u64, 2, 2], vec![10u64, 100], vec![2u64, 4]),
             (vec![8, 3, 4], vec![8, 24], vec![32, 8]),
@@ -335,13 +314,19 @@ mod tests {
             (vec![1, 3, 1, 2], vec![7, 50, 50], vec![1, 3, 3]),
         ] {
             let d = Descriptor::new(&count, &src, &dst).unwrap();
+            let (len, chunks) = d.chunks();
+            let pattern = d.pattern(Side::Src);
+            assert_eq!(pattern.chunk, len);
+            assert_eq!(pattern.extent(pattern.local_strides), Some(d.src_extent()));
+            assert_eq!(pattern.extent(pattern.remote_strides), Some(d.dst_extent()));
             let mut walked = Vec::new();
-            d.for_each_chunk(|s, t| -> Result<(), ()> {
-                walked.push((s, t));
-                Ok(())
-            })
-            .unwrap();
-            assert_eq!(walked, d.chunks().1.collect::<Vec<_>>(), "{count:?}");
+            pattern
+                .for_each(|l, r| -> Result<(), ()> {
+                    walked.push((l, r));
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(walked, chunks.collect::<Vec<_>>(), "{count:?}");
         }
     }
 

@@ -89,6 +89,73 @@ pub struct Run {
     pub len: u64,
 }
 
+/// A regular noncontiguous transfer: `chunk` contiguous bytes, repeated over levels whose
+/// counts are `counts` (innermost first), `local_strides[k]` / `remote_strides[k]` bytes
+/// apart on each side. (On MPI this is a derived datatype; on shared memory, nested loops.)
+#[derive(Debug, Clone, Copy)]
+pub struct Pattern<'a> {
+    /// Contiguous bytes per chunk.
+    pub chunk: u64,
+    /// Repetitions per level, innermost first.
+    pub counts: &'a [u64],
+    /// Local byte stride per level.
+    pub local_strides: &'a [u64],
+    /// Remote byte stride per level.
+    pub remote_strides: &'a [u64],
+}
+
+impl Pattern<'_> {
+    /// Bytes from the first to one past the last byte of one side, or `None` on overflow.
+    pub fn extent(&self, strides: &[u64]) -> Option<u64> {
+        self.counts
+            .iter()
+            .zip(strides)
+            .try_fold(self.chunk, |acc, (&c, &s)| {
+                acc.checked_add(c.checked_sub(1)?.checked_mul(s)?)
+            })
+    }
+
+    /// Calls `f(local offset, remote offset)` for every chunk, in order.
+    #[inline]
+    pub fn for_each<E>(&self, mut f: impl FnMut(u64, u64) -> Result<(), E>) -> Result<(), E> {
+        let levels = self.counts.len();
+        if levels == 0 {
+            return f(0, 0);
+        }
+        let (inner_count, inner_local, inner_remote) = (
+            self.counts[0],
+            self.local_strides[0],
+            self.remote_strides[0],
+        );
+        let mut index = [0u64; 32];
+        let (mut local_base, mut remote_base) = (0u64, 0u64);
+        loop {
+            let (mut l, mut r) = (local_base, remote_base);
+            for _ in 0..inner_count {
+                f(l, r)?;
+                l += inner_local;
+                r += inner_remote;
+            }
+            let mut k = 1;
+            loop {
+                if k >= levels {
+                    return Ok(());
+                }
+                index[k] += 1;
+                local_base += self.local_strides[k];
+                remote_base += self.remote_strides[k];
+                if index[k] < self.counts[k] {
+                    break;
+                }
+                local_base -= self.counts[k] * self.local_strides[k];
+                remote_base -= self.counts[k] * self.remote_strides[k];
+                index[k] = 0;
+                k += 1;
+            }
+        }
+    }
+}
+
 /// The state of a rank's memory that the runtime above needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentSizes {
@@ -116,6 +183,10 @@ pub trait Transport: Send + Sync {
     fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> Result<()>;
     /// Reads many runs from one remote segment into `dst` in one call.
     fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> Result<()>;
+    /// Writes a regular pattern of `src` after `dst` (checked as a whole first).
+    fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> Result<()>;
+    /// Reads a regular pattern after `src` into `dst` (checked as a whole first).
+    fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>) -> Result<()>;
     /// Checks that `len` bytes at `loc` lie in registered memory, without moving any.
     fn check_range(&self, loc: Location, len: u64) -> Result<()>;
     /// Copies `len` bytes between two locations, neither of which need be local.
