@@ -334,3 +334,34 @@ fn accumulate_adds_scaled_values_through_a_strided_shape() {
             .is_err());
     });
 }
+
+#[test]
+fn strided_transfers_reach_registered_memory() {
+    with_runtime(|rt, _heap| {
+        let mut target = vec![0u8; 1024].into_boxed_slice();
+        let base = target.as_mut_ptr();
+        // SAFETY: `target` outlives the registration and is only accessed through gaspar
+        // while registered.
+        let key = unsafe { rt.register(base, 1024, 0) }.unwrap();
+        let ga = rt.ga(key, base).unwrap();
+        let count = [8u64, 16];
+        let desc = Descriptor::new(&count, &[8], &[64]).unwrap();
+        let src = pattern(128, 3);
+        rt.set_policy(Policy::Direct, 1 << 20);
+        rt.put_strided(&src, &desc, ga, Handle::NULL).unwrap();
+        let mut got = vec![0u8; 1024];
+        rt.get(&mut got, ga, Handle::NULL).unwrap();
+        let mut expected = vec![0u8; 1024];
+        reference(&count, &[8], &[64], &src, &mut expected);
+        assert_eq!(got, expected);
+        let mut back = vec![0u8; 128];
+        let back_desc = Descriptor::new(&count, &[64], &[8]).unwrap();
+        rt.get_strided(&mut back, &back_desc, ga, Handle::NULL).unwrap();
+        assert_eq!(back, src);
+        // Past the registered region: refused before anything is written.
+        let long = Descriptor::new(&[8, 17], &[8], &[64]).unwrap();
+        assert!(rt.put_strided(&pattern(136, 1), &long, ga, Handle::NULL).is_err());
+        rt.unregister(key).unwrap();
+        drop(target);
+    });
+}
