@@ -356,11 +356,14 @@ fn strided_transfers_reach_registered_memory() {
         assert_eq!(got, expected);
         let mut back = vec![0u8; 128];
         let back_desc = Descriptor::new(&count, &[64], &[8]).unwrap();
-        rt.get_strided(&mut back, &back_desc, ga, Handle::NULL).unwrap();
+        rt.get_strided(&mut back, &back_desc, ga, Handle::NULL)
+            .unwrap();
         assert_eq!(back, src);
         // Past the registered region: refused before anything is written.
         let long = Descriptor::new(&[8, 17], &[8], &[64]).unwrap();
-        assert!(rt.put_strided(&pattern(136, 1), &long, ga, Handle::NULL).is_err());
+        assert!(rt
+            .put_strided(&pattern(136, 1), &long, ga, Handle::NULL)
+            .is_err());
         rt.unregister(key).unwrap();
         drop(target);
     });
