@@ -190,14 +190,16 @@ impl LiveJob {
     }
 }
 
-/// Shared-memory segments of job `job` still in /dev/shm.
+/// Entries in /dev/shm that look like gaspar's. gaspar's segments are anonymous memory
+/// files that never have a name there, so any such entry, of this job or another, is a
+/// leak. (`job` is checked to be a real job id.)
 pub fn segments_of(job: &str) -> Vec<String> {
     assert!(job.len() >= 16, "bad job id {job:?}");
     std::fs::read_dir("/dev/shm")
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.contains(job))
+                .filter(|n| n.contains("gaspar"))
                 .collect()
         })
         .unwrap_or_default()

@@ -1,10 +1,10 @@
 //! `gaspar run`: creates a job's segments, starts its ranks, watches them, and on every
 //! ending stops the survivors and removes the segments.
 //!
-//! Nothing is left behind: ranks remove the segment names as soon as every rank has mapped
-//! them (see `ShmTransport::start`), the launcher removes any that remain when the job
-//! ends, every rank gets SIGKILL if the launcher itself dies (PR_SET_PDEATHSIG), and each
-//! rank runs in its own process group so that stopping it stops what it started.
+//! Nothing is left behind: segments are anonymous memory files the ranks inherit (no name
+//! exists anywhere), every rank gets SIGKILL if the launcher itself dies
+//! (PR_SET_PDEATHSIG), and each rank runs in its own process group so that stopping it
+//! stops what it started.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -110,30 +110,21 @@ struct Rank {
     pid: Pid,
 }
 
-/// The job's segments; their names are removed when this is dropped.
+/// The job's segments and the descriptors the ranks inherit.
 struct JobSegments {
-    names: Vec<String>,
+    fds: Vec<std::os::fd::OwnedFd>,
     segments: Vec<Segment>,
-}
-
-impl Drop for JobSegments {
-    fn drop(&mut self) {
-        for name in &self.names {
-            let _ = segment::unlink(name);
-        }
-    }
 }
 
 impl JobSegments {
     fn create(job: &str, procs: u32, layout: &Layout) -> Result<JobSegments> {
         let mut made = JobSegments {
-            names: Vec::new(),
+            fds: Vec::new(),
             segments: Vec::new(),
         };
         for rank in 0..procs {
-            let name = segment::name(job, rank);
-            let seg = Segment::create(&name, rank, procs, layout)?;
-            made.names.push(name);
+            let (seg, fd) = Segment::create(job, rank, procs, layout)?;
+            made.fds.push(fd);
             made.segments.push(seg);
         }
         Ok(made)
@@ -207,25 +198,30 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     result
 }
 
-fn spawn_rank(spec: &LaunchSpec, job: &str, rank: u32) -> std::io::Result<Child> {
+fn spawn_rank(spec: &LaunchSpec, job: &str, rank: u32, fds: &[std::os::fd::RawFd]) -> std::io::Result<Child> {
     let mut cmd = Command::new(&spec.program);
+    let fd_list: Vec<String> = fds.iter().map(|fd| fd.to_string()).collect();
     cmd.args(&spec.args)
         .env(env::JOB, job)
         .env(env::RANK, rank.to_string())
         .env(env::PROCS, spec.procs.to_string())
+        .env(env::SEGMENT_FDS, fd_list.join(","))
         .process_group(0);
+    let fds = fds.to_vec();
     if spec.label {
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     }
     let launcher = nix::unistd::getpid();
     // SAFETY: the closure runs in the forked child before exec and only makes
-    // async-signal-safe system calls (sigprocmask, prctl, getppid, _exit).
+    // async-signal-safe system calls (sigprocmask, prctl, fcntl, getppid, _exit).
     unsafe {
         cmd.pre_exec(move || {
             // The launcher blocks the signals it reads from its signalfd; a rank starts
             // with none blocked.
             nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+            // The segments, opened close-on-exec in the launcher, stay open in the rank.
+            segment::keep_across_exec(&fds)?;
             // The launcher may have died between fork and prctl.
             if nix::unistd::getppid() != launcher {
                 nix::libc::_exit(1);
@@ -272,6 +268,7 @@ fn supervise(
     let mut ends: Vec<Option<(Pid, RankEnd)>> = vec![None; spec.procs as usize];
     let mut kill_at: Option<Instant> = None;
     let mut live = 0usize;
+    let fds = segment::raw(&segments.fds);
 
     let signal_all = |ranks: &[Rank], sig: Signal| {
         for r in ranks.iter().filter(|r| r.child.is_some()) {
@@ -291,7 +288,7 @@ fn supervise(
     };
 
     for rank in 0..spec.procs {
-        match spawn_rank(spec, job, rank) {
+        match spawn_rank(spec, job, rank, &fds) {
             Ok(mut child) => {
                 if spec.label {
                     if let Some(out) = child.stdout.take() {

@@ -30,6 +30,8 @@ pub(crate) mod env {
     pub(crate) const RANK: &str = "GASPAR_RANK";
     /// Number of ranks.
     pub(crate) const PROCS: &str = "GASPAR_PROCS";
+    /// The inherited descriptors of every rank's segment, in rank order.
+    pub(crate) const SEGMENT_FDS: &str = "GASPAR_SEGMENT_FDS";
 }
 
 /// One peer's mapping, as this process sees it.
@@ -76,16 +78,25 @@ impl ShmTransport {
                     what: "segment size",
                 })?;
             let mapping = Mapping::anonymous(&layout)?;
-            return Self::start(0, 1, layout, vec![mapping], spin_limit, None);
+            return Self::start(0, 1, layout, vec![mapping], spin_limit);
         };
         let rank = env_number(env::RANK)?;
         let procs = env_number(env::PROCS)?;
         if procs == 0 || rank >= procs {
             return Err(Error::Environment(format!("rank {rank} of {procs} ranks")));
         }
-        let mappings = (0..procs)
-            .map(|r| Mapping::open(&segment::name(&job, r)))
-            .collect::<Result<Vec<_>>>()?;
+        let fds: Vec<std::os::fd::RawFd> = std::env::var(env::SEGMENT_FDS)
+            .map_err(|_| Error::Environment(format!("{} is not set", env::SEGMENT_FDS)))?
+            .split(',')
+            .map(|fd| fd.parse().map_err(|_| Error::Environment(format!("bad {} entry {fd:?}", env::SEGMENT_FDS))))
+            .collect::<Result<_>>()?;
+        if fds.len() != procs as usize {
+            return Err(Error::Environment(format!("{} segments for {procs} ranks", fds.len())));
+        }
+        // Each name is read once: later inits in this process (after finalize) must not
+        // take the same descriptors again.
+        std::env::remove_var(env::SEGMENT_FDS);
+        let mappings = fds.into_iter().map(Mapping::inherited).collect::<Result<Vec<_>>>()?;
         let layout = mappings[rank as usize]
             .header()
             .layout()
@@ -102,7 +113,8 @@ impl ShmTransport {
                 )));
             }
         }
-        Self::start(rank, procs, layout, mappings, spin_limit, Some(job))
+        tracing::debug!(job, "attaching");
+        Self::start(rank, procs, layout, mappings, spin_limit)
     }
 
     fn start(
@@ -111,7 +123,6 @@ impl ShmTransport {
         layout: Layout,
         mappings: Vec<Mapping>,
         spin_limit: u64,
-        job: Option<String>,
     ) -> Result<ShmTransport> {
         let peers = mappings
             .iter()
@@ -135,12 +146,8 @@ impl ShmTransport {
             .store(u64::from(std::process::id()), Ordering::Relaxed);
         me.state.store(state::ATTACHED, Ordering::Release);
         allow_cross_memory_attach();
-        // Start-up barrier: once every rank has mapped every segment, the names can go, so
-        // that no ending of the job, however abrupt, leaves a segment behind.
+        // Start-up barrier: every rank has mapped every segment and published its pid.
         transport.barrier()?;
-        if let Some(job) = job {
-            segment::unlink(&segment::name(&job, rank))?;
-        }
         for r in 0..procs {
             let pid = transport.header(r).pid.load(Ordering::Relaxed);
             transport.peers[r as usize].pid = Pid::from_raw(pid as i32);

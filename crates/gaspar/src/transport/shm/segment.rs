@@ -1,20 +1,19 @@
-//! POSIX shared-memory segments: naming, creation (launcher), opening (ranks), removal.
+//! Shared-memory segments: anonymous memory files (memfd) that the launcher creates and
+//! its ranks inherit by file descriptor. A segment has no name in /dev/shm or anywhere
+//! else, so no ending of a job — not even kill -9 of the launcher during start-up — can
+//! leave one behind: the memory goes when the last process that maps it exits.
 
+use std::ffi::CString;
 use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use memmap2::{MmapOptions, MmapRaw};
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
+use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
 
 use super::layout::{Header, Layout};
 use crate::error::{Error, Result};
 
-/// The name of rank `rank`'s segment in job `job` (`/dev/shm/gaspar-<job>-<rank>`).
-pub(crate) fn name(job: &str, rank: u32) -> String {
-    format!("/gaspar-{job}-{rank}")
-}
-
-/// A fresh job id: 128 random bits, so that no other user can guess a segment name.
+/// A fresh job id: 128 random bits (it names the job in messages and logs).
 pub(crate) fn new_job_id() -> Result<String> {
     let mut bytes = [0u8; 16];
     getrandom::getrandom(&mut bytes)
@@ -28,43 +27,41 @@ pub(crate) struct Segment {
 }
 
 impl Segment {
-    /// Creates segment `name` (mode 0600; fails if it exists), sized for `layout`, and
-    /// writes its header.
-    pub(crate) fn create(name: &str, rank: u32, procs: u32, layout: &Layout) -> Result<Segment> {
-        let fd = nix::sys::mman::shm_open(
-            name,
-            OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_RDWR | OFlag::O_CLOEXEC,
-            Mode::S_IRUSR | Mode::S_IWUSR,
-        )
-        .map_err(|e| Error::os("shm_open (create)", e))?;
+    /// Creates rank `rank`'s segment of job `job` sized for `layout` and writes its header.
+    /// Returns the mapping and the file descriptor the ranks inherit (close-on-exec is
+    /// cleared only in the ranks, just before they exec).
+    pub(crate) fn create(job: &str, rank: u32, procs: u32, layout: &Layout) -> Result<(Segment, OwnedFd)> {
+        // The name only labels the file in /proc/<pid>/fd; it is not a path.
+        let label = CString::new(format!("gaspar-{job}-{rank}")).expect("no NUL in a hex id");
+        let fd = memfd_create(&label, MemFdCreateFlag::MFD_CLOEXEC).map_err(|e| Error::os("memfd_create", e))?;
         let file = File::from(fd);
-        if let Err(e) = file.set_len(layout.total()) {
-            let _ = unlink(name);
-            return Err(Error::os("ftruncate of shared segment", e));
-        }
-        let segment = match Self::map(&file) {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = unlink(name);
-                return Err(e);
-            }
-        };
+        file.set_len(layout.total())
+            .map_err(|e| Error::os("ftruncate of shared segment", e))?;
+        let segment = Self::map(&file)?;
         segment.header().initialize(rank, procs, layout);
-        Ok(segment)
+        Ok((segment, OwnedFd::from(file)))
     }
 
-    /// Opens and maps an existing segment.
-    pub(crate) fn open(name: &str) -> Result<Segment> {
-        let fd = nix::sys::mman::shm_open(name, OFlag::O_RDWR | OFlag::O_CLOEXEC, Mode::empty())
-            .map_err(|e| Error::Environment(format!("cannot open shared segment {name}: {e}")))?;
-        Self::map(&File::from(fd))
+    /// Maps a segment inherited from the launcher as descriptor `fd`, and closes `fd`.
+    pub(crate) fn inherited(fd: RawFd) -> Result<Segment> {
+        // Only descriptors the launcher named in GASPAR_SEGMENT_FDS get here; fstat tells
+        // a closed or foreign descriptor apart before we take ownership of it.
+        let stat = nix::sys::stat::fstat(fd)
+            .map_err(|e| Error::Environment(format!("segment descriptor {fd}: {e}")))?;
+        if stat.st_mode & libc_s_ifmt() != libc_s_ifreg() {
+            return Err(Error::Environment(format!("descriptor {fd} is not a gaspar segment")));
+        }
+        // SAFETY: the launcher opened this descriptor for this process and nothing else in
+        // the process owns it (it is only named in GASPAR_SEGMENT_FDS, read once at init);
+        // the `File` closes it after mapping.
+        let file = unsafe { File::from_raw_fd(fd) };
+        Self::map(&file)
     }
 
     /// A private segment for a job of one rank started without the launcher.
     pub(crate) fn anonymous(layout: &Layout) -> Result<Segment> {
-        let len = usize::try_from(layout.total()).map_err(|_| Error::LengthOverflow {
-            what: "segment size",
-        })?;
+        let len = usize::try_from(layout.total())
+            .map_err(|_| Error::LengthOverflow { what: "segment size" })?;
         let map = MmapOptions::new()
             .len(len)
             .map_anon()
@@ -104,10 +101,23 @@ impl Segment {
     }
 }
 
-/// Removes a segment's name (mappings stay valid). A missing name is not an error.
-pub(crate) fn unlink(name: &str) -> Result<()> {
-    match nix::sys::mman::shm_unlink(name) {
-        Ok(()) | Err(nix::errno::Errno::ENOENT) => Ok(()),
-        Err(e) => Err(Error::os("shm_unlink", e)),
+fn libc_s_ifmt() -> u32 {
+    nix::libc::S_IFMT
+}
+
+fn libc_s_ifreg() -> u32 {
+    nix::libc::S_IFREG
+}
+
+/// Clears close-on-exec on `fds`, in a forked child before exec (async-signal-safe).
+pub(crate) fn keep_across_exec(fds: &[RawFd]) -> std::io::Result<()> {
+    for &fd in fds {
+        nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()))?;
     }
+    Ok(())
+}
+
+/// The raw numbers of `fds`, as the ranks will see them.
+pub(crate) fn raw(fds: &[OwnedFd]) -> Vec<RawFd> {
+    fds.iter().map(AsRawFd::as_raw_fd).collect()
 }
