@@ -198,7 +198,12 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     result
 }
 
-fn spawn_rank(spec: &LaunchSpec, job: &str, rank: u32, fds: &[std::os::fd::RawFd]) -> std::io::Result<Child> {
+fn spawn_rank(
+    spec: &LaunchSpec,
+    job: &str,
+    rank: u32,
+    fds: &[std::os::fd::RawFd],
+) -> std::io::Result<Child> {
     let mut cmd = Command::new(&spec.program);
     let fd_list: Vec<String> = fds.iter().map(|fd| fd.to_string()).collect();
     cmd.args(&spec.args)

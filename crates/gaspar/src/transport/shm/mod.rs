@@ -88,15 +88,30 @@ impl ShmTransport {
         let fds: Vec<std::os::fd::RawFd> = std::env::var(env::SEGMENT_FDS)
             .map_err(|_| Error::Environment(format!("{} is not set", env::SEGMENT_FDS)))?
             .split(',')
-            .map(|fd| fd.parse().map_err(|_| Error::Environment(format!("bad {} entry {fd:?}", env::SEGMENT_FDS))))
+            .map(|fd| {
+                fd.parse().map_err(|_| {
+                    Error::Environment(format!("bad {} entry {fd:?}", env::SEGMENT_FDS))
+                })
+            })
             .collect::<Result<_>>()?;
         if fds.len() != procs as usize {
-            return Err(Error::Environment(format!("{} segments for {procs} ranks", fds.len())));
+            return Err(Error::Environment(format!(
+                "{} segments for {procs} ranks",
+                fds.len()
+            )));
         }
-        // Each name is read once: later inits in this process (after finalize) must not
-        // take the same descriptors again.
-        std::env::remove_var(env::SEGMENT_FDS);
-        let mappings = fds.into_iter().map(Mapping::inherited).collect::<Result<Vec<_>>>()?;
+        // The descriptors are taken once: an init after finalize in the same process must
+        // not take them again (their numbers may name other files by then).
+        static TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if TAKEN.swap(true, Ordering::AcqRel) {
+            return Err(Error::Environment(
+                "this process already used its job's segments; a rank can init only once".into(),
+            ));
+        }
+        let mappings = fds
+            .into_iter()
+            .map(Mapping::inherited)
+            .collect::<Result<Vec<_>>>()?;
         let layout = mappings[rank as usize]
             .header()
             .layout()

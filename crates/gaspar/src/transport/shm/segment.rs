@@ -30,10 +30,16 @@ impl Segment {
     /// Creates rank `rank`'s segment of job `job` sized for `layout` and writes its header.
     /// Returns the mapping and the file descriptor the ranks inherit (close-on-exec is
     /// cleared only in the ranks, just before they exec).
-    pub(crate) fn create(job: &str, rank: u32, procs: u32, layout: &Layout) -> Result<(Segment, OwnedFd)> {
+    pub(crate) fn create(
+        job: &str,
+        rank: u32,
+        procs: u32,
+        layout: &Layout,
+    ) -> Result<(Segment, OwnedFd)> {
         // The name only labels the file in /proc/<pid>/fd; it is not a path.
         let label = CString::new(format!("gaspar-{job}-{rank}")).expect("no NUL in a hex id");
-        let fd = memfd_create(&label, MemFdCreateFlag::MFD_CLOEXEC).map_err(|e| Error::os("memfd_create", e))?;
+        let fd = memfd_create(&label, MemFdCreateFlag::MFD_CLOEXEC)
+            .map_err(|e| Error::os("memfd_create", e))?;
         let file = File::from(fd);
         file.set_len(layout.total())
             .map_err(|e| Error::os("ftruncate of shared segment", e))?;
@@ -49,7 +55,9 @@ impl Segment {
         let stat = nix::sys::stat::fstat(fd)
             .map_err(|e| Error::Environment(format!("segment descriptor {fd}: {e}")))?;
         if stat.st_mode & libc_s_ifmt() != libc_s_ifreg() {
-            return Err(Error::Environment(format!("descriptor {fd} is not a gaspar segment")));
+            return Err(Error::Environment(format!(
+                "descriptor {fd} is not a gaspar segment"
+            )));
         }
         // SAFETY: the launcher opened this descriptor for this process and nothing else in
         // the process owns it (it is only named in GASPAR_SEGMENT_FDS, read once at init);
@@ -60,8 +68,9 @@ impl Segment {
 
     /// A private segment for a job of one rank started without the launcher.
     pub(crate) fn anonymous(layout: &Layout) -> Result<Segment> {
-        let len = usize::try_from(layout.total())
-            .map_err(|_| Error::LengthOverflow { what: "segment size" })?;
+        let len = usize::try_from(layout.total()).map_err(|_| Error::LengthOverflow {
+            what: "segment size",
+        })?;
         let map = MmapOptions::new()
             .len(len)
             .map_anon()
@@ -112,7 +121,10 @@ fn libc_s_ifreg() -> u32 {
 /// Clears close-on-exec on `fds`, in a forked child before exec (async-signal-safe).
 pub(crate) fn keep_across_exec(fds: &[RawFd]) -> std::io::Result<()> {
     for &fd in fds {
-        nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()))?;
+        nix::fcntl::fcntl(
+            fd,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+        )?;
     }
     Ok(())
 }
