@@ -109,6 +109,11 @@ fn a_missing_program_is_reported() {
         "{}",
         out.stderr
     );
+    assert!(
+        out.stderr.contains("rank 0 could not be started"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -47,6 +47,9 @@ pub enum RankEnd {
     Signaled(i32),
     /// Exited 0 after attaching to the job but without finalizing.
     NotFinalized,
+    /// Could not be started; the status is 127 (not found) or 126 (not executable), as
+    /// a shell reports it.
+    NotStarted(i32),
 }
 
 /// Why a job did not succeed.
@@ -73,6 +76,7 @@ impl Failure {
                 RankEnd::Exited(code) => code,
                 RankEnd::Signaled(sig) => 128 + sig,
                 RankEnd::NotFinalized => 1,
+                RankEnd::NotStarted(code) => code,
             },
             Failure::Interrupted(sig) => 128 + sig,
         }
@@ -82,6 +86,13 @@ impl Failure {
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {
+            Failure::Rank {
+                rank,
+                end: RankEnd::NotStarted(_),
+                ..
+            } => {
+                write!(f, "rank {rank} could not be started")
+            }
             Failure::Rank { rank, pid, end } => {
                 write!(f, "rank {rank} (pid {pid}) ")?;
                 match end {
@@ -90,6 +101,7 @@ impl std::fmt::Display for Failure {
                         write!(f, "was killed by signal {sig} ({})", signal_name(sig))
                     }
                     RankEnd::NotFinalized => write!(f, "exited without finalizing gaspar"),
+                    RankEnd::NotStarted(_) => unreachable!("handled above"),
                 }
             }
             Failure::Interrupted(sig) => {
@@ -323,7 +335,7 @@ fn supervise(
                 failure = Some(Failure::Rank {
                     rank,
                     pid: 0,
-                    end: RankEnd::Exited(if e.kind() == std::io::ErrorKind::NotFound {
+                    end: RankEnd::NotStarted(if e.kind() == std::io::ErrorKind::NotFound {
                         127
                     } else {
                         126
