@@ -10,41 +10,42 @@ fn main() -> Result<()> {
         .nth(1)
         .map(|a| a.parse().expect("BLOCK_BYTES must be a number"))
         .unwrap_or(1024);
-    let rt = gaspar::init()?;
-    let (me, n) = (rt.rank(), rt.procs());
-    let slot = |rank: u32, of: u32| -> Result<GlobalAddr> {
-        rt.starter_ga(rank)?
-            .offset(block * u64::from(of))
-            .ok_or(gaspar::Error::LengthOverflow {
-                what: "starter slot",
-            })
-    };
-    let pattern = |of: u32, i: u64| (of as u64 * 31 + i * 7) as u8;
+    gaspar::run_job(|rt| {
+        let (me, n) = (rt.rank(), rt.procs());
+        let slot = |rank: u32, of: u32| -> Result<GlobalAddr> {
+            rt.starter_ga(rank)?.offset(block * u64::from(of)).ok_or(
+                gaspar::Error::LengthOverflow {
+                    what: "starter slot",
+                },
+            )
+        };
+        let pattern = |of: u32, i: u64| (of as u64 * 31 + i * 7) as u8;
 
-    let mine: Vec<u8> = (0..block).map(|i| pattern(me, i)).collect();
-    rt.put(slot(me, me)?, &mine, Handle::NULL)?;
-    rt.complete(Handle::ALL)?;
+        let mine: Vec<u8> = (0..block).map(|i| pattern(me, i)).collect();
+        rt.put(slot(me, me)?, &mine, Handle::NULL)?;
+        rt.complete(Handle::ALL)?;
 
-    let mut handle = vec![Handle::NULL; n as usize];
-    for i in 1..n {
-        let dst = (me + i) % n;
-        let src = (me + (i >> 1)) % n;
-        handle[dst as usize] =
-            rt.copy(slot(dst, me)?, slot(src, me)?, block, handle[src as usize])?;
-    }
-    rt.complete(Handle::ALL)?;
-    rt.barrier()?;
+        let mut handle = vec![Handle::NULL; n as usize];
+        for i in 1..n {
+            let dst = (me + i) % n;
+            let src = (me + (i >> 1)) % n;
+            handle[dst as usize] =
+                rt.copy(slot(dst, me)?, slot(src, me)?, block, handle[src as usize])?;
+        }
+        rt.complete(Handle::ALL)?;
+        rt.barrier()?;
 
-    let mut all = vec![0u8; (block * u64::from(n)) as usize];
-    rt.get(&mut all, slot(me, 0)?, Handle::NULL)?;
-    for of in 0..n {
-        for i in 0..block {
-            let got = all[(u64::from(of) * block + i) as usize];
-            if got != pattern(of, i) {
-                rt.abort(&format!("byte {i} of rank {of}'s block is {got}"));
+        let mut all = vec![0u8; (block * u64::from(n)) as usize];
+        rt.get(&mut all, slot(me, 0)?, Handle::NULL)?;
+        for of in 0..n {
+            for i in 0..block {
+                let got = all[(u64::from(of) * block + i) as usize];
+                if got != pattern(of, i) {
+                    rt.abort(&format!("byte {i} of rank {of}'s block is {got}"));
+                }
             }
         }
-    }
-    println!("rank {me}: allgather of {n} x {block} bytes ok");
-    rt.finalize()
+        println!("rank {me}: allgather of {n} x {block} bytes ok");
+        Ok(())
+    })
 }

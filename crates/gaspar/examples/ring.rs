@@ -4,24 +4,25 @@
 use gaspar::GlobalPtr;
 
 fn main() -> gaspar::Result<()> {
-    let rt = gaspar::init()?;
-    let (me, n) = (rt.rank(), rt.procs());
-    let right = (me + 1) % n;
-    let left = (me + n - 1) % n;
-    // Rounds so that a stale value from an earlier round cannot pass the check.
-    for round in 0..100u64 {
-        let value = round * 1000 + u64::from(me);
-        GlobalPtr::<u64>::new(rt.starter_ga(right)?).put(&rt, &value)?;
-        rt.barrier()?;
-        let got = GlobalPtr::<u64>::new(rt.starter_ga(me)?).get(&rt)?;
-        let expected = round * 1000 + u64::from(left);
-        if got != expected {
-            rt.abort(&format!(
-                "round {round}: got {got} from the left, expected {expected}"
-            ));
+    gaspar::run_job(|rt| {
+        let (me, n) = (rt.rank(), rt.procs());
+        let right = (me + 1) % n;
+        let left = (me + n - 1) % n;
+        // Rounds so that a stale value from an earlier round cannot pass the check.
+        for round in 0..100u64 {
+            let value = round * 1000 + u64::from(me);
+            GlobalPtr::<u64>::new(rt.starter_ga(right)?).put(rt, &value)?;
+            rt.barrier()?;
+            let got = GlobalPtr::<u64>::new(rt.starter_ga(me)?).get(rt)?;
+            let expected = round * 1000 + u64::from(left);
+            if got != expected {
+                rt.abort(&format!(
+                    "round {round}: got {got} from the left, expected {expected}"
+                ));
+            }
+            rt.barrier()?;
         }
-        rt.barrier()?;
-    }
-    println!("rank {me}: ring of {n} ok, last value from rank {left}");
-    rt.finalize()
+        println!("rank {me}: ring of {n} ok, last value from rank {left}");
+        Ok(())
+    })
 }

@@ -106,6 +106,14 @@ pub enum Error {
     /// The process environment does not describe a valid job.
     #[error("bad job environment: {0}")]
     Environment(String),
+    /// A call into the communication library (MPI) failed.
+    #[error("{call} failed with error code {code}")]
+    Transport {
+        /// The call.
+        call: &'static str,
+        /// Its error code.
+        code: i32,
+    },
     /// An operating-system call failed.
     #[error("{call}: {source}")]
     Os {

@@ -33,6 +33,18 @@ pub use transport::{AtomicOp, Width};
 /// The runtime as a program uses it: the top layer, with every lower layer's calls.
 pub type Runtime = strided::Strided;
 
+/// Runs `body` as this process's rank of the job: init, `body`, finalize. An error from
+/// `body` aborts the whole job with the error's message, as an MPI program would: the
+/// other ranks cannot know that this one stopped, and would otherwise wait for it in their
+/// next collective. Returns only when every rank finished `body` (or if init failed).
+pub fn run_job(body: impl FnOnce(&mut Runtime) -> Result<()>) -> Result<()> {
+    let mut rt = init()?;
+    match body(&mut rt) {
+        Ok(()) => rt.finalize(),
+        Err(e) => rt.abort(&e.to_string()),
+    }
+}
+
 /// Joins the job this process was started in (by `gaspar run`, or alone as one rank).
 /// The runtime finalizes when dropped; [`Gma::finalize`] does it explicitly with a result.
 pub fn init() -> Result<Runtime> {

@@ -1,5 +1,6 @@
 //! The examples, each run through the launcher as a user would, checked by their output
-//! (each example also checks its own results and aborts the job when one is wrong).
+//! (each example also checks its own results and aborts the job when one is wrong), on
+//! every transport (see `common::transports`).
 
 mod common;
 
@@ -13,24 +14,44 @@ fn sorted_lines(text: &str) -> Vec<String> {
 
 #[test]
 fn hello_reports_rank_and_size() {
-    for procs in [1u32, 4] {
-        let out = run(procs, &[&example("hello")]);
-        out.assert_success();
-        let expected: Vec<String> = (0..procs)
-            .map(|r| format!("hello from rank {r} of {procs}"))
-            .collect();
-        assert_eq!(sorted_lines(&out.stdout), expected);
+    for t in transports() {
+        for procs in [1u32, 4] {
+            let out = run_on(t, procs, &[&example("hello")]);
+            out.assert_success();
+            let expected: Vec<String> = (0..procs)
+                .map(|r| format!("hello from rank {r} of {procs}"))
+                .collect();
+            assert_eq!(sorted_lines(&out.stdout), expected);
+        }
     }
 }
 
 #[test]
 fn ring_passes_every_rank_to_its_right_neighbour() {
-    for procs in [1u32, 2, 5] {
-        let out = run(procs, &[&example("ring")]);
+    for t in transports() {
+        for procs in [1u32, 2, 5] {
+            let out = run_on(t, procs, &[&example("ring")]);
+            out.assert_success();
+            for r in 0..procs {
+                let left = (r + procs - 1) % procs;
+                let line = format!("rank {r}: ring of {procs} ok, last value from rank {left}");
+                assert!(
+                    out.stdout.contains(&line),
+                    "missing {line:?} in {}",
+                    out.stdout
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn counter_is_exactly_n_times_100_000() {
+    for t in transports() {
+        let out = run_on(t, 4, &[&example("counter")]);
         out.assert_success();
-        for r in 0..procs {
-            let left = (r + procs - 1) % procs;
-            let line = format!("rank {r}: ring of {procs} ok, last value from rank {left}");
+        for r in 0..4 {
+            let line = format!("rank {r}: counter = 400000 (expected 400000)");
             assert!(
                 out.stdout.contains(&line),
                 "missing {line:?} in {}",
@@ -41,43 +62,37 @@ fn ring_passes_every_rank_to_its_right_neighbour() {
 }
 
 #[test]
-fn counter_is_exactly_n_times_100_000() {
-    let out = run(4, &[&example("counter")]);
-    out.assert_success();
-    for r in 0..4 {
-        let line = format!("rank {r}: counter = 400000 (expected 400000)");
-        assert!(
-            out.stdout.contains(&line),
-            "missing {line:?} in {}",
-            out.stdout
-        );
-    }
-}
-
-#[test]
 fn allgather_delivers_every_block_everywhere() {
-    for (procs, block) in [
-        (1u32, "64"),
-        (2, "8"),
-        (3, "1000"),
-        (5, "1024"),
-        (8, "4096"),
-    ] {
-        let out = run(procs, &[&example("allgather"), &block]);
-        out.assert_success();
-        let ok = out
-            .stdout
-            .lines()
-            .filter(|l| l.contains(&format!("allgather of {procs} x {block} bytes ok")))
-            .count();
-        assert_eq!(ok, procs as usize, "{}", out.stdout);
+    for t in transports() {
+        for (procs, block) in [
+            (1u32, "64"),
+            (2, "8"),
+            (3, "1000"),
+            (5, "1024"),
+            (8, "4096"),
+        ] {
+            let out = run_on(t, procs, &[&example("allgather"), &block]);
+            out.assert_success();
+            let ok = out
+                .stdout
+                .lines()
+                .filter(|l| l.contains(&format!("allgather of {procs} x {block} bytes ok")))
+                .count();
+            assert_eq!(ok, procs as usize, "{}", out.stdout);
+        }
     }
 }
 
 #[test]
 fn allgather_larger_than_starter_memory_is_an_error_not_a_crash() {
-    // 4 ranks x 32 KiB blocks need 128 KiB of the 64 KiB starter memory.
-    let out = run(4, &[&example("allgather"), &"32768"]);
-    assert_eq!(out.code(), Some(1), "{}", out.stderr);
-    assert!(out.stderr.contains("OutOfBounds"), "{}", out.stderr);
+    for t in transports() {
+        // 4 ranks x 32 KiB blocks need 128 KiB of the 64 KiB starter memory.
+        let out = run_on(t, 4, &[&example("allgather"), &"32768"]);
+        assert!(!out.status.success(), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("runs past the end of its segment"),
+            "{}",
+            out.stderr
+        );
+    }
 }

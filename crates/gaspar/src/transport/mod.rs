@@ -14,6 +14,8 @@
 //!   the owner's own processor atomics on the same word.
 
 pub(crate) mod barrier;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod shm;
 
 use crate::error::Result;
@@ -221,5 +223,9 @@ pub trait Transport: Send + Sync {
 /// Picks and starts the transport for this process from its environment: the `shm`
 /// transport of a `gaspar run` job, or a private 1-rank job when there is no launcher.
 pub(crate) fn select() -> Result<Box<dyn Transport>> {
+    #[cfg(feature = "mpi")]
+    if std::env::var_os(shm::env::JOB).is_none() && mpi::detected() {
+        return Ok(Box::new(mpi::MpiTransport::start()?));
+    }
     Ok(Box::new(shm::ShmTransport::attach_from_env()?))
 }

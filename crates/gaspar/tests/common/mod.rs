@@ -58,6 +58,37 @@ impl Outcome {
     }
 }
 
+/// The transports the multi-process tests run on: `shm` always; `mpi` when gaspar was
+/// built with the `mpi` feature and mpirun is installed.
+pub fn transports() -> Vec<&'static str> {
+    let mut list = vec!["shm"];
+    let mpirun = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if cfg!(feature = "mpi") {
+        if mpirun {
+            list.push("mpi");
+        } else {
+            eprintln!("skipped: mpi transport (mpirun is not installed)");
+        }
+    }
+    list
+}
+
+/// `gaspar run --transport T -n N <args...>`, waited for with a timeout.
+pub fn run_on(transport: &str, procs: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Outcome {
+    let mut cmd = Command::new(gaspar());
+    cmd.arg("run")
+        .args(["--transport", transport])
+        .arg("-n")
+        .arg(procs.to_string());
+    for a in args {
+        cmd.arg(a);
+    }
+    run_command(cmd)
+}
+
 /// `gaspar run -n N <args...>`, waited for with a timeout.
 pub fn run(procs: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Outcome {
     let mut cmd = Command::new(gaspar());
