@@ -20,6 +20,7 @@ fn main() {
         "panic" => panic_in_rank(),
         "exit-without-finalize" => exit_without_finalize(),
         "job-id" => job_id(),
+        "busy-target" => busy_target(),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -330,6 +331,41 @@ fn reset() -> Result<()> {
         format!("ring after reset got {got}")
     });
     say(&format!("rank {me} (was {old}): reset ok"));
+    rt.finalize()
+}
+
+/// One-sided progress: rank 1 computes for a second without calling gaspar while rank 0
+/// does a compare-and-swap, a put and a get on rank 1's memory; they must complete while
+/// rank 1 is still busy (ARMCI's rule: no help from the target).
+fn busy_target() -> Result<()> {
+    let rt = gaspar::init()?;
+    let block = rt.alloc(64)?;
+    let word = GlobalPtr::<u64>::new(block.ga(1)?);
+    rt.barrier()?;
+    if rt.rank() == 1 {
+        let start = std::time::Instant::now();
+        let mut x = 1u64;
+        while start.elapsed() < std::time::Duration::from_secs(1) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+    } else if rt.rank() == 0 {
+        let start = std::time::Instant::now();
+        let old = word.compare_swap(&rt, 0, 7)?;
+        word.offset(1)?.put(&rt, &42)?;
+        let got = word.offset(1)?.get(&rt)?;
+        let took = start.elapsed();
+        check(&rt, old == 0 && got == 42, || {
+            format!("cas gave {old}, get gave {got}")
+        });
+        check(&rt, took < std::time::Duration::from_millis(500), || {
+            format!("operations on a busy target took {took:?}")
+        });
+        say(&format!(
+            "rank 0: cas, put and get on a busy target took {took:?}"
+        ));
+    }
+    rt.barrier()?;
     rt.finalize()
 }
 

@@ -80,3 +80,16 @@ fn reset_renumbers_the_ranks() {
         }
     }
 }
+
+#[test]
+fn one_sided_operations_complete_while_the_target_computes() {
+    for t in transports() {
+        let out = scenario(t, 2, "busy-target");
+        assert_eq!(
+            count(&out, "on a busy target took"),
+            1,
+            "{t}: {}",
+            out.stdout
+        );
+    }
+}
