@@ -29,10 +29,14 @@ fn ensure_built() {
 }
 
 fn compile(name: &str) -> PathBuf {
+    compile_with("cc", name)
+}
+
+fn compile_with(compiler: &str, name: &str) -> PathBuf {
     ensure_built();
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = target_dir().join(format!("armci-test-{name}"));
-    let status = Command::new("cc")
+    let status = Command::new(compiler)
         .arg("-O1")
         .arg("-Wall")
         .arg("-I")
@@ -114,5 +118,44 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
         assert_eq!(out.status.code(), Some(1), "{case}: {stderr}");
         assert!(stderr.contains(message), "{case}: {stderr}");
         assert!(!stdout.contains("not reached"), "{case}: {stdout}");
+    }
+}
+
+/// An ARMCI-MPI program (MPI_Init first, MPI calls of its own) under mpirun, on gaspar's
+/// mpi transport.
+#[cfg(feature = "mpi")]
+#[test]
+fn armci_mpi_programs_run_unchanged_under_mpirun() {
+    if Command::new("mpicc").arg("--version").output().is_err() {
+        eprintln!("skipped: mpicc is not installed");
+        return;
+    }
+    let program = compile_with("mpicc", "armci_with_mpi");
+    let out = Command::new("mpirun")
+        .args([
+            "-n",
+            "3",
+            "--oversubscribe",
+            "--allow-run-as-root",
+            "--mca",
+            "osc",
+            "sm",
+        ])
+        .arg(&program)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .expect("mpirun");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for rank in 0..3 {
+        assert!(
+            stdout.contains(&format!("armci_with_mpi ok rank {rank} of 3")),
+            "{stdout}"
+        );
     }
 }
