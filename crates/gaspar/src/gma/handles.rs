@@ -30,11 +30,14 @@ struct ThreadHandles {
     issued: u64,
     /// Every operation of this thread up to this sequence number is complete.
     completed: u64,
+    /// Whether a write of this thread may not yet be complete at its target (a flush
+    /// clears it). Gets and atomics are complete when they return and do not set it.
+    writes_in_flight: bool,
 }
 
 thread_local! {
     static MINE: Cell<ThreadHandles> = const {
-        Cell::new(ThreadHandles { slot: 0, issued: 0, completed: 0 })
+        Cell::new(ThreadHandles { slot: 0, issued: 0, completed: 0, writes_in_flight: false })
     };
 }
 
@@ -49,6 +52,33 @@ pub(super) fn issue() -> Handle {
         mine.issued = (mine.issued + 1) & SEQUENCE_MASK;
         cell.set(mine);
         Handle((mine.slot << SEQUENCE_BITS) | mine.issued)
+    })
+}
+
+/// A new handle for a write this thread just issued (complete only after a flush).
+#[inline]
+pub(super) fn issue_write() -> Handle {
+    let handle = issue();
+    MINE.with(|cell| {
+        let mut mine = cell.get();
+        mine.writes_in_flight = true;
+        cell.set(mine);
+    });
+    handle
+}
+
+/// Whether a write of this thread may still be in flight.
+#[inline]
+pub(super) fn writes_in_flight() -> bool {
+    MINE.with(|cell| cell.get().writes_in_flight)
+}
+
+/// Whether `handle` was issued by this thread.
+#[inline]
+pub(super) fn is_own(handle: Handle) -> bool {
+    MINE.with(|cell| {
+        let mine = cell.get();
+        mine.slot != 0 && handle.0 >> SEQUENCE_BITS == mine.slot
     })
 }
 
@@ -72,12 +102,16 @@ pub(super) fn last_issued() -> u64 {
     MINE.with(|cell| cell.get().issued)
 }
 
-/// Records that this thread's operations up to `issued` are complete.
+/// Records that this thread's operations up to `issued` are complete (after a flush, or
+/// when none of them was a write in flight).
 #[inline]
 pub(super) fn mark_completed(issued: u64) {
     MINE.with(|cell| {
         let mut mine = cell.get();
         mine.completed = mine.completed.max(issued);
+        if issued == mine.issued {
+            mine.writes_in_flight = false;
+        }
         cell.set(mine);
     })
 }
@@ -98,6 +132,18 @@ mod tests {
         assert!(!is_complete(Handle::ALL));
         let c = issue();
         assert!(!is_complete(c));
+    }
+
+    #[test]
+    fn only_writes_need_a_flush() {
+        let read = issue();
+        assert!(!writes_in_flight());
+        assert!(is_own(read));
+        let write = issue_write();
+        assert!(writes_in_flight());
+        mark_completed(last_issued());
+        assert!(!writes_in_flight());
+        assert!(is_complete(write));
     }
 
     #[test]

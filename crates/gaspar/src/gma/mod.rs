@@ -66,9 +66,17 @@ impl Gma {
         Gma { gmem }
     }
 
+    /// A handle for an operation that is complete at its target when it returns (a get,
+    /// an atomic).
     #[inline]
     fn issue(&self) -> Handle {
         handles::issue()
+    }
+
+    /// A handle for a write that may still be in flight to its target until a flush.
+    #[inline]
+    fn issue_write(&self) -> Handle {
+        handles::issue_write()
     }
 
     /// Waits until `order` allows a new operation to start.
@@ -92,7 +100,7 @@ impl Gma {
         let (d, s) = (self.locate(dst)?, self.locate(src)?);
         self.wait_for(order)?;
         self.transport().copy(d, s, len)?;
-        Ok(self.issue())
+        Ok(self.issue_write())
     }
 
     /// Writes `src` to `dst`; `src` may be reused when this returns.
@@ -101,7 +109,7 @@ impl Gma {
         let d = self.locate(dst)?;
         self.wait_for(order)?;
         self.transport().put(d, src)?;
-        Ok(self.issue())
+        Ok(self.issue_write())
     }
 
     /// Reads `dst.len()` bytes at `src` into `dst`; the data is there when this returns.
@@ -124,7 +132,7 @@ impl Gma {
         let d = self.locate(dst)?;
         self.wait_for(order)?;
         self.transport().put_runs(d, src, runs)?;
-        Ok(self.issue())
+        Ok(self.issue_write())
     }
 
     /// Reads runs after `src` into `dst` (see [`Run`]), in one transport call.
@@ -152,7 +160,7 @@ impl Gma {
         let d = self.locate(dst)?;
         self.wait_for(order)?;
         self.transport().put_pattern(d, src, pattern)?;
-        Ok(self.issue())
+        Ok(self.issue_write())
     }
 
     /// Reads a regular pattern after `src` into `dst`, in one transport call.
@@ -206,7 +214,9 @@ impl Gma {
             return Ok(());
         }
         let issued = handles::last_issued();
-        self.transport().flush_all()?;
+        if handles::writes_in_flight() || !handles::is_own(handle) {
+            self.transport().flush_all()?;
+        }
         handles::mark_completed(issued);
         Ok(())
     }

@@ -8,7 +8,8 @@
 //! * [`Transport::put`] and [`Transport::copy`] return when the source may be reused
 //!   (local completion). The write is visible at the target after [`Transport::flush`] to
 //!   that rank, [`Transport::flush_all`], or [`Transport::barrier`].
-//! * [`Transport::get`] and [`Transport::atomic`] return when the value has arrived.
+//! * [`Transport::get`] and [`Transport::atomic`] return when the value has arrived, and
+//!   an atomic's write is then complete at its target (no flush needed for it).
 //! * A get after a put from the same rank to the same location sees the put.
 //! * Remote atomics are atomic with respect to each other; on `shm` also with respect to
 //!   the owner's own processor atomics on the same word.

@@ -32,6 +32,10 @@ pub(crate) struct BenchArgs {
     /// Skip the OpenMPI peer.
     #[arg(long)]
     no_mpi: bool,
+    /// The transport gaspar runs on: `shm`, or `mpi` (started with mpirun; needs a gaspar
+    /// built with `--features mpi`).
+    #[arg(long, default_value = "shm", value_parser = ["shm", "mpi"])]
+    transport: String,
 }
 
 #[derive(clap::Args)]
@@ -224,27 +228,41 @@ fn openmpi_figures(reps: u32, iters: u64, dir: &Path) -> Result<Figures, String>
     Ok(parse_figures(&String::from_utf8_lossy(&out.stdout)))
 }
 
-fn gaspar_figures(reps: u32, iters: u64, dir: &Path) -> Result<Figures, String> {
+fn gaspar_figures(reps: u32, iters: u64, dir: &Path, transport: &str) -> Result<Figures, String> {
     let out = dir.join("gaspar.txt");
     let program: OsString = crate::this_program()?;
-    let spec = LaunchSpec {
-        procs: 2,
-        label: false,
-        program,
-        args: vec![
-            "bench-rank".into(),
-            "--reps".into(),
-            reps.to_string().into(),
-            "--iters".into(),
-            iters.to_string().into(),
-            "--out".into(),
-            out.clone().into(),
-        ],
-    };
-    match gaspar::transport::shm::launcher::run(&spec) {
-        Ok(None) => {}
-        Ok(Some(failure)) => return Err(format!("benchmark job failed: {failure}")),
-        Err(e) => return Err(e.to_string()),
+    let args: Vec<OsString> = vec![
+        "bench-rank".into(),
+        "--reps".into(),
+        reps.to_string().into(),
+        "--iters".into(),
+        iters.to_string().into(),
+        "--out".into(),
+        out.clone().into(),
+    ];
+    if transport == "mpi" {
+        // The same mpirun settings as the peer's, so that the two differ only by gaspar.
+        let status = Command::new("mpirun")
+            .args(["--allow-run-as-root", "-n", "2", "--mca", "osc", "sm"])
+            .arg(&program)
+            .args(&args)
+            .status()
+            .map_err(|e| format!("mpirun: {e}"))?;
+        if !status.success() {
+            return Err(format!("benchmark job under mpirun failed: {status}"));
+        }
+    } else {
+        let spec = LaunchSpec {
+            procs: 2,
+            label: false,
+            program,
+            args,
+        };
+        match gaspar::transport::shm::launcher::run(&spec) {
+            Ok(None) => {}
+            Ok(Some(failure)) => return Err(format!("benchmark job failed: {failure}")),
+            Err(e) => return Err(e.to_string()),
+        }
     }
     let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
     Ok(parse_figures(&text))
@@ -297,7 +315,7 @@ pub(crate) fn run(args: BenchArgs) -> ExitCode {
 }
 
 fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
-    let ours = gaspar_figures(args.reps, args.iters, dir)?;
+    let ours = gaspar_figures(args.reps, args.iters, dir, &args.transport)?;
     let copy = memcpy_figures(args.reps, args.iters);
     let (mpi, mpi_note) = if args.no_mpi {
         (Figures::new(), "skipped (--no-mpi)".to_string())
@@ -313,8 +331,8 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(
         stdout,
-        "gaspar bench: 2 ranks on shm, median of {} repetitions; peer: {mpi_note}",
-        args.reps
+        "gaspar bench: 2 ranks on {}, median of {} repetitions; peer: {mpi_note}",
+        args.transport, args.reps
     );
     let _ = writeln!(
         stdout,
@@ -354,7 +372,7 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
     );
     let json = serde_json::json!({
         "ranks": 2,
-        "transport": "shm",
+        "transport": args.transport,
         "repetitions": args.reps,
         "latency_iterations": args.iters,
         "peer": mpi_note,
