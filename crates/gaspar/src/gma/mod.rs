@@ -112,6 +112,16 @@ impl Gma {
         Ok(self.issue_write())
     }
 
+    /// Writes `src` to `dst` and waits until it is visible at the target (a blocking put:
+    /// one step on transports that can complete a single put cheaper than a full flush).
+    #[inline]
+    pub fn put_blocking(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
+        let d = self.locate(dst)?;
+        self.transport().put_flushed(d, src)?;
+        self.issue();
+        Ok(())
+    }
+
     /// Reads `dst.len()` bytes at `src` into `dst`; the data is there when this returns.
     #[inline]
     pub fn get(&self, dst: &mut [u8], src: GlobalAddr, order: Handle) -> Result<Handle> {

@@ -62,8 +62,7 @@ impl<T: Pod> GlobalPtr<T> {
 
     /// Writes `values` to consecutive elements and waits until they are visible.
     pub fn put_slice(self, rt: &Gma, values: &[T]) -> Result<()> {
-        let h = rt.put(self.ga, bytemuck::cast_slice(values), Handle::NULL)?;
-        rt.complete(h)
+        rt.put_blocking(self.ga, bytemuck::cast_slice(values))
     }
 
     /// Reads one element.

@@ -179,6 +179,12 @@ pub trait Transport: Send + Sync {
     fn sizes(&self) -> SegmentSizes;
     /// Writes `src` to `dst`. Returns at local completion.
     fn put(&self, dst: Location, src: &[u8]) -> Result<()>;
+    /// Writes `src` to `dst` and returns when the write is complete at the target (a put
+    /// plus a flush to that rank, which transports can do in one step).
+    fn put_flushed(&self, dst: Location, src: &[u8]) -> Result<()> {
+        self.put(dst, src)?;
+        self.flush(dst.rank)
+    }
     /// Reads `dst.len()` bytes at `src`. Returns when the data is in `dst`.
     fn get(&self, src: Location, dst: &mut [u8]) -> Result<()>;
     /// Writes many runs of `src` to one remote segment in one call (issue order kept).

@@ -352,6 +352,13 @@ impl Transport for MpiTransport {
         self.flush_local(dst.rank)
     }
 
+    fn put_flushed(&self, dst: Location, src: &[u8]) -> Result<()> {
+        let disp = self.disp(dst, src.len() as u64)?;
+        self.put_bytes(dst.rank, disp, src)?;
+        // A flush completes the put at the target, and so locally too.
+        self.flush(dst.rank)
+    }
+
     fn get(&self, src: Location, dst: &mut [u8]) -> Result<()> {
         let disp = self.disp(src, dst.len() as u64)?;
         self.get_bytes(src.rank, disp, dst)?;
