@@ -21,6 +21,7 @@ fn main() {
         "exit-without-finalize" => exit_without_finalize(),
         "job-id" => job_id(),
         "busy-target" => busy_target(),
+        "strided-remote" => strided_remote(),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -331,6 +332,113 @@ fn reset() -> Result<()> {
         format!("ring after reset got {got}")
     });
     say(&format!("rank {me} (was {old}): reset ok"));
+    rt.finalize()
+}
+
+/// Copies the blocks of a strided descriptor from `src` to `dst` (the reference).
+fn reference_copy(
+    count: &[u64],
+    src_strides: &[u64],
+    dst_strides: &[u64],
+    src: &[u8],
+    dst: &mut [u8],
+) {
+    let mut offsets = vec![(0u64, 0u64)];
+    for k in 1..count.len() {
+        offsets = offsets
+            .iter()
+            .flat_map(|&(s, d)| {
+                (0..count[k]).map(move |i| (s + i * src_strides[k - 1], d + i * dst_strides[k - 1]))
+            })
+            .collect();
+    }
+    let n = count[0] as usize;
+    for (s, d) in offsets {
+        dst[d as usize..d as usize + n].copy_from_slice(&src[s as usize..s as usize + n]);
+    }
+}
+
+/// Strided and vector transfers between ranks: each rank puts a 3-level section into its
+/// right neighbour's heap, checks what its left neighbour put into its own, gets its
+/// section back, and does the same with an I/O vector.
+fn strided_remote() -> Result<()> {
+    use gaspar::strided::Descriptor;
+    let rt = gaspar::init()?;
+    let (me, n) = (rt.rank(), rt.procs());
+    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    let region = 64 * 1024;
+    let block = rt.alloc(region)?;
+    rt.put(block.ga(me)?, &vec![0u8; region as usize], Handle::NULL)?;
+    rt.all_fence()?;
+    rt.barrier()?;
+    let count = [24u64, 5, 3, 2];
+    let (packed, spread) = ([24u64, 120, 360], [40u64, 256, 1500]);
+    let desc = Descriptor::new(&count, &packed, &spread)?;
+    let source = |rank: u32| -> Vec<u8> {
+        (0..desc.src_extent())
+            .map(|i| (i as u32 * 7 + rank * 13) as u8)
+            .collect()
+    };
+    let at = 100u64;
+    rt.put_strided(
+        &source(me),
+        &desc,
+        block.ga(right)?.offset(at).expect("in block"),
+        Handle::NULL,
+    )?;
+    // Vector: 50 segments of 8 bytes, every 16 bytes from byte 30000.
+    let vec_src: Vec<u8> = (0..400u32).map(|i| (i + me * 3) as u8).collect();
+    let local: Vec<u64> = (0..50).map(|i| i * 8).collect();
+    let remote: Vec<u64> = (0..50).map(|i| 30_000 + i * 16).collect();
+    rt.put_vector(&vec_src, &local, block.ga(right)?, &remote, 8, Handle::NULL)?;
+    rt.all_fence()?;
+    rt.barrier()?;
+    let mut expected = vec![0u8; region as usize];
+    reference_copy(
+        &count,
+        &packed,
+        &spread,
+        &source(left),
+        &mut expected[at as usize..],
+    );
+    for i in 0..50usize {
+        let from = (i * 8) as u32;
+        for b in 0..8u32 {
+            expected[30_000 + i * 16 + b as usize] = (from + b + left * 3) as u8;
+        }
+    }
+    let mut got = vec![0u8; region as usize];
+    rt.get(&mut got, block.ga(me)?, Handle::NULL)?;
+    let bad = got.iter().zip(&expected).position(|(g, e)| g != e);
+    check(&rt, bad.is_none(), || {
+        format!("byte {bad:?} of the strided/vector result is wrong")
+    });
+    // And back: get my section from my right neighbour.
+    let back_desc = Descriptor::new(&count, &spread, &packed)?;
+    let mut back = vec![0u8; desc.src_extent() as usize];
+    rt.get_strided(
+        &mut back,
+        &back_desc,
+        block.ga(right)?.offset(at).expect("in block"),
+        Handle::NULL,
+    )?;
+    check(&rt, back == source(me), || {
+        "strided get returned other bytes".into()
+    });
+    let mut vec_back = vec![0u8; 400];
+    rt.get_vector(
+        &mut vec_back,
+        &local,
+        block.ga(right)?,
+        &remote,
+        8,
+        Handle::NULL,
+    )?;
+    check(&rt, vec_back == vec_src, || {
+        "vector get returned other bytes".into()
+    });
+    rt.barrier()?;
+    say(&format!("rank {me}: strided and vector transfers ok"));
     rt.finalize()
 }
 

@@ -93,3 +93,18 @@ fn one_sided_operations_complete_while_the_target_computes() {
         );
     }
 }
+
+#[test]
+fn strided_and_vector_transfers_between_ranks() {
+    for t in transports() {
+        for procs in [2u32, 3] {
+            let out = scenario(t, procs, "strided-remote");
+            assert_eq!(
+                count(&out, "strided and vector transfers ok"),
+                procs as usize,
+                "{t}: {}",
+                out.stdout
+            );
+        }
+    }
+}

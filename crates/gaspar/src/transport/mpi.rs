@@ -2,10 +2,10 @@
 //! mpirun: one `MPI_Win_allocate` window holds each rank's starter memory and symmetric
 //! heap, locked with `MPI_Win_lock_all` for the whole run.
 //!
-//! Status: first version. Put/get/copy/atomics/barrier/allgather and the strided
-//! runs/patterns (one `MPI_Put`/`MPI_Get` per chunk, not yet derived datatypes) work;
-//! registered user memory (`MPI_Win_create_dynamic`) is not implemented and is refused
-//! with an error.
+//! Status: first version. Put/get/copy/atomics/barrier/allgather work; regular strided
+//! transfers are one MPI_Put/MPI_Get with nested-hvector datatypes; I/O vectors are one
+//! MPI_Put/MPI_Get per segment with one flush; registered user memory
+//! (`MPI_Win_create_dynamic`) is not implemented and is refused with an error.
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -323,6 +323,82 @@ impl MpiTransport {
     }
 }
 
+/// A committed MPI datatype describing one side of a pattern, freed on drop.
+struct PatternType(ffi::MPI_Datatype);
+
+impl PatternType {
+    /// `chunk` contiguous bytes repeated over `counts` levels `strides` bytes apart (nested
+    /// hvectors); an error when a count or the chunk does not fit an MPI int.
+    fn new(chunk: u64, counts: &[u64], strides: &[u64]) -> Result<PatternType> {
+        let int = |v: u64| {
+            c_int::try_from(v).map_err(|_| Error::LengthOverflow {
+                what: "MPI datatype count",
+            })
+        };
+        let mut current = constant::byte();
+        let mut owned: Vec<ffi::MPI_Datatype> = Vec::new();
+        let mut next = constant::byte();
+        // SAFETY: each call creates a new datatype from a valid one; intermediate types
+        // are freed below after the outermost one is committed (MPI keeps what it needs).
+        unsafe {
+            check(
+                "MPI_Type_contiguous",
+                ffi::MPI_Type_contiguous(int(chunk)?, current, &mut next),
+            )?;
+            owned.push(next);
+            current = next;
+            for (&count, &stride) in counts.iter().zip(strides) {
+                check(
+                    "MPI_Type_create_hvector",
+                    ffi::MPI_Type_create_hvector(
+                        int(count)?,
+                        1,
+                        stride as ffi::MPI_Aint,
+                        current,
+                        &mut next,
+                    ),
+                )?;
+                owned.push(next);
+                current = next;
+            }
+            check("MPI_Type_commit", ffi::MPI_Type_commit(&mut current))?;
+            let outer = owned.pop().expect("at least the contiguous type");
+            for mut t in owned {
+                ffi::MPI_Type_free(&mut t);
+            }
+            Ok(PatternType(outer))
+        }
+    }
+}
+
+impl Drop for PatternType {
+    fn drop(&mut self) {
+        // SAFETY: a committed datatype this value owns; operations using it were flushed.
+        unsafe { ffi::MPI_Type_free(&mut self.0) };
+    }
+}
+
+/// Both extents of a well-formed pattern.
+fn extents(pattern: &Pattern<'_>) -> Result<(u64, u64)> {
+    if pattern.local_strides.len() != pattern.counts.len()
+        || pattern.remote_strides.len() != pattern.counts.len()
+        || pattern.counts.contains(&0)
+    {
+        return Err(Error::invalid("pattern transfer", "malformed pattern"));
+    }
+    let local = pattern
+        .extent(pattern.local_strides)
+        .ok_or(Error::LengthOverflow {
+            what: "pattern extent",
+        })?;
+    let remote = pattern
+        .extent(pattern.remote_strides)
+        .ok_or(Error::LengthOverflow {
+            what: "pattern extent",
+        })?;
+    Ok((local, remote))
+}
+
 fn unsupported_registered(loc: Location) -> Error {
     Error::AtomicUnsupported {
         ga: loc.ga,
@@ -404,32 +480,62 @@ impl Transport for MpiTransport {
         self.flush_local(src.rank)
     }
 
+    /// One MPI_Put with a derived datatype on each side: one message, not one per chunk.
     fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> Result<()> {
-        pattern.for_each(|l, r| {
-            self.put_runs(
-                dst,
-                src,
-                &[Run {
-                    local: l,
-                    remote: r,
-                    len: pattern.chunk,
-                }],
+        let (local_extent, remote_extent) = extents(pattern)?;
+        if local_extent > src.len() as u64 {
+            return Err(Error::invalid(
+                "pattern transfer",
+                "local side is larger than the buffer",
+            ));
+        }
+        let disp = self.disp(dst, remote_extent)?;
+        let origin = PatternType::new(pattern.chunk, pattern.counts, pattern.local_strides)?;
+        let target = PatternType::new(pattern.chunk, pattern.counts, pattern.remote_strides)?;
+        // SAFETY: the origin type spans `local_extent` <= src.len() bytes of `src`, the
+        // target type `remote_extent` bytes of the window (bounds-checked); both types live
+        // until after the flush.
+        check("MPI_Put", unsafe {
+            ffi::MPI_Put(
+                src.as_ptr().cast(),
+                1,
+                origin.0,
+                dst.rank as c_int,
+                disp,
+                1,
+                target.0,
+                self.win,
             )
-        })
+        })?;
+        self.flush_local(dst.rank)
     }
 
+    /// One MPI_Get with a derived datatype on each side.
     fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>) -> Result<()> {
-        pattern.for_each(|l, r| {
-            self.get_runs(
-                src,
-                dst,
-                &[Run {
-                    local: l,
-                    remote: r,
-                    len: pattern.chunk,
-                }],
+        let (local_extent, remote_extent) = extents(pattern)?;
+        if local_extent > dst.len() as u64 {
+            return Err(Error::invalid(
+                "pattern transfer",
+                "local side is larger than the buffer",
+            ));
+        }
+        let disp = self.disp(src, remote_extent)?;
+        let origin = PatternType::new(pattern.chunk, pattern.counts, pattern.local_strides)?;
+        let target = PatternType::new(pattern.chunk, pattern.counts, pattern.remote_strides)?;
+        // SAFETY: as in `put_pattern`, writing into `dst`.
+        check("MPI_Get", unsafe {
+            ffi::MPI_Get(
+                dst.as_mut_ptr().cast(),
+                1,
+                origin.0,
+                src.rank as c_int,
+                disp,
+                1,
+                target.0,
+                self.win,
             )
-        })
+        })?;
+        self.flush_local(src.rank)
     }
 
     fn check_range(&self, loc: Location, len: u64) -> Result<()> {
