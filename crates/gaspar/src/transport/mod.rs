@@ -118,6 +118,34 @@ impl Pattern<'_> {
             })
     }
 
+    /// Checks the pattern's shape and returns its (local, remote) extents; the local one
+    /// must fit a buffer of `local_len` bytes. Every transport checks a pattern this way
+    /// before moving anything.
+    pub fn checked_extents(&self, local_len: usize) -> Result<(u64, u64)> {
+        if self.local_strides.len() != self.counts.len()
+            || self.remote_strides.len() != self.counts.len()
+            || self.counts.len() > 31
+            || self.counts.contains(&0)
+        {
+            return Err(crate::error::Error::invalid(
+                "pattern transfer",
+                "malformed pattern",
+            ));
+        }
+        let overflow = || crate::error::Error::LengthOverflow {
+            what: "pattern extent",
+        };
+        let local = self.extent(self.local_strides).ok_or_else(overflow)?;
+        let remote = self.extent(self.remote_strides).ok_or_else(overflow)?;
+        if local > local_len as u64 {
+            return Err(crate::error::Error::invalid(
+                "pattern transfer",
+                format!("local side spans {local} bytes of a {local_len}-byte buffer"),
+            ));
+        }
+        Ok((local, remote))
+    }
+
     /// Calls `f(local offset, remote offset)` for every chunk, in order.
     #[inline]
     pub fn for_each<E>(&self, mut f: impl FnMut(u64, u64) -> Result<(), E>) -> Result<(), E> {

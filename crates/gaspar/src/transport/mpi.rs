@@ -378,27 +378,6 @@ impl Drop for PatternType {
     }
 }
 
-/// Both extents of a well-formed pattern.
-fn extents(pattern: &Pattern<'_>) -> Result<(u64, u64)> {
-    if pattern.local_strides.len() != pattern.counts.len()
-        || pattern.remote_strides.len() != pattern.counts.len()
-        || pattern.counts.contains(&0)
-    {
-        return Err(Error::invalid("pattern transfer", "malformed pattern"));
-    }
-    let local = pattern
-        .extent(pattern.local_strides)
-        .ok_or(Error::LengthOverflow {
-            what: "pattern extent",
-        })?;
-    let remote = pattern
-        .extent(pattern.remote_strides)
-        .ok_or(Error::LengthOverflow {
-            what: "pattern extent",
-        })?;
-    Ok((local, remote))
-}
-
 fn unsupported_registered(loc: Location) -> Error {
     Error::AtomicUnsupported {
         ga: loc.ga,
@@ -482,17 +461,11 @@ impl Transport for MpiTransport {
 
     /// One MPI_Put with a derived datatype on each side: one message, not one per chunk.
     fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> Result<()> {
-        let (local_extent, remote_extent) = extents(pattern)?;
-        if local_extent > src.len() as u64 {
-            return Err(Error::invalid(
-                "pattern transfer",
-                "local side is larger than the buffer",
-            ));
-        }
+        let (_, remote_extent) = pattern.checked_extents(src.len())?;
         let disp = self.disp(dst, remote_extent)?;
         let origin = PatternType::new(pattern.chunk, pattern.counts, pattern.local_strides)?;
         let target = PatternType::new(pattern.chunk, pattern.counts, pattern.remote_strides)?;
-        // SAFETY: the origin type spans `local_extent` <= src.len() bytes of `src`, the
+        // SAFETY: the origin type spans at most src.len() bytes of `src` (checked), the
         // target type `remote_extent` bytes of the window (bounds-checked); both types live
         // until after the flush.
         check("MPI_Put", unsafe {
@@ -512,13 +485,7 @@ impl Transport for MpiTransport {
 
     /// One MPI_Get with a derived datatype on each side.
     fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>) -> Result<()> {
-        let (local_extent, remote_extent) = extents(pattern)?;
-        if local_extent > dst.len() as u64 {
-            return Err(Error::invalid(
-                "pattern transfer",
-                "local side is larger than the buffer",
-            ));
-        }
+        let (_, remote_extent) = pattern.checked_extents(dst.len())?;
         let disp = self.disp(src, remote_extent)?;
         let origin = PatternType::new(pattern.chunk, pattern.counts, pattern.local_strides)?;
         let target = PatternType::new(pattern.chunk, pattern.counts, pattern.remote_strides)?;

@@ -309,33 +309,6 @@ fn local_piece(local_len: usize, run: Run) -> Result<std::ops::Range<usize>> {
     Ok(run.local as usize..end as usize)
 }
 
-/// The local and remote extents of a pattern; the local one must fit `local_len` bytes.
-fn pattern_extents(pattern: &Pattern<'_>, local_len: usize) -> Result<(u64, u64)> {
-    if pattern.local_strides.len() != pattern.counts.len()
-        || pattern.remote_strides.len() != pattern.counts.len()
-        || pattern.counts.len() > 31
-        || pattern.counts.contains(&0)
-    {
-        return Err(Error::invalid("pattern transfer", "malformed pattern"));
-    }
-    let overflow = Error::LengthOverflow {
-        what: "pattern extent",
-    };
-    let local = pattern.extent(pattern.local_strides).ok_or(overflow)?;
-    let remote = pattern
-        .extent(pattern.remote_strides)
-        .ok_or(Error::LengthOverflow {
-            what: "pattern extent",
-        })?;
-    if local > local_len as u64 {
-        return Err(Error::invalid(
-            "pattern transfer",
-            format!("local side spans {local} bytes of a {local_len}-byte buffer"),
-        ));
-    }
-    Ok((local, remote))
-}
-
 /// `loc` moved `by` bytes further.
 fn at(loc: Location, by: u64) -> Result<Location> {
     let offset = loc
@@ -578,7 +551,7 @@ impl Transport for ShmTransport {
     }
 
     fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> Result<()> {
-        let (local_extent, remote_extent) = pattern_extents(pattern, src.len())?;
+        let (_, remote_extent) = pattern.checked_extents(src.len())?;
         let Some(base) = self.shared(dst, remote_extent)? else {
             return pattern.for_each(|l, r| {
                 self.write_from(at(dst, r)?, src[l as usize..].as_ptr(), pattern.chunk)
@@ -586,7 +559,6 @@ impl Transport for ShmTransport {
         };
         let local = src.as_ptr();
         let chunk = pattern.chunk as usize;
-        debug_assert!(local_extent <= src.len() as u64);
         pattern.for_each(|l, r| -> Result<()> {
             // SAFETY: every chunk lies inside `src` (its extent was checked against
             // `src.len()`) and inside the remote segment (its extent was checked by
@@ -597,7 +569,7 @@ impl Transport for ShmTransport {
     }
 
     fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>) -> Result<()> {
-        let (_, remote_extent) = pattern_extents(pattern, dst.len())?;
+        let (_, remote_extent) = pattern.checked_extents(dst.len())?;
         let Some(base) = self.shared(src, remote_extent)? else {
             return pattern.for_each(|l, r| {
                 self.read_into(at(src, r)?, dst[l as usize..].as_mut_ptr(), pattern.chunk)
