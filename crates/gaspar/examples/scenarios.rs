@@ -22,6 +22,7 @@ fn main() {
         "job-id" => job_id(),
         "busy-target" => busy_target(),
         "strided-remote" => strided_remote(),
+        "where" => where_am_i(),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -332,6 +333,23 @@ fn reset() -> Result<()> {
         format!("ring after reset got {got}")
     });
     say(&format!("rank {me} (was {old}): reset ok"));
+    rt.finalize()
+}
+
+/// Prints this rank's network namespace and host name (the multi-host test checks that
+/// ranks really run in different namespaces).
+fn where_am_i() -> Result<()> {
+    let rt = gaspar::init()?;
+    let netns = std::fs::read_link("/proc/self/ns/net")
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    say(&format!(
+        "rank {} netns {netns} host {}",
+        rt.rank(),
+        host.trim()
+    ));
+    rt.barrier()?;
     rt.finalize()
 }
 
