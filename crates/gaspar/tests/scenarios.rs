@@ -108,3 +108,37 @@ fn strided_and_vector_transfers_between_ranks() {
         }
     }
 }
+
+/// Registered memory on the mpi transport needs a one-sided component with dynamic
+/// windows: OpenMPI's osc/ucx (osc/sm, which `gaspar run --transport mpi` picks, has none).
+#[cfg(feature = "mpi")]
+#[test]
+fn registered_memory_on_mpi_with_dynamic_windows() {
+    if !transports().contains(&"mpi") {
+        return;
+    }
+    for procs in ["2", "4"] {
+        let mut cmd = std::process::Command::new("mpirun");
+        cmd.args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            procs,
+            "--mca",
+            "osc",
+            "ucx",
+        ])
+        .arg(example("scenarios"))
+        .arg("registered-memory")
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        let out = run_command(cmd);
+        out.assert_success();
+        assert_eq!(
+            count(&out, "registered memory ok"),
+            procs.parse::<usize>().unwrap(),
+            "{}",
+            out.stdout
+        );
+    }
+}

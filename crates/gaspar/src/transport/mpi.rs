@@ -4,8 +4,11 @@
 //!
 //! Status: first version. Put/get/copy/atomics/barrier/allgather work; regular strided
 //! transfers are one MPI_Put/MPI_Get with nested-hvector datatypes; I/O vectors are one
-//! MPI_Put/MPI_Get per segment with one flush; registered user memory
-//! (`MPI_Win_create_dynamic`) is not implemented and is refused with an error.
+//! MPI_Put/MPI_Get per segment with one flush. Registered user memory is attached to a
+//! second, dynamic window (`MPI_Win_create_dynamic` + `MPI_Win_attach`); each rank keeps a
+//! registration table (slot -> address, length) at the end of its allocated window, which
+//! others read with MPI_Get, so decoding a global address needs no collective. Atomics on
+//! registered memory are refused, as on shm.
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,10 +18,13 @@ use mpi::ffi;
 use super::{AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, Width};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::gmem::Segment;
+use crate::gmem::{Segment, REGISTRATION_SLOTS};
+use crate::transport::shm::layout::RegionEntry;
 
 /// The heap starts on a 64 KiB boundary of the window.
 const HEAP_ALIGN: u64 = 64 * 1024;
+/// One 32-byte entry (sequence, base, length, color) per registration slot.
+const TABLE_BYTES: u64 = 32 * REGISTRATION_SLOTS as u64;
 
 /// The MPI constants gaspar uses, read from the bindings' shims.
 mod constant {
@@ -43,6 +49,8 @@ mod constant {
         win_null: MPI_Win = RSMPI_WIN_NULL;
         info_null: MPI_Info = RSMPI_INFO_NULL;
         sum: MPI_Op = RSMPI_SUM;
+        errors_return: MPI_Errhandler = RSMPI_ERRORS_RETURN;
+        errors_are_fatal: MPI_Errhandler = RSMPI_ERRORS_ARE_FATAL;
         bxor: MPI_Op = RSMPI_BXOR;
         bor: MPI_Op = RSMPI_BOR;
         band: MPI_Op = RSMPI_BAND;
@@ -80,6 +88,12 @@ pub struct MpiTransport {
     procs: u32,
     comm: ffi::MPI_Comm,
     win: ffi::MPI_Win,
+    /// Dynamic window for registered user memory (MPI_Win_create_dynamic + attach).
+    dynamic: ffi::MPI_Win,
+    /// Where each rank's registration table (slot -> base, len) lives in `win`.
+    table_offset: u64,
+    /// What this rank attached to `dynamic`, by slot.
+    attached: std::sync::Mutex<Vec<Option<usize>>>,
     base: *mut u8,
     starter_len: u64,
     heap_offset: u64,
@@ -100,8 +114,9 @@ impl MpiTransport {
         let starter_len = config::STARTER_SIZE.bytes()?;
         let heap_len = config::HEAP_SIZE.bytes()?;
         let heap_offset = starter_len.div_ceil(HEAP_ALIGN) * HEAP_ALIGN;
-        let total = heap_offset
-            .checked_add(heap_len)
+        let table_offset = (heap_offset + heap_len).div_ceil(64) * 64;
+        let total = table_offset
+            .checked_add(TABLE_BYTES)
             .ok_or(Error::LengthOverflow {
                 what: "window size",
             })?;
@@ -127,6 +142,7 @@ impl MpiTransport {
         let (mut rank, mut procs): (c_int, c_int) = (0, 0);
         let mut base: *mut u8 = std::ptr::null_mut();
         let mut win = constant::win_null();
+        let mut dynamic = constant::win_null();
         // SAFETY: MPI is initialized; every out-pointer is a valid local; the window size
         // fits MPI_Aint (checked above against overflow, and it is a byte count of memory
         // this rank will map).
@@ -152,12 +168,29 @@ impl MpiTransport {
                 "MPI_Win_lock_all",
                 ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, win),
             )?;
+            // Not every one-sided component has dynamic windows (OpenMPI's osc/sm has
+            // not): without one, registration reports an error and all else works.
+            ffi::MPI_Comm_set_errhandler(comm, constant::errors_return());
+            if ffi::MPI_Win_create_dynamic(constant::info_null(), comm, &mut dynamic) == 0 {
+                check(
+                    "MPI_Win_lock_all",
+                    ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, dynamic),
+                )?;
+            } else {
+                dynamic = constant::win_null();
+            }
+            ffi::MPI_Comm_set_errhandler(comm, constant::errors_are_fatal());
+            // An empty registration table (the window's memory is not zeroed by MPI).
+            std::ptr::write_bytes(base.add(table_offset as usize), 0, TABLE_BYTES as usize);
         }
         let transport = MpiTransport {
             rank: rank as u32,
             procs: procs as u32,
             comm,
             win,
+            dynamic,
+            table_offset,
+            attached: std::sync::Mutex::new(vec![None; REGISTRATION_SLOTS]),
             base,
             starter_len,
             heap_offset,
@@ -190,7 +223,13 @@ impl MpiTransport {
         }
     }
 
-    fn put_bytes(&self, rank: u32, disp: ffi::MPI_Aint, src: &[u8]) -> Result<()> {
+    fn put_bytes(
+        &self,
+        win: ffi::MPI_Win,
+        rank: u32,
+        disp: ffi::MPI_Aint,
+        src: &[u8],
+    ) -> Result<()> {
         for (i, piece) in src.chunks(i32::MAX as usize).enumerate() {
             let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
             // SAFETY: `piece` is valid for reads of its length until the flush in the
@@ -204,14 +243,20 @@ impl MpiTransport {
                     at,
                     piece.len() as c_int,
                     constant::byte(),
-                    self.win,
+                    win,
                 )
             })?;
         }
         Ok(())
     }
 
-    fn get_bytes(&self, rank: u32, disp: ffi::MPI_Aint, dst: &mut [u8]) -> Result<()> {
+    fn get_bytes(
+        &self,
+        win: ffi::MPI_Win,
+        rank: u32,
+        disp: ffi::MPI_Aint,
+        dst: &mut [u8],
+    ) -> Result<()> {
         for (i, piece) in dst.chunks_mut(i32::MAX as usize).enumerate() {
             let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
             // SAFETY: `piece` is valid for writes of its length until the flush in the
@@ -225,17 +270,90 @@ impl MpiTransport {
                     at,
                     piece.len() as c_int,
                     constant::byte(),
-                    self.win,
+                    win,
                 )
             })?;
         }
         Ok(())
     }
 
+    /// The window and displacement of `len` bytes at `loc`: the allocated window for the
+    /// starter memory and heap, the dynamic one (at the owner's address, read from its
+    /// registration table) for registered memory.
+    fn target(&self, loc: Location, len: u64) -> Result<(ffi::MPI_Win, ffi::MPI_Aint)> {
+        let Segment::Registered(slot) = loc.segment else {
+            return Ok((self.win, self.disp(loc, len)?));
+        };
+        let entry = (self.table_offset + 32 * u64::from(slot)) as ffi::MPI_Aint;
+        let (base, region_len) = loop {
+            let mut fields = [0u64; 4];
+            self.get_bytes(
+                self.win,
+                loc.rank,
+                entry,
+                bytemuck::cast_slice_mut(&mut fields),
+            )?;
+            self.flush_local(loc.rank)?;
+            let mut again = [0u64; 1];
+            self.get_bytes(
+                self.win,
+                loc.rank,
+                entry,
+                bytemuck::cast_slice_mut(&mut again),
+            )?;
+            self.flush_local(loc.rank)?;
+            // A consistent snapshot: no rewrite in progress (odd) or in between.
+            if fields[0] % 2 == 0 && again[0] == fields[0] {
+                break (fields[1], fields[2]);
+            }
+        };
+        if region_len == 0 {
+            return Err(Error::NotRegistered { ga: loc.ga });
+        }
+        match loc.offset.checked_add(len) {
+            Some(end) if end <= region_len => {
+                Ok((self.dynamic, (base + loc.offset) as ffi::MPI_Aint))
+            }
+            Some(_) => Err(Error::OutOfBounds {
+                ga: loc.ga,
+                len,
+                segment_len: region_len,
+            }),
+            None => Err(Error::LengthOverflow {
+                what: "offset + length",
+            }),
+        }
+    }
+
+    /// Whether the dynamic window exists (see `start`).
+    fn has_dynamic(&self) -> bool {
+        self.dynamic != constant::win_null()
+    }
+
+    /// This rank's registration-table entry for `slot`, in its own window memory.
+    fn own_entry(&self, slot: u8) -> &RegionEntry {
+        // SAFETY: the table lies inside this rank's window memory (allocated with room for
+        // every slot), which lives until finalize; RegionEntry is four atomics, valid for
+        // any bits, and 8-byte aligned (the table offset is a multiple of 64).
+        unsafe {
+            &*(self
+                .base
+                .add((self.table_offset + 32 * u64::from(slot)) as usize)
+                as *const RegionEntry)
+        }
+    }
+
     fn flush_local(&self, rank: u32) -> Result<()> {
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush_local", unsafe {
             ffi::MPI_Win_flush_local(rank as c_int, self.win)
+        })?;
+        if !self.has_dynamic() {
+            return Ok(());
+        }
+        // SAFETY: as above, for the dynamic window.
+        check("MPI_Win_flush_local", unsafe {
+            ffi::MPI_Win_flush_local(rank as c_int, self.dynamic)
         })
     }
 
@@ -402,21 +520,21 @@ impl Transport for MpiTransport {
     }
 
     fn put(&self, dst: Location, src: &[u8]) -> Result<()> {
-        let disp = self.disp(dst, src.len() as u64)?;
-        self.put_bytes(dst.rank, disp, src)?;
+        let (win, disp) = self.target(dst, src.len() as u64)?;
+        self.put_bytes(win, dst.rank, disp, src)?;
         self.flush_local(dst.rank)
     }
 
     fn put_flushed(&self, dst: Location, src: &[u8]) -> Result<()> {
-        let disp = self.disp(dst, src.len() as u64)?;
-        self.put_bytes(dst.rank, disp, src)?;
+        let (win, disp) = self.target(dst, src.len() as u64)?;
+        self.put_bytes(win, dst.rank, disp, src)?;
         // A flush completes the put at the target, and so locally too.
         self.flush(dst.rank)
     }
 
     fn get(&self, src: Location, dst: &mut [u8]) -> Result<()> {
-        let disp = self.disp(src, dst.len() as u64)?;
-        self.get_bytes(src.rank, disp, dst)?;
+        let (win, disp) = self.target(src, dst.len() as u64)?;
+        self.get_bytes(win, src.rank, disp, dst)?;
         self.flush_local(src.rank)
     }
 
@@ -434,7 +552,8 @@ impl Transport for MpiTransport {
                     .ok_or(Error::LengthOverflow { what: "run offset" })?,
                 ..dst
             };
-            self.put_bytes(dst.rank, self.disp(at, run.len)?, piece)?;
+            let (win, disp) = self.target(at, run.len)?;
+            self.put_bytes(win, dst.rank, disp, piece)?;
         }
         self.flush_local(dst.rank)
     }
@@ -448,13 +567,13 @@ impl Transport for MpiTransport {
                     .ok_or(Error::LengthOverflow { what: "run offset" })?,
                 ..src
             };
-            let disp = self.disp(at, run.len)?;
+            let (win, disp) = self.target(at, run.len)?;
             let piece = dst
                 .get_mut(run.local as usize..(run.local + run.len) as usize)
                 .ok_or_else(|| {
                     Error::invalid("strided transfer", "run outside the local buffer")
                 })?;
-            self.get_bytes(src.rank, disp, piece)?;
+            self.get_bytes(win, src.rank, disp, piece)?;
         }
         self.flush_local(src.rank)
     }
@@ -462,6 +581,20 @@ impl Transport for MpiTransport {
     /// One MPI_Put with a derived datatype on each side: one message, not one per chunk.
     fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> Result<()> {
         let (_, remote_extent) = pattern.checked_extents(src.len())?;
+        if matches!(dst.segment, Segment::Registered(_)) {
+            self.target(dst, remote_extent)?;
+            return pattern.for_each(|l, r| {
+                self.put_runs(
+                    dst,
+                    src,
+                    &[Run {
+                        local: l,
+                        remote: r,
+                        len: pattern.chunk,
+                    }],
+                )
+            });
+        }
         let disp = self.disp(dst, remote_extent)?;
         let origin = PatternType::new(pattern.chunk, pattern.counts, pattern.local_strides)?;
         let target = PatternType::new(pattern.chunk, pattern.counts, pattern.remote_strides)?;
@@ -486,6 +619,20 @@ impl Transport for MpiTransport {
     /// One MPI_Get with a derived datatype on each side.
     fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>) -> Result<()> {
         let (_, remote_extent) = pattern.checked_extents(dst.len())?;
+        if matches!(src.segment, Segment::Registered(_)) {
+            self.target(src, remote_extent)?;
+            return pattern.for_each(|l, r| {
+                self.get_runs(
+                    src,
+                    dst,
+                    &[Run {
+                        local: l,
+                        remote: r,
+                        len: pattern.chunk,
+                    }],
+                )
+            });
+        }
         let disp = self.disp(src, remote_extent)?;
         let origin = PatternType::new(pattern.chunk, pattern.counts, pattern.local_strides)?;
         let target = PatternType::new(pattern.chunk, pattern.counts, pattern.remote_strides)?;
@@ -506,14 +653,14 @@ impl Transport for MpiTransport {
     }
 
     fn check_range(&self, loc: Location, len: u64) -> Result<()> {
-        self.disp(loc, len).map(drop)
+        self.target(loc, len).map(drop)
     }
 
     fn copy(&self, dst: Location, src: Location, len: u64) -> Result<()> {
         // Through the initiator: get into a bounce buffer, then put.
         const CHUNK: u64 = 1 << 20;
-        self.disp(src, len)?;
-        self.disp(dst, len)?;
+        self.target(src, len)?;
+        self.target(dst, len)?;
         let mut bounce = vec![0u8; len.min(CHUNK) as usize];
         let mut done = 0;
         while done < len {
@@ -585,6 +732,13 @@ impl Transport for MpiTransport {
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush", unsafe {
             ffi::MPI_Win_flush(rank as c_int, self.win)
+        })?;
+        if !self.has_dynamic() {
+            return Ok(());
+        }
+        // SAFETY: as above, for the dynamic window.
+        check("MPI_Win_flush", unsafe {
+            ffi::MPI_Win_flush(rank as c_int, self.dynamic)
         })
     }
 
@@ -592,6 +746,13 @@ impl Transport for MpiTransport {
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush_all", unsafe {
             ffi::MPI_Win_flush_all(self.win)
+        })?;
+        if !self.has_dynamic() {
+            return Ok(());
+        }
+        // SAFETY: as above, for the dynamic window.
+        check("MPI_Win_flush_all", unsafe {
+            ffi::MPI_Win_flush_all(self.dynamic)
         })
     }
 
@@ -607,7 +768,13 @@ impl Transport for MpiTransport {
         // SAFETY: window and communicator live until finalize.
         unsafe {
             check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))?;
+            if self.has_dynamic() {
+                check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
+            }
             check("MPI_Barrier", ffi::MPI_Barrier(self.comm))?;
+            if self.has_dynamic() {
+                check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
+            }
             check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))
         }
     }
@@ -630,14 +797,53 @@ impl Transport for MpiTransport {
         })
     }
 
-    fn publish_region(&self, _slot: u8, _base: usize, _len: u64, _color: u32) -> Result<()> {
-        Err(Error::invalid(
-            "register",
-            "registered user memory is not supported on the mpi transport yet",
-        ))
+    fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> Result<()> {
+        if slot as usize >= REGISTRATION_SLOTS || len == 0 {
+            return Err(Error::invalid("publish_region", "bad slot or empty region"));
+        }
+        if !self.has_dynamic() {
+            return Err(Error::invalid(
+                "register",
+                "this MPI's one-sided component has no dynamic windows (OpenMPI's osc/sm has none; osc/ucx or osc/rdma do)",
+            ));
+        }
+        let size = ffi::MPI_Aint::try_from(len).map_err(|_| Error::LengthOverflow {
+            what: "registered length",
+        })?;
+        let mut attached = self.attached.lock().unwrap_or_else(|p| p.into_inner());
+        // A region that grew is attached again at its new length.
+        if let Some(old) = attached[slot as usize].take() {
+            // SAFETY: `old` was attached to the dynamic window by this rank.
+            check("MPI_Win_detach", unsafe {
+                ffi::MPI_Win_detach(self.dynamic, old as *const std::ffi::c_void)
+            })?;
+        }
+        // SAFETY: `register`'s contract keeps `base..base+len` allocated until it is
+        // unregistered (retract_region detaches it first).
+        check("MPI_Win_attach", unsafe {
+            ffi::MPI_Win_attach(self.dynamic, base as *mut std::ffi::c_void, size)
+        })?;
+        attached[slot as usize] = Some(base);
+        self.own_entry(slot)
+            .write(base as u64, len, u64::from(color));
+        // SAFETY: the window lives until finalize; this orders the table update with RMA.
+        check("MPI_Win_sync", unsafe { ffi::MPI_Win_sync(self.win) })
     }
 
-    fn retract_region(&self, _slot: u8) -> Result<()> {
+    fn retract_region(&self, slot: u8) -> Result<()> {
+        if slot as usize >= REGISTRATION_SLOTS {
+            return Err(Error::invalid("retract_region", "bad slot"));
+        }
+        self.own_entry(slot).write(0, 0, 0);
+        // SAFETY: as in `publish_region`.
+        check("MPI_Win_sync", unsafe { ffi::MPI_Win_sync(self.win) })?;
+        let mut attached = self.attached.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(old) = attached[slot as usize].take() {
+            // SAFETY: `old` was attached to the dynamic window by this rank.
+            check("MPI_Win_detach", unsafe {
+                ffi::MPI_Win_detach(self.dynamic, old as *const std::ffi::c_void)
+            })?;
+        }
         Ok(())
     }
 
@@ -663,10 +869,15 @@ impl Transport for MpiTransport {
         }
         self.barrier()?;
         let mut win = self.win;
+        let mut dynamic = self.dynamic;
         let mut comm = self.comm;
-        // SAFETY: every rank reached the barrier, so no operation targets the window any
+        // SAFETY: every rank reached the barrier, so no operation targets the windows any
         // more; the handles are not used after this.
         unsafe {
+            if self.has_dynamic() {
+                check("MPI_Win_unlock_all", ffi::MPI_Win_unlock_all(dynamic))?;
+                check("MPI_Win_free", ffi::MPI_Win_free(&mut dynamic))?;
+            }
             check("MPI_Win_unlock_all", ffi::MPI_Win_unlock_all(win))?;
             check("MPI_Win_free", ffi::MPI_Win_free(&mut win))?;
             check("MPI_Comm_free", ffi::MPI_Comm_free(&mut comm))?;
