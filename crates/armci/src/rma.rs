@@ -542,6 +542,7 @@ unsafe fn vector(
         s.fail(call, "null iov");
     }
     let heap = s.heap_start(call, proc);
+    let offset_of = s.heap_offsets(call, proc);
     let mut last = NULL;
     let mut packed = Vec::new();
     for i in 0..n {
@@ -567,7 +568,7 @@ unsafe fn vector(
         packed.resize(count * bytes as usize, 0u8);
         last = match direction {
             Direction::Get => {
-                let remote: Vec<u64> = srcs.iter().map(|&p| s.heap_offset(call, p, proc)).collect();
+                let remote: Vec<u64> = srcs.iter().map(|&p| offset_of(p)).collect();
                 let h = s.check(
                     call,
                     s.rt.get_vector(&mut packed, &local_offsets, heap, &remote, bytes, NULL),
@@ -585,7 +586,7 @@ unsafe fn vector(
                     let from = unsafe { s.local(call, src, bytes) };
                     packed[k * bytes as usize..(k + 1) * bytes as usize].copy_from_slice(from);
                 }
-                let remote: Vec<u64> = dsts.iter().map(|&p| s.heap_offset(call, p, proc)).collect();
+                let remote: Vec<u64> = dsts.iter().map(|&p| offset_of(p)).collect();
                 match direction {
                     Direction::Acc(kind) => {
                         // SAFETY: `scale` points to one element (caller's contract).

@@ -130,12 +130,25 @@ impl State {
             .unwrap_or_else(|| self.fail(call, "address does not fit"))
     }
 
-    /// The offset of `ptr` in rank `proc`'s heap (checked like [`remote`](Self::remote)).
-    pub(crate) fn heap_offset(&self, call: &str, ptr: *const c_void, proc: c_int) -> u64 {
-        let ga = self.remote(call, ptr, proc);
-        ga.decode()
-            .map(|d| d.offset)
-            .unwrap_or_else(|| self.fail(call, "address"))
+    /// Translates addresses in rank `proc`'s ARMCI memory to heap offsets; the rank is
+    /// checked once, each address when translated (as [`remote`](Self::remote) does).
+    pub(crate) fn heap_offsets<'a>(
+        &'a self,
+        call: &'a str,
+        proc: c_int,
+    ) -> impl Fn(*const c_void) -> u64 + 'a {
+        let rank = self.rank_of(call, proc);
+        let base = self.heap_bases[rank as usize];
+        move |ptr| {
+            let addr = ptr as usize;
+            if addr < base || (addr - base) as u64 >= self.heap_len {
+                self.fail(
+                    call,
+                    format!("address {ptr:p} is not in ARMCI_Malloc memory of rank {proc}"),
+                );
+            }
+            (addr - base) as u64
+        }
     }
 
     /// The start of rank `proc`'s heap.

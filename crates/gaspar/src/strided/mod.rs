@@ -136,7 +136,7 @@ impl Strided {
         let (mut fill, mut start, mut last) = (0u64, 0u64, Handle::NULL);
         let flush = |buffer: &[u8], start: u64, order: &mut Handle| -> Result<Handle> {
             let h = self.gma.put(
-                dst.offset(start).ok_or(overflow("put_strided"))?,
+                dst.offset(start).ok_or_else(|| overflow("put_strided"))?,
                 buffer,
                 *order,
             )?;
@@ -217,7 +217,7 @@ impl Strided {
                      dst: &mut [u8],
                      order: &mut Handle|
          -> Result<Handle> {
-            let at = src.offset(start).ok_or(overflow("get_strided"))?;
+            let at = src.offset(start).ok_or_else(|| overflow("get_strided"))?;
             let h = self
                 .gma
                 .get(&mut scratch.buffer[..fill as usize], at, *order)?;
@@ -271,7 +271,7 @@ impl Strided {
         }
         let span = |offsets: &[u64]| -> Result<u64> {
             offsets.iter().try_fold(0u64, |m, &o| {
-                Ok(m.max(o.checked_add(bytes).ok_or(overflow("I/O vector"))?))
+                Ok(m.max(o.checked_add(bytes).ok_or_else(|| overflow("I/O vector"))?))
             })
         };
         let local_span = span(local)?;
@@ -441,7 +441,7 @@ impl Strided {
             let (_, chunks) = desc.chunks();
             let mut last = Handle::NULL;
             for (s, d) in chunks {
-                let at = dst.offset(d).ok_or(overflow("acc_strided"))?;
+                let at = dst.offset(d).ok_or_else(|| overflow("acc_strided"))?;
                 self.gma.get(buffer, at, Handle::NULL)?;
                 kind.apply(scale, &src[s as usize..(s + len) as usize], buffer);
                 last = self.gma.put(at, buffer, Handle::NULL)?;
@@ -473,7 +473,7 @@ impl Strided {
             buffer.resize(bytes as usize, 0);
             let mut last = Handle::NULL;
             for (&s, &d) in src_offsets.iter().zip(dst_offsets) {
-                let at = dst.offset(d).ok_or(overflow("acc_vector"))?;
+                let at = dst.offset(d).ok_or_else(|| overflow("acc_vector"))?;
                 self.gma.get(buffer, at, Handle::NULL)?;
                 kind.apply(scale, &src[s as usize..(s + bytes) as usize], buffer);
                 last = self.gma.put(at, buffer, Handle::NULL)?;
@@ -571,7 +571,7 @@ fn section<T, const D: usize>(
             .map(|&s| {
                 (s as u64)
                     .checked_mul(size)
-                    .ok_or(overflow("section stride"))
+                    .ok_or_else(|| overflow("section stride"))
             })
             .collect()
     };
