@@ -117,21 +117,14 @@ impl State {
 
     /// The global address of `ptr`, an address in rank `proc`'s ARMCI memory.
     pub(crate) fn remote(&self, call: &str, ptr: *const c_void, proc: c_int) -> GlobalAddr {
-        let rank = self.rank_of(call, proc);
-        let base = self.heap_bases[rank as usize];
-        let addr = ptr as usize;
-        if addr < base || (addr - base) as u64 >= self.heap_len {
-            self.fail(
-                call,
-                format!("address {ptr:p} is not in ARMCI_Malloc memory of rank {proc}"),
-            );
-        }
-        GlobalAddr::new(rank, 0, Segment::Heap, (addr - base) as u64)
+        let offset = self.heap_offsets(call, proc)(ptr);
+        self.heap_start(call, proc)
+            .offset(offset)
             .unwrap_or_else(|| self.fail(call, "address does not fit"))
     }
 
     /// Translates addresses in rank `proc`'s ARMCI memory to heap offsets; the rank is
-    /// checked once, each address when translated (as [`remote`](Self::remote) does).
+    /// checked once, each address when translated.
     pub(crate) fn heap_offsets<'a>(
         &'a self,
         call: &'a str,

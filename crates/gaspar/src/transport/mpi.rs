@@ -203,24 +203,13 @@ impl MpiTransport {
         Ok(transport)
     }
 
-    /// Window displacement of `len` bytes at `loc`, checked against its segment.
+    /// Window displacement of `len` bytes at `loc` in the allocated window (starter memory
+    /// or heap), checked against its segment.
     fn disp(&self, loc: Location, len: u64) -> Result<ffi::MPI_Aint> {
-        let (start, segment_len) = match loc.segment {
-            Segment::Starter => (0, self.starter_len),
-            Segment::Heap => (self.heap_offset, self.heap_len),
-            Segment::Registered(_) => return Err(unsupported_registered(loc)),
-        };
-        match loc.offset.checked_add(len) {
-            Some(end) if end <= segment_len => Ok((start + loc.offset) as ffi::MPI_Aint),
-            Some(_) => Err(Error::OutOfBounds {
-                ga: loc.ga,
-                len,
-                segment_len,
-            }),
-            None => Err(Error::LengthOverflow {
-                what: "offset + length",
-            }),
+        if matches!(loc.segment, Segment::Registered(_)) {
+            return Err(unsupported_registered(loc));
         }
+        self.span(loc)?.disp(loc, loc.offset, len)
     }
 
     fn put_bytes(
@@ -277,15 +266,29 @@ impl MpiTransport {
         Ok(())
     }
 
-    /// The window and displacement of `len` bytes at `loc`: the allocated window for the
-    /// starter memory and heap, the dynamic one (at the owner's address, read from its
-    /// registration table) for registered memory.
-    fn target(&self, loc: Location, len: u64) -> Result<(ffi::MPI_Win, ffi::MPI_Aint)> {
-        let Segment::Registered(slot) = loc.segment else {
-            return Ok((self.win, self.disp(loc, len)?));
+    /// Where `loc`'s segment lives: the allocated window for the starter memory and heap,
+    /// the dynamic one (at the owner's address, read once from its registration table) for
+    /// registered memory.
+    fn span(&self, loc: Location) -> Result<Span> {
+        let slot = match loc.segment {
+            Segment::Starter => {
+                return Ok(Span {
+                    win: self.win,
+                    start: 0,
+                    len: self.starter_len,
+                })
+            }
+            Segment::Heap => {
+                return Ok(Span {
+                    win: self.win,
+                    start: self.heap_offset,
+                    len: self.heap_len,
+                })
+            }
+            Segment::Registered(slot) => slot,
         };
         let entry = (self.table_offset + 32 * u64::from(slot)) as ffi::MPI_Aint;
-        let (base, region_len) = loop {
+        let (base, len) = loop {
             let mut fields = [0u64; 4];
             self.get_bytes(
                 self.win,
@@ -307,22 +310,45 @@ impl MpiTransport {
                 break (fields[1], fields[2]);
             }
         };
-        if region_len == 0 {
+        if len == 0 {
             return Err(Error::NotRegistered { ga: loc.ga });
         }
-        match loc.offset.checked_add(len) {
-            Some(end) if end <= region_len => {
-                Ok((self.dynamic, (base + loc.offset) as ffi::MPI_Aint))
-            }
-            Some(_) => Err(Error::OutOfBounds {
-                ga: loc.ga,
-                len,
-                segment_len: region_len,
-            }),
-            None => Err(Error::LengthOverflow {
-                what: "offset + length",
-            }),
-        }
+        Ok(Span {
+            win: self.dynamic,
+            start: base,
+            len,
+        })
+    }
+
+    /// The window and displacement of `len` bytes at `loc`.
+    fn target(&self, loc: Location, len: u64) -> Result<(ffi::MPI_Win, ffi::MPI_Aint)> {
+        let span = self.span(loc)?;
+        Ok((span.win, span.disp(loc, loc.offset, len)?))
+    }
+
+    /// Puts one run of `src` after `dst`, whose segment is `span`.
+    fn put_run(&self, span: &Span, dst: Location, src: &[u8], run: Run) -> Result<()> {
+        let piece = src
+            .get(run.local as usize..(run.local + run.len) as usize)
+            .ok_or_else(|| Error::invalid("strided transfer", "run outside the local buffer"))?;
+        let offset = dst
+            .offset
+            .checked_add(run.remote)
+            .ok_or(Error::LengthOverflow { what: "run offset" })?;
+        self.put_bytes(span.win, dst.rank, span.disp(dst, offset, run.len)?, piece)
+    }
+
+    /// Gets one run after `src`, whose segment is `span`, into `dst`.
+    fn get_run(&self, span: &Span, src: Location, dst: &mut [u8], run: Run) -> Result<()> {
+        let offset = src
+            .offset
+            .checked_add(run.remote)
+            .ok_or(Error::LengthOverflow { what: "run offset" })?;
+        let disp = span.disp(src, offset, run.len)?;
+        let piece = dst
+            .get_mut(run.local as usize..(run.local + run.len) as usize)
+            .ok_or_else(|| Error::invalid("strided transfer", "run outside the local buffer"))?;
+        self.get_bytes(span.win, src.rank, disp, piece)
     }
 
     /// Whether the dynamic window exists (see `start`).
@@ -441,6 +467,31 @@ impl MpiTransport {
     }
 }
 
+/// Where a segment lives: its window, the displacement of its byte 0 there, its length.
+#[derive(Clone, Copy)]
+struct Span {
+    win: ffi::MPI_Win,
+    start: u64,
+    len: u64,
+}
+
+impl Span {
+    /// The displacement of `len` bytes at `offset` in the segment that `loc` names.
+    fn disp(&self, loc: Location, offset: u64, len: u64) -> Result<ffi::MPI_Aint> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.len => Ok((self.start + offset) as ffi::MPI_Aint),
+            Some(_) => Err(Error::OutOfBounds {
+                ga: loc.ga,
+                len,
+                segment_len: self.len,
+            }),
+            None => Err(Error::LengthOverflow {
+                what: "offset + length",
+            }),
+        }
+    }
+}
+
 /// A committed MPI datatype describing one side of a pattern, freed on drop.
 struct PatternType(ffi::MPI_Datatype);
 
@@ -539,41 +590,17 @@ impl Transport for MpiTransport {
     }
 
     fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> Result<()> {
-        for run in runs {
-            let piece = src
-                .get(run.local as usize..(run.local + run.len) as usize)
-                .ok_or_else(|| {
-                    Error::invalid("strided transfer", "run outside the local buffer")
-                })?;
-            let at = Location {
-                offset: dst
-                    .offset
-                    .checked_add(run.remote)
-                    .ok_or(Error::LengthOverflow { what: "run offset" })?,
-                ..dst
-            };
-            let (win, disp) = self.target(at, run.len)?;
-            self.put_bytes(win, dst.rank, disp, piece)?;
+        let span = self.span(dst)?;
+        for &run in runs {
+            self.put_run(&span, dst, src, run)?;
         }
         self.flush_local(dst.rank)
     }
 
     fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> Result<()> {
-        for run in runs {
-            let at = Location {
-                offset: src
-                    .offset
-                    .checked_add(run.remote)
-                    .ok_or(Error::LengthOverflow { what: "run offset" })?,
-                ..src
-            };
-            let (win, disp) = self.target(at, run.len)?;
-            let piece = dst
-                .get_mut(run.local as usize..(run.local + run.len) as usize)
-                .ok_or_else(|| {
-                    Error::invalid("strided transfer", "run outside the local buffer")
-                })?;
-            self.get_bytes(win, src.rank, disp, piece)?;
+        let span = self.span(src)?;
+        for &run in runs {
+            self.get_run(&span, src, dst, run)?;
         }
         self.flush_local(src.rank)
     }
@@ -582,18 +609,23 @@ impl Transport for MpiTransport {
     fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> Result<()> {
         let (_, remote_extent) = pattern.checked_extents(src.len())?;
         if matches!(dst.segment, Segment::Registered(_)) {
-            self.target(dst, remote_extent)?;
-            return pattern.for_each(|l, r| {
-                self.put_runs(
+            // No datatypes into attached memory here: one put per chunk, one table read.
+            let span = self.span(dst)?;
+            span.disp(dst, dst.offset, remote_extent)?;
+            let chunk = pattern.chunk;
+            pattern.for_each(|l, r| {
+                self.put_run(
+                    &span,
                     dst,
                     src,
-                    &[Run {
+                    Run {
                         local: l,
                         remote: r,
-                        len: pattern.chunk,
-                    }],
+                        len: chunk,
+                    },
                 )
-            });
+            })?;
+            return self.flush_local(dst.rank);
         }
         let disp = self.disp(dst, remote_extent)?;
         let origin = PatternType::new(pattern.chunk, pattern.counts, pattern.local_strides)?;
@@ -620,18 +652,22 @@ impl Transport for MpiTransport {
     fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>) -> Result<()> {
         let (_, remote_extent) = pattern.checked_extents(dst.len())?;
         if matches!(src.segment, Segment::Registered(_)) {
-            self.target(src, remote_extent)?;
-            return pattern.for_each(|l, r| {
-                self.get_runs(
+            let span = self.span(src)?;
+            span.disp(src, src.offset, remote_extent)?;
+            let chunk = pattern.chunk;
+            pattern.for_each(|l, r| {
+                self.get_run(
+                    &span,
                     src,
                     dst,
-                    &[Run {
+                    Run {
                         local: l,
                         remote: r,
-                        len: pattern.chunk,
-                    }],
+                        len: chunk,
+                    },
                 )
-            });
+            })?;
+            return self.flush_local(src.rank);
         }
         let disp = self.disp(src, remote_extent)?;
         let origin = PatternType::new(pattern.chunk, pattern.counts, pattern.local_strides)?;
