@@ -6,6 +6,7 @@ use std::ffi::{c_int, c_void};
 use gaspar::strided::AccKind;
 use gaspar::Handle as GasparHandle;
 
+use crate::direct::BadSegment;
 use crate::state::{state, Handle, State};
 
 const NULL: GasparHandle = GasparHandle::NULL;
@@ -523,11 +524,14 @@ enum Direction {
     Acc(AccKind),
 }
 
-/// Runs an I/O-vector operation: each set's segments are packed into (or unpacked from)
-/// one local buffer and moved in one vectored transfer, in order.
+/// Runs an I/O-vector operation, in order, one transport call per set: puts and gets
+/// move each segment straight between the caller's memory and the target's (on MPI, one
+/// message of hindexed datatypes); accumulates pack the set, then add it segment by
+/// segment under the target's accumulate lock.
 ///
 /// # Safety
-/// `iov` has `iov_len` valid descriptors whose pointer arrays have `ptr_array_len` entries.
+/// `iov` has `iov_len` valid descriptors whose pointer arrays have `ptr_array_len` entries;
+/// each local segment is readable (put, acc) or writable and not overlapping another (get).
 unsafe fn vector(
     call: &str,
     direction: Direction,
@@ -544,7 +548,6 @@ unsafe fn vector(
     let heap = s.heap_start(call, proc);
     let offset_of = s.heap_offsets(call, proc);
     let mut last = NULL;
-    let mut packed = Vec::new();
     for i in 0..n {
         // SAFETY: `iov` has `iov_len` entries (caller's contract).
         let set = unsafe { &*iov.add(i) };
@@ -563,53 +566,78 @@ unsafe fn vector(
                 std::slice::from_raw_parts(set.dst_ptr_array, count),
             )
         };
-        let local_offsets: Vec<u64> = (0..count as u64).map(|k| k * bytes).collect();
-        packed.clear();
-        packed.resize(count * bytes as usize, 0u8);
+        if let (Some(heap), Direction::Put | Direction::Get) =
+            (s.mapped_heap(call, proc), direction)
+        {
+            // Plain loads and stores must not overtake an earlier transfer to the rank.
+            s.check(call, s.rt.fence(s.rank_of(call, proc)));
+            // SAFETY: `put`/`get` check every remote segment against the mapped heap and
+            // every local pointer for null; the local segments are readable / writable
+            // (caller's contract).
+            let moved = unsafe {
+                match direction {
+                    Direction::Get => heap.get(srcs, dsts, bytes as usize),
+                    _ => heap.put(srcs, dsts, bytes as usize),
+                }
+            };
+            if let Err(BadSegment(k)) = moved {
+                let (remote, local) = match direction {
+                    Direction::Get => (srcs[k], dsts[k]),
+                    _ => (dsts[k], srcs[k]),
+                };
+                s.fail(
+                    call,
+                    format!(
+                        "segment {k}: remote {remote:p} + {bytes} bytes is not in \
+                         ARMCI_Malloc memory of rank {proc}, or local {local:p} is null"
+                    ),
+                );
+            }
+            continue;
+        }
         last = match direction {
             Direction::Get => {
                 let remote: Vec<u64> = srcs.iter().map(|&p| offset_of(p)).collect();
-                let h = s.check(
-                    call,
-                    s.rt.get_vector(&mut packed, &local_offsets, heap, &remote, bytes, NULL),
-                );
-                for (k, &dst) in dsts.iter().enumerate() {
-                    // SAFETY: each destination segment has `bytes` writable bytes.
-                    let out = unsafe { s.local_mut(call, dst, bytes) };
-                    out.copy_from_slice(&packed[k * bytes as usize..(k + 1) * bytes as usize]);
-                }
-                h
+                let mut local: Vec<&mut [u8]> = dsts
+                    .iter()
+                    // SAFETY: each destination segment has `bytes` writable bytes and
+                    // overlaps no other (caller's contract, as for memcpy).
+                    .map(|&p| unsafe { s.local_mut(call, p, bytes) })
+                    .collect();
+                s.check(call, s.rt.get_segments(&mut local, heap, &remote, NULL))
             }
-            Direction::Put | Direction::Acc(_) => {
-                for (k, &src) in srcs.iter().enumerate() {
-                    // SAFETY: each source segment has `bytes` readable bytes.
-                    let from = unsafe { s.local(call, src, bytes) };
-                    packed[k * bytes as usize..(k + 1) * bytes as usize].copy_from_slice(from);
-                }
+            Direction::Put => {
                 let remote: Vec<u64> = dsts.iter().map(|&p| offset_of(p)).collect();
-                match direction {
-                    Direction::Acc(kind) => {
-                        // SAFETY: `scale` points to one element (caller's contract).
-                        let scale = unsafe { scale_bytes(s, call, kind, scale) };
-                        s.check(
-                            call,
-                            s.rt.acc_vector(
-                                kind,
-                                scale,
-                                &packed,
-                                &local_offsets,
-                                heap,
-                                &remote,
-                                bytes,
-                                NULL,
-                            ),
-                        )
-                    }
-                    _ => s.check(
-                        call,
-                        s.rt.put_vector(&packed, &local_offsets, heap, &remote, bytes, NULL),
-                    ),
+                let local: Vec<&[u8]> = srcs
+                    .iter()
+                    // SAFETY: each source segment has `bytes` readable bytes.
+                    .map(|&p| unsafe { s.local(call, p, bytes) })
+                    .collect();
+                s.check(call, s.rt.put_segments(&local, heap, &remote, NULL))
+            }
+            Direction::Acc(kind) => {
+                let mut packed = Vec::with_capacity(count * bytes as usize);
+                for &src in srcs {
+                    // SAFETY: each source segment has `bytes` readable bytes.
+                    packed.extend_from_slice(unsafe { s.local(call, src, bytes) });
                 }
+                let local_offsets: Vec<u64> = (0..count as u64).map(|k| k * bytes).collect();
+                let remote: Vec<u64> = dsts.iter().map(|&p| offset_of(p)).collect();
+                // SAFETY: `scale` points to one element (caller's contract).
+                let scale = unsafe { scale_bytes(s, call, kind, scale) };
+                s.check(
+                    call,
+                    s.rt.acc_vector(
+                        kind,
+                        scale,
+                        &packed,
+                        &local_offsets,
+                        heap,
+                        &remote,
+                        bytes,
+                        NULL,
+                    ),
+                )
             }
         };
     }

@@ -4,6 +4,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
+use crate::direct::MappedHeap;
 use gaspar::gmem::Segment;
 use gaspar::strided::Descriptor;
 use gaspar::{GlobalAddr, Runtime, SymmetricAlloc};
@@ -37,6 +38,9 @@ pub(crate) struct State {
     pub(crate) rt: Runtime,
     /// Each rank's heap base address, in its own process.
     heap_bases: Vec<usize>,
+    /// Where each rank's heap is mapped in this process, when plain loads and stores reach
+    /// it (every rank's on the shm transport, only this one's on mpi).
+    heap_mapped: Vec<Option<usize>>,
     heap_len: u64,
     /// Live `ARMCI_Malloc` blocks, in allocation order.
     pub(crate) blocks: Mutex<Vec<SymmetricAlloc>>,
@@ -80,7 +84,15 @@ pub(crate) fn initialize() -> Result<(), String> {
     let mailbox = rt
         .alloc(crate::msg::MAILBOX_BYTES * procs as u64)
         .map_err(|e| e.to_string())?;
+    let heap_mapped = (0..procs as u32)
+        .map(|r| {
+            let start = GlobalAddr::new(r, 0, Segment::Heap, 0).expect("rank fits");
+            rt.mapped_address(start, rt.heap_len())
+        })
+        .collect::<gaspar::Result<Vec<_>>>()
+        .map_err(|e| e.to_string())?;
     let state = State {
+        heap_mapped,
         heap_len: rt.heap_len(),
         heap_bases: heap_bases.into_iter().map(|b| b as usize).collect(),
         rt,
@@ -142,6 +154,16 @@ impl State {
             }
             (addr - base) as u64
         }
+    }
+
+    /// Rank `proc`'s heap, when this process can load and store it directly.
+    pub(crate) fn mapped_heap(&self, call: &str, proc: c_int) -> Option<MappedHeap> {
+        let rank = self.rank_of(call, proc) as usize;
+        self.heap_mapped[rank].map(|here| MappedHeap {
+            owner_base: self.heap_bases[rank],
+            here,
+            len: self.heap_len,
+        })
     }
 
     /// The start of rank `proc`'s heap.

@@ -112,6 +112,8 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
         ("negative-stride", "ARMCI_PutS: negative"),
         ("rank", "ARMCI_Put: rank 7 is out of range"),
         ("overlap", "write some bytes twice"),
+        ("vector-past-end", "ARMCI_PutV: segment 2: remote"),
+        ("vector-null", "ARMCI_GetV: segment 1: remote"),
     ] {
         let out = run(2, &program, &[case]);
         let stderr = String::from_utf8_lossy(&out.stderr);

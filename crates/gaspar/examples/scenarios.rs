@@ -455,6 +455,48 @@ fn strided_remote() -> Result<()> {
     check(&rt, vec_back == vec_src, || {
         "vector get returned other bytes".into()
     });
+    // Segments from separate buffers (of 3, 8 and 40 bytes) to the right neighbour's
+    // bytes 40000.., then back into separate buffers (after every rank checked its block).
+    rt.barrier()?;
+    let pieces: Vec<Vec<u8>> = [3usize, 8, 40]
+        .iter()
+        .map(|&n| (0..n).map(|i| (i as u32 * 5 + me) as u8).collect())
+        .collect();
+    let slices: Vec<&[u8]> = pieces.iter().map(|p| p.as_slice()).collect();
+    let offsets = [40_000u64 + 100, 40_000, 40_000 + 200];
+    rt.put_segments(&slices, block.ga(right)?, &offsets, Handle::NULL)?;
+    rt.all_fence()?;
+    let mut returned: Vec<Vec<u8>> = pieces.iter().map(|p| vec![0u8; p.len()]).collect();
+    let mut outs: Vec<&mut [u8]> = returned.iter_mut().map(|r| r.as_mut_slice()).collect();
+    rt.get_segments(&mut outs, block.ga(right)?, &offsets, Handle::NULL)?;
+    check(&rt, returned == pieces, || {
+        "segment get returned other bytes".into()
+    });
+    // Direct load/store reach (shmem_ptr): own memory always; a neighbour's on shm only.
+    let own = rt.mapped_address(block.ga(me)?, region)?;
+    check(&rt, own == Some(rt.local_address(block.ga(me)?)?), || {
+        format!("mapped_address of own block is {own:?}")
+    });
+    let on_shm = std::env::var_os("GASPAR_JOB_ID").is_some();
+    let neighbour = rt.mapped_address(block.ga(right)?, region)?;
+    check(&rt, neighbour.is_some() == (on_shm || right == me), || {
+        format!("mapped_address of the neighbour's block is {neighbour:?}")
+    });
+    let past = rt.mapped_address(block.ga(me)?, rt.heap_len() + 1)?;
+    check(&rt, past.is_none(), || {
+        "mapped_address past the heap's end".into()
+    });
+    // A segment past the end of the heap is refused before anything moves.
+    let near_end = rt.heap_len() - 4;
+    let refused = rt.put_segments(&slices, block.ga(right)?, &[0, 8, near_end], Handle::NULL);
+    check(&rt, refused.is_err(), || {
+        "a segment past the heap was accepted".into()
+    });
+    let mut first = [0u8; 3];
+    rt.get(&mut first, block.ga(right)?, Handle::NULL)?;
+    check(&rt, first == [0, 0, 0], || {
+        "a refused vector wrote its first segment".into()
+    });
     rt.barrier()?;
     say(&format!("rank {me}: strided and vector transfers ok"));
     rt.finalize()

@@ -24,6 +24,16 @@ int main(int argc, char **argv) {
     } else if (strcmp(what, "overlap") == 0) {
         int src[1] = {8}, dst[1] = {4}, count[2] = {8, 4};
         ARMCI_PutS(local, src, base[0], dst, count, 1, 0);
+    } else if (strcmp(what, "vector-past-end") == 0) {
+        /* The third segment lies far past the end of rank 0's ARMCI memory. */
+        void *src[3] = {local, local + 8, local + 16};
+        void *dst[3] = {base[0], (char *)base[0] + 8, (char *)base[0] + (1L << 40)};
+        armci_giov_t iov = {src, dst, 8, 3};
+        ARMCI_PutV(&iov, 1, 0);
+    } else if (strcmp(what, "vector-null") == 0) {
+        void *src[2] = {local, NULL}, *dst[2] = {base[0], (char *)base[0] + 8};
+        armci_giov_t iov = {dst, src, 8, 2};
+        ARMCI_GetV(&iov, 1, 0);
     }
     printf("not reached\n");
     ARMCI_Finalize();

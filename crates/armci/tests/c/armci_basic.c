@@ -99,6 +99,43 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 10; i++) CHECK(fetched[i] == vals[i], "getv %d", i);
     ARMCI_Barrier();
 
+    /* I/O vectors of several sets, of segment sizes 1, 4, 8, 16 and 24 bytes, to the right
+     * neighbour's row 20 onwards and back: every size has its own copy path. */
+    {
+        enum { SETS = 5, SEGS = 40 };
+        int sizes[SETS] = {1, 4, 8, 16, 24};
+        char *out = malloc(SETS * SEGS * 24), *in = calloc(SETS * SEGS, 24);
+        void *ps[SETS][SEGS], *pd[SETS][SEGS], *gs[SETS][SEGS], *gd[SETS][SEGS];
+        armci_giov_t put_sets[SETS], get_sets[SETS];
+        void **vbase = malloc(sizeof(void *) * nproc);
+        CHECK(ARMCI_Malloc(vbase, SETS * SEGS * 32) == 0, "malloc for vectors");
+        char *row = vbase[right];
+        for (int s = 0, at = 0; s < SETS; s++) {
+            for (int k = 0; k < SEGS; k++, at += 32) {
+                char *o = out + (s * SEGS + k) * 24;
+                for (int b = 0; b < sizes[s]; b++) o[b] = (char)(me + s * 31 + k * 7 + b);
+                ps[s][k] = o;
+                pd[s][k] = row + at;
+                gs[s][k] = row + at;
+                gd[s][k] = in + (s * SEGS + k) * 24;
+            }
+            put_sets[s] = (armci_giov_t){ps[s], pd[s], sizes[s], SEGS};
+            get_sets[s] = (armci_giov_t){gs[s], gd[s], sizes[s], SEGS};
+        }
+        CHECK(ARMCI_PutV(put_sets, SETS, right) == 0, "putv sets");
+        ARMCI_Fence(right);
+        CHECK(ARMCI_GetV(get_sets, SETS, right) == 0, "getv sets");
+        for (int s = 0; s < SETS; s++)
+            for (int k = 0; k < SEGS; k++)
+                CHECK(memcmp(in + (s * SEGS + k) * 24, out + (s * SEGS + k) * 24, sizes[s]) == 0,
+                      "vector set %d segment %d", s, k);
+        free(out);
+        free(in);
+        ARMCI_Barrier();
+        ARMCI_Free(vbase[me]);
+        free(vbase);
+    }
+
     /* Read-modify-write and values on rank 0. */
     int **counters = malloc(sizeof(int *) * nproc);
     ARMCI_Malloc((void **)counters, 4 * sizeof(int));

@@ -159,6 +159,36 @@ impl Gma {
         Ok(self.issue())
     }
 
+    /// Writes each `srcs[k]` at `offsets[k]` bytes after `dst` (an I/O vector), in one
+    /// transport call; every segment is checked before any byte moves.
+    pub fn put_segments(
+        &self,
+        srcs: &[&[u8]],
+        dst: GlobalAddr,
+        offsets: &[u64],
+        order: Handle,
+    ) -> Result<Handle> {
+        let d = self.locate(dst)?;
+        self.wait_for(order)?;
+        self.transport().put_segments(d, srcs, offsets)?;
+        Ok(self.issue_write())
+    }
+
+    /// Reads the bytes at `offsets[k]` after `src` into each `dsts[k]`, in one transport
+    /// call; every segment is checked before any byte moves.
+    pub fn get_segments(
+        &self,
+        dsts: &mut [&mut [u8]],
+        src: GlobalAddr,
+        offsets: &[u64],
+        order: Handle,
+    ) -> Result<Handle> {
+        let s = self.locate(src)?;
+        self.wait_for(order)?;
+        self.transport().get_segments(s, dsts, offsets)?;
+        Ok(self.issue())
+    }
+
     /// Writes a regular pattern of `src` after `dst`, in one transport call.
     pub fn put_pattern(
         &self,

@@ -228,9 +228,33 @@ impl GlobalMemory {
         }
         let found = match d.segment {
             Segment::Registered(slot) => lock(&self.registry).local_address(slot, d.offset),
-            seg => self.world.transport().local_address(seg, d.offset),
+            _ => self.world.transport().mapped_address(self.locate(ga)?, 0),
         };
         found.ok_or(Error::NotRegistered { ga })
+    }
+
+    /// This process's address of the `len` bytes at `ga` when plain loads and stores reach
+    /// them (OpenSHMEM's `shmem_ptr`): memory this rank owns, and on the `shm` transport
+    /// the starter memory and heap of every rank. `None` when only transfers reach it.
+    ///
+    /// Stores through the address are ordered like puts: visible to the owner after a
+    /// fence to it and a barrier (or its own synchronization on a flag written with an
+    /// atomic). Using the address is the caller's `unsafe` business.
+    pub fn mapped_address(&self, ga: GlobalAddr, len: u64) -> Result<Option<usize>> {
+        let loc = self.locate(ga)?;
+        if let Segment::Registered(slot) = loc.segment {
+            if loc.rank != self.world.transport().rank() {
+                return Ok(None);
+            }
+            let end = loc.offset.checked_add(len).ok_or(Error::LengthOverflow {
+                what: "offset + length",
+            })?;
+            let registry = lock(&self.registry);
+            return Ok(registry
+                .local_address(slot, end)
+                .and_then(|_| registry.local_address(slot, loc.offset)));
+        }
+        Ok(self.world.transport().mapped_address(loc, len))
     }
 
     /// Collective (ACP's `acp_reset`): forgets every allocation and registration, then

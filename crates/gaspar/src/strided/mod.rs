@@ -296,14 +296,8 @@ impl Strided {
         order: Handle,
     ) -> Result<Handle> {
         self.check_vector(src.len(), src_offsets, dst, dst_offsets, bytes)?;
-        let runs = src_offsets.iter().zip(dst_offsets).map(|(&l, &r)| Run {
-            local: l,
-            remote: r,
-            len: bytes,
-        });
-        in_batches(runs, order, |batch, order| {
-            self.gma.put_runs(dst, src, batch, order)
-        })
+        let runs = vector_runs(src_offsets, dst_offsets, bytes);
+        self.gma.put_runs(dst, src, &runs, order)
     }
 
     /// I/O-vector get (ARMCI_GetV).
@@ -317,14 +311,8 @@ impl Strided {
         order: Handle,
     ) -> Result<Handle> {
         self.check_vector(dst.len(), dst_offsets, src, src_offsets, bytes)?;
-        let runs = dst_offsets.iter().zip(src_offsets).map(|(&l, &r)| Run {
-            local: l,
-            remote: r,
-            len: bytes,
-        });
-        in_batches(runs, order, |batch, order| {
-            self.gma.get_runs(dst, src, batch, order)
-        })
+        let runs = vector_runs(dst_offsets, src_offsets, bytes);
+        self.gma.get_runs(dst, src, &runs, order)
     }
 
     /// Completes every operation to `rank` (ARMCI_Fence).
@@ -491,68 +479,18 @@ impl Strided {
     }
 }
 
-/// Runs per call into the layer below: enough to make the call's fixed cost vanish,
-/// small enough to live on the stack.
-const BATCH: usize = 32;
-
-/// Collects runs on the stack and hands them to `issue` a batch at a time, in order; the
-/// first batch waits for `order`.
-struct Batcher<F: FnMut(&[Run], Handle) -> Result<Handle>> {
-    runs: [Run; BATCH],
-    len: usize,
-    order: Handle,
-    last: Handle,
-    issue: F,
-}
-
-impl<F: FnMut(&[Run], Handle) -> Result<Handle>> Batcher<F> {
-    fn new(order: Handle, issue: F) -> Self {
-        Batcher {
-            runs: [Run::default(); BATCH],
-            len: 0,
-            order,
-            last: Handle::NULL,
-            issue,
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, run: Run) -> Result<()> {
-        self.runs[self.len] = run;
-        self.len += 1;
-        if self.len == BATCH {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<()> {
-        if self.len > 0 {
-            self.last = (self.issue)(&self.runs[..self.len], self.order)?;
-            self.order = Handle::NULL;
-            self.len = 0;
-        }
-        Ok(())
-    }
-
-    /// Issues what is left; returns the last handle.
-    fn finish(mut self) -> Result<Handle> {
-        self.flush()?;
-        Ok(self.last)
-    }
-}
-
-/// Feeds `runs` to `issue` in stack-allocated batches, in order.
-fn in_batches(
-    runs: impl Iterator<Item = Run>,
-    order: Handle,
-    issue: impl FnMut(&[Run], Handle) -> Result<Handle>,
-) -> Result<Handle> {
-    let mut batch = Batcher::new(order, issue);
-    for run in runs {
-        batch.push(run)?;
-    }
-    batch.finish()
+/// The runs of an I/O vector in one buffer: `bytes` at each local offset, matched in
+/// order with the remote offsets (one transport call for the whole vector).
+fn vector_runs(local: &[u64], remote: &[u64], bytes: u64) -> Vec<Run> {
+    local
+        .iter()
+        .zip(remote)
+        .map(|(&l, &r)| Run {
+            local: l,
+            remote: r,
+            len: bytes,
+        })
+        .collect()
 }
 
 /// The descriptor of a typed section, or `None` when it is empty.

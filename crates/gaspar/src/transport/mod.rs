@@ -187,6 +187,39 @@ impl Pattern<'_> {
     }
 }
 
+/// The extent of an I/O vector on its remote side: one past the furthest byte any segment
+/// touches, counted from the remote location. Checks that there is one offset per segment
+/// and that no end overflows; the caller checks the extent against the segment once.
+#[inline]
+pub(crate) fn segments_extent(
+    lens: impl ExactSizeIterator<Item = usize>,
+    offsets: &[u64],
+) -> Result<u64> {
+    if lens.len() != offsets.len() {
+        return Err(crate::error::Error::invalid(
+            "vector transfer",
+            format!(
+                "{} local segments but {} remote offsets",
+                lens.len(),
+                offsets.len()
+            ),
+        ));
+    }
+    let mut extent = 0u64;
+    let mut overflow = false;
+    for (len, &offset) in lens.zip(offsets) {
+        let (end, o) = offset.overflowing_add(len as u64);
+        overflow |= o;
+        extent = extent.max(end);
+    }
+    if overflow {
+        return Err(crate::error::Error::LengthOverflow {
+            what: "vector segment offset",
+        });
+    }
+    Ok(extent)
+}
+
 /// The state of a rank's memory that the runtime above needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentSizes {
@@ -220,6 +253,12 @@ pub trait Transport: Send + Sync {
     fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> Result<()>;
     /// Reads many runs from one remote segment into `dst` in one call.
     fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> Result<()>;
+    /// Writes each `srcs[k]` at byte `offsets[k]` after `dst`, in order, in one call (an
+    /// I/O vector: segments at arbitrary places on both sides). Every segment is checked
+    /// before any byte moves.
+    fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64]) -> Result<()>;
+    /// Reads the bytes at `offsets[k]` after `src` into each `dsts[k]` (checked first).
+    fn get_segments(&self, src: Location, dsts: &mut [&mut [u8]], offsets: &[u64]) -> Result<()>;
     /// Writes a regular pattern of `src` after `dst` (checked as a whole first).
     fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> Result<()>;
     /// Reads a regular pattern after `src` into `dst` (checked as a whole first).
@@ -247,8 +286,10 @@ pub trait Transport: Send + Sync {
     fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> Result<()>;
     /// Makes registration slot `slot` unreachable.
     fn retract_region(&self, slot: u8) -> Result<()>;
-    /// This process's address of `offset` in its own starter memory or heap.
-    fn local_address(&self, segment: Segment, offset: u64) -> Option<usize>;
+    /// This process's address of the `len` bytes at `loc` when plain loads and stores
+    /// reach them (OpenSHMEM's `shmem_ptr`): the starter memory and heap of this rank on
+    /// every transport, and of every rank on `shm`. `None` otherwise, or out of bounds.
+    fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
     /// Ends the whole job with `message`; never returns.
     fn abort(&self, message: &str) -> !;
     /// Leaves the job: waits for every rank to finalize, then releases resources.

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use mpi::ffi;
 
-use super::{AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, Width};
+use super::{segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, Width};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::gmem::{Segment, REGISTRATION_SLOTS};
@@ -351,6 +351,68 @@ impl MpiTransport {
         self.get_bytes(span.win, src.rank, disp, piece)
     }
 
+    /// One MPI_Put of `origin` (relative to `base`) into `target` at `dst`, whose blocks
+    /// end within `extent` bytes; then a local flush.
+    ///
+    /// # Safety
+    /// Every block of `origin` is readable memory when addressed from `base`.
+    unsafe fn put_typed(
+        &self,
+        dst: Location,
+        base: *const u8,
+        origin: &Datatype,
+        target: &Datatype,
+        extent: u64,
+    ) -> Result<()> {
+        let disp = self.disp(dst, extent)?;
+        // SAFETY: the origin blocks are readable (caller's contract); the target blocks
+        // end within `extent` bytes, bounds-checked against the segment; both types live
+        // until after the flush.
+        check("MPI_Put", unsafe {
+            ffi::MPI_Put(
+                base.cast(),
+                1,
+                origin.0,
+                dst.rank as c_int,
+                disp,
+                1,
+                target.0,
+                self.win,
+            )
+        })?;
+        self.flush_local(dst.rank)
+    }
+
+    /// One MPI_Get of `target` at `src` into `origin` (relative to `base`), as
+    /// [`put_typed`](Self::put_typed).
+    ///
+    /// # Safety
+    /// Every block of `origin` is writable memory when addressed from `base`.
+    unsafe fn get_typed(
+        &self,
+        src: Location,
+        base: *mut u8,
+        origin: &Datatype,
+        target: &Datatype,
+        extent: u64,
+    ) -> Result<()> {
+        let disp = self.disp(src, extent)?;
+        // SAFETY: as in `put_typed`, writing into the origin blocks.
+        check("MPI_Get", unsafe {
+            ffi::MPI_Get(
+                base.cast(),
+                1,
+                origin.0,
+                src.rank as c_int,
+                disp,
+                1,
+                target.0,
+                self.win,
+            )
+        })?;
+        self.flush_local(src.rank)
+    }
+
     /// Whether the dynamic window exists (see `start`).
     fn has_dynamic(&self) -> bool {
         self.dynamic != constant::win_null()
@@ -492,18 +554,21 @@ impl Span {
     }
 }
 
-/// A committed MPI datatype describing one side of a pattern, freed on drop.
-struct PatternType(ffi::MPI_Datatype);
+/// A committed MPI datatype describing one side of a noncontiguous transfer, freed on drop.
+struct Datatype(ffi::MPI_Datatype);
 
-impl PatternType {
+/// `v` as an MPI int count, or an error.
+fn mpi_int(v: u64) -> Result<c_int> {
+    c_int::try_from(v).map_err(|_| Error::LengthOverflow {
+        what: "MPI datatype count",
+    })
+}
+
+impl Datatype {
     /// `chunk` contiguous bytes repeated over `counts` levels `strides` bytes apart (nested
     /// hvectors); an error when a count or the chunk does not fit an MPI int.
-    fn new(chunk: u64, counts: &[u64], strides: &[u64]) -> Result<PatternType> {
-        let int = |v: u64| {
-            c_int::try_from(v).map_err(|_| Error::LengthOverflow {
-                what: "MPI datatype count",
-            })
-        };
+    fn pattern(chunk: u64, counts: &[u64], strides: &[u64]) -> Result<Datatype> {
+        let int = mpi_int;
         let mut current = constant::byte();
         let mut owned: Vec<ffi::MPI_Datatype> = Vec::new();
         let mut next = constant::byte();
@@ -535,16 +600,81 @@ impl PatternType {
             for mut t in owned {
                 ffi::MPI_Type_free(&mut t);
             }
-            Ok(PatternType(outer))
+            Ok(Datatype(outer))
         }
+    }
+
+    /// Blocks of `lens[k]` bytes at byte displacements `disps[k]` (an hindexed type).
+    fn indexed(lens: &[c_int], disps: &[ffi::MPI_Aint]) -> Result<Datatype> {
+        let mut t = constant::byte();
+        // SAFETY: both arrays have `lens.len()` entries, which fits an MPI int (checked).
+        unsafe {
+            check(
+                "MPI_Type_create_hindexed",
+                ffi::MPI_Type_create_hindexed(
+                    mpi_int(lens.len() as u64)?,
+                    lens.as_ptr(),
+                    disps.as_ptr(),
+                    constant::byte(),
+                    &mut t,
+                ),
+            )?;
+            check("MPI_Type_commit", ffi::MPI_Type_commit(&mut t))?;
+        }
+        Ok(Datatype(t))
     }
 }
 
-impl Drop for PatternType {
+/// The two sides of a vectored transfer as hindexed datatypes: the origin's blocks at
+/// `local[k]` (byte displacements from the origin buffer), the target's at `remote[k]`
+/// (from the target displacement), `lens[k]` bytes each.
+fn indexed_pair(
+    lens: impl Iterator<Item = u64>,
+    local: impl Iterator<Item = isize>,
+    remote: &[u64],
+) -> Result<(Datatype, Datatype)> {
+    let lens = lens.map(mpi_int).collect::<Result<Vec<c_int>>>()?;
+    let local: Vec<ffi::MPI_Aint> = local.map(|d| d as ffi::MPI_Aint).collect();
+    let remote = remote
+        .iter()
+        .map(|&d| {
+            ffi::MPI_Aint::try_from(d).map_err(|_| Error::LengthOverflow {
+                what: "MPI displacement",
+            })
+        })
+        .collect::<Result<Vec<ffi::MPI_Aint>>>()?;
+    Ok((
+        Datatype::indexed(&lens, &local)?,
+        Datatype::indexed(&lens, &remote)?,
+    ))
+}
+
+impl Drop for Datatype {
     fn drop(&mut self) {
         // SAFETY: a committed datatype this value owns; operations using it were flushed.
         unsafe { ffi::MPI_Type_free(&mut self.0) };
     }
+}
+
+/// The remote extent of `runs` (one past the furthest byte after the remote location),
+/// after checking that each run lies inside a local buffer of `local_len` bytes.
+fn runs_extent(runs: &[Run], local_len: usize) -> Result<u64> {
+    let mut extent = 0u64;
+    for run in runs {
+        let local_end = run.local.checked_add(run.len);
+        let remote_end = run.remote.checked_add(run.len);
+        match (local_end, remote_end) {
+            (Some(l), Some(r)) if l <= local_len as u64 => extent = extent.max(r),
+            (Some(_), Some(_)) => {
+                return Err(Error::invalid(
+                    "strided transfer",
+                    "run outside the local buffer",
+                ))
+            }
+            _ => return Err(Error::LengthOverflow { what: "run offset" }),
+        }
+    }
+    Ok(extent)
 }
 
 fn unsupported_registered(loc: Location) -> Error {
@@ -589,20 +719,100 @@ impl Transport for MpiTransport {
         self.flush_local(src.rank)
     }
 
+    /// One MPI_Put with hindexed datatypes on both sides (one message, not one per run);
+    /// registered memory: one put per run.
     fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> Result<()> {
-        let span = self.span(dst)?;
-        for &run in runs {
-            self.put_run(&span, dst, src, run)?;
+        if matches!(dst.segment, Segment::Registered(_)) || runs.len() < 2 {
+            let span = self.span(dst)?;
+            for &run in runs {
+                self.put_run(&span, dst, src, run)?;
+            }
+            return self.flush_local(dst.rank);
         }
-        self.flush_local(dst.rank)
+        let extent = runs_extent(runs, src.len())?;
+        let offsets: Vec<u64> = runs.iter().map(|r| r.remote).collect();
+        let (origin, target) = indexed_pair(
+            runs.iter().map(|r| r.len),
+            runs.iter().map(|r| r.local as isize),
+            &offsets,
+        )?;
+        // SAFETY: every origin block lies inside `src` (checked by `runs_extent`).
+        unsafe { self.put_typed(dst, src.as_ptr(), &origin, &target, extent) }
     }
 
     fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> Result<()> {
-        let span = self.span(src)?;
-        for &run in runs {
-            self.get_run(&span, src, dst, run)?;
+        if matches!(src.segment, Segment::Registered(_)) || runs.len() < 2 {
+            let span = self.span(src)?;
+            for &run in runs {
+                self.get_run(&span, src, dst, run)?;
+            }
+            return self.flush_local(src.rank);
         }
-        self.flush_local(src.rank)
+        let extent = runs_extent(runs, dst.len())?;
+        let offsets: Vec<u64> = runs.iter().map(|r| r.remote).collect();
+        let (origin, target) = indexed_pair(
+            runs.iter().map(|r| r.len),
+            runs.iter().map(|r| r.local as isize),
+            &offsets,
+        )?;
+        // SAFETY: every origin block lies inside `dst` (checked by `runs_extent`).
+        unsafe { self.get_typed(src, dst.as_mut_ptr(), &origin, &target, extent) }
+    }
+
+    fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64]) -> Result<()> {
+        let extent = segments_extent(srcs.iter().map(|s| s.len()), offsets)?;
+        let Some(first) = srcs.first() else {
+            return Ok(());
+        };
+        if matches!(dst.segment, Segment::Registered(_)) {
+            let span = self.span(dst)?;
+            span.disp(dst, dst.offset, extent)?;
+            for (s, &o) in srcs.iter().zip(offsets) {
+                self.put_bytes(
+                    span.win,
+                    dst.rank,
+                    span.disp(dst, dst.offset + o, s.len() as u64)?,
+                    s,
+                )?;
+            }
+            return self.flush_local(dst.rank);
+        }
+        let base = first.as_ptr();
+        let (origin, target) = indexed_pair(
+            srcs.iter().map(|s| s.len() as u64),
+            srcs.iter()
+                .map(|s| (s.as_ptr() as isize).wrapping_sub(base as isize)),
+            offsets,
+        )?;
+        // SAFETY: the origin blocks are exactly the slices `srcs`, addressed from the
+        // first one's start.
+        unsafe { self.put_typed(dst, base, &origin, &target, extent) }
+    }
+
+    fn get_segments(&self, src: Location, dsts: &mut [&mut [u8]], offsets: &[u64]) -> Result<()> {
+        let extent = segments_extent(dsts.iter().map(|d| d.len()), offsets)?;
+        if dsts.is_empty() {
+            return Ok(());
+        }
+        if matches!(src.segment, Segment::Registered(_)) {
+            let span = self.span(src)?;
+            span.disp(src, src.offset, extent)?;
+            for (d, &o) in dsts.iter_mut().zip(offsets) {
+                let disp = span.disp(src, src.offset + o, d.len() as u64)?;
+                self.get_bytes(span.win, src.rank, disp, d)?;
+            }
+            return self.flush_local(src.rank);
+        }
+        let base = dsts[0].as_mut_ptr();
+        let (origin, target) = indexed_pair(
+            dsts.iter().map(|d| d.len() as u64),
+            dsts.iter()
+                .map(|d| (d.as_ptr() as isize).wrapping_sub(base as isize)),
+            offsets,
+        )?;
+        // SAFETY: the origin blocks are exactly the slices `dsts`, addressed from the
+        // first one's start.
+        unsafe { self.get_typed(src, base, &origin, &target, extent) }
     }
 
     /// One MPI_Put with a derived datatype on each side: one message, not one per chunk.
@@ -627,25 +837,10 @@ impl Transport for MpiTransport {
             })?;
             return self.flush_local(dst.rank);
         }
-        let disp = self.disp(dst, remote_extent)?;
-        let origin = PatternType::new(pattern.chunk, pattern.counts, pattern.local_strides)?;
-        let target = PatternType::new(pattern.chunk, pattern.counts, pattern.remote_strides)?;
-        // SAFETY: the origin type spans at most src.len() bytes of `src` (checked), the
-        // target type `remote_extent` bytes of the window (bounds-checked); both types live
-        // until after the flush.
-        check("MPI_Put", unsafe {
-            ffi::MPI_Put(
-                src.as_ptr().cast(),
-                1,
-                origin.0,
-                dst.rank as c_int,
-                disp,
-                1,
-                target.0,
-                self.win,
-            )
-        })?;
-        self.flush_local(dst.rank)
+        let origin = Datatype::pattern(pattern.chunk, pattern.counts, pattern.local_strides)?;
+        let target = Datatype::pattern(pattern.chunk, pattern.counts, pattern.remote_strides)?;
+        // SAFETY: the origin type spans at most src.len() bytes of `src` (checked).
+        unsafe { self.put_typed(dst, src.as_ptr(), &origin, &target, remote_extent) }
     }
 
     /// One MPI_Get with a derived datatype on each side.
@@ -669,23 +864,10 @@ impl Transport for MpiTransport {
             })?;
             return self.flush_local(src.rank);
         }
-        let disp = self.disp(src, remote_extent)?;
-        let origin = PatternType::new(pattern.chunk, pattern.counts, pattern.local_strides)?;
-        let target = PatternType::new(pattern.chunk, pattern.counts, pattern.remote_strides)?;
-        // SAFETY: as in `put_pattern`, writing into `dst`.
-        check("MPI_Get", unsafe {
-            ffi::MPI_Get(
-                dst.as_mut_ptr().cast(),
-                1,
-                origin.0,
-                src.rank as c_int,
-                disp,
-                1,
-                target.0,
-                self.win,
-            )
-        })?;
-        self.flush_local(src.rank)
+        let origin = Datatype::pattern(pattern.chunk, pattern.counts, pattern.local_strides)?;
+        let target = Datatype::pattern(pattern.chunk, pattern.counts, pattern.remote_strides)?;
+        // SAFETY: the origin type spans at most dst.len() bytes of `dst` (checked).
+        unsafe { self.get_typed(src, dst.as_mut_ptr(), &origin, &target, remote_extent) }
     }
 
     fn check_range(&self, loc: Location, len: u64) -> Result<()> {
@@ -883,13 +1065,15 @@ impl Transport for MpiTransport {
         Ok(())
     }
 
-    fn local_address(&self, segment: Segment, offset: u64) -> Option<usize> {
-        let (start, len) = match segment {
+    fn mapped_address(&self, loc: Location, len: u64) -> Option<usize> {
+        let (start, segment_len) = match loc.segment {
             Segment::Starter => (0, self.starter_len),
             Segment::Heap => (self.heap_offset, self.heap_len),
             Segment::Registered(_) => return None,
         };
-        (offset <= len).then(|| self.base as usize + (start + offset) as usize)
+        let end = loc.offset.checked_add(len)?;
+        (loc.rank == self.rank && end <= segment_len)
+            .then(|| self.base as usize + (start + loc.offset) as usize)
     }
 
     fn abort(&self, message: &str) -> ! {

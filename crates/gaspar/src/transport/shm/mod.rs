@@ -17,7 +17,9 @@ use nix::unistd::Pid;
 
 use self::layout::{state, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
 use self::segment::Segment as Mapping;
-use super::{barrier, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, Width};
+use super::{
+    barrier, segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, Width,
+};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::gmem::{Segment, REGISTRATION_SLOTS};
@@ -455,6 +457,40 @@ fn cross_memory(
     }
 }
 
+/// Moves an I/O vector of segments `lens` at `offsets` after registered memory at `addr`
+/// in another process, in `process_vm_*v` calls of at most IOV_MAX segments;
+/// `call(remote, first)` moves the local segments `first..first + remote.len()`.
+fn cross_memory_vector(
+    loc: Location,
+    lens: &[usize],
+    offsets: &[u64],
+    addr: usize,
+    mut call: impl FnMut(&[RemoteIoVec], usize) -> nix::Result<usize>,
+) -> Result<()> {
+    const IOV_MAX: usize = 1024;
+    let mut first = 0;
+    for batch in offsets.chunks(IOV_MAX) {
+        let remote: Vec<RemoteIoVec> = batch
+            .iter()
+            .zip(&lens[first..])
+            .map(|(&o, &len)| RemoteIoVec {
+                base: addr + o as usize,
+                len,
+            })
+            .collect();
+        let want: usize = remote.iter().map(|r| r.len).sum();
+        match call(&remote, first) {
+            Ok(n) if n == want => {}
+            Ok(_) | Err(nix::errno::Errno::EFAULT) => {
+                return Err(Error::NotRegistered { ga: loc.ga })
+            }
+            Err(e) => return Err(Error::os("process_vm_readv/writev", e)),
+        }
+        first += batch.len();
+    }
+    Ok(())
+}
+
 /// Lets sibling ranks use process_vm_readv/writev on this process under Yama's
 /// restricted ptrace scope (a no-op where Yama is absent).
 fn allow_cross_memory_attach() {
@@ -546,6 +582,59 @@ impl Transport for ShmTransport {
                     run.len as usize,
                 )
             };
+        }
+        Ok(())
+    }
+
+    fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64]) -> Result<()> {
+        let extent = segments_extent(srcs.iter().map(|s| s.len()), offsets)?;
+        let Some(base) = self.shared(dst, extent)? else {
+            let (pid, addr) = self.registered(dst, extent)?;
+            if dst.rank == self.rank {
+                for (s, &o) in srcs.iter().zip(offsets) {
+                    // SAFETY: own registered memory, valid while registered; every
+                    // segment ends within `extent`, checked against the registration.
+                    unsafe { std::ptr::copy(s.as_ptr(), (addr + o as usize) as *mut u8, s.len()) };
+                }
+                return Ok(());
+            }
+            let lens: Vec<usize> = srcs.iter().map(|s| s.len()).collect();
+            let locals: Vec<IoSlice<'_>> = srcs.iter().map(|s| IoSlice::new(s)).collect();
+            return cross_memory_vector(dst, &lens, offsets, addr, |remote, first| {
+                process_vm_writev(pid, &locals[first..first + remote.len()], remote)
+            });
+        };
+        for (s, &o) in srcs.iter().zip(offsets) {
+            // SAFETY: `s` is a live slice; `base + o .. + s.len()` ends within `extent`
+            // bytes after `dst`, which `shared` checked against the mapped segment.
+            unsafe { copy_bytes(s.as_ptr(), base.add(o as usize), s.len()) };
+        }
+        Ok(())
+    }
+
+    fn get_segments(&self, src: Location, dsts: &mut [&mut [u8]], offsets: &[u64]) -> Result<()> {
+        let extent = segments_extent(dsts.iter().map(|d| d.len()), offsets)?;
+        let Some(base) = self.shared(src, extent)? else {
+            let (pid, addr) = self.registered(src, extent)?;
+            if src.rank == self.rank {
+                for (d, &o) in dsts.iter_mut().zip(offsets) {
+                    // SAFETY: as in `put_segments`, reading own registered memory.
+                    unsafe {
+                        std::ptr::copy((addr + o as usize) as *const u8, d.as_mut_ptr(), d.len())
+                    };
+                }
+                return Ok(());
+            }
+            let lens: Vec<usize> = dsts.iter().map(|d| d.len()).collect();
+            let mut locals: Vec<IoSliceMut<'_>> =
+                dsts.iter_mut().map(|d| IoSliceMut::new(d)).collect();
+            return cross_memory_vector(src, &lens, offsets, addr, |remote, first| {
+                process_vm_readv(pid, &mut locals[first..first + remote.len()], remote)
+            });
+        };
+        for (d, &o) in dsts.iter_mut().zip(offsets) {
+            // SAFETY: as in `put_segments`, with the roles of the buffers swapped.
+            unsafe { copy_bytes(base.add(o as usize), d.as_mut_ptr(), d.len()) };
         }
         Ok(())
     }
@@ -711,14 +800,11 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    fn local_address(&self, segment: Segment, offset: u64) -> Option<usize> {
-        let loc = Location {
-            rank: self.rank,
-            segment,
-            offset,
-            ga: crate::gmem::GlobalAddr::NULL,
-        };
-        self.shared(loc, 0).ok().flatten().map(|p| p as usize)
+    fn mapped_address(&self, loc: Location, len: u64) -> Option<usize> {
+        match self.shared(loc, len) {
+            Ok(Some(p)) => Some(p as usize),
+            _ => None,
+        }
     }
 
     fn abort(&self, message: &str) -> ! {
