@@ -150,14 +150,15 @@ impl Pattern<'_> {
     #[inline]
     pub fn for_each<E>(&self, mut f: impl FnMut(u64, u64) -> Result<(), E>) -> Result<(), E> {
         let levels = self.counts.len();
-        if levels == 0 {
-            return f(0, 0);
-        }
-        let (inner_count, inner_local, inner_remote) = (
-            self.counts[0],
-            self.local_strides[0],
-            self.remote_strides[0],
-        );
+        // One call site for `f` (no level: one chunk), so that it is inlined into the loop.
+        let (inner_count, inner_local, inner_remote) = match levels {
+            0 => (1, 0, 0),
+            _ => (
+                self.counts[0],
+                self.local_strides[0],
+                self.remote_strides[0],
+            ),
+        };
         let mut index = [0u64; 32];
         let (mut local_base, mut remote_base) = (0u64, 0u64);
         loop {
