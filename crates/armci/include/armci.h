@@ -122,7 +122,8 @@ enum ARMCI_Rmw_e { ARMCI_FETCH_AND_ADD, ARMCI_FETCH_AND_ADD_LONG,
                    ARMCI_SWAP, ARMCI_SWAP_LONG };
 int ARMCI_Rmw(int op, void *ploc, void *prem, int value, int proc);
 
-/* Groups: the world group only, so far. The communicator fields are unused (NULL). */
+/* Groups: lists of world ranks (grp_to_abs; NULL for the world group). The communicator
+ * fields are unused (NULL). */
 typedef struct {
   void     *comm;
   void     *noncoll_pgroup_comm;

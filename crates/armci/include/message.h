@@ -33,6 +33,15 @@ void armci_msg_llgop(long long *x, int n, char *op);
 void armci_msg_fgop(float *x, int n, char *op);
 void armci_msg_dgop(double *x, int n, char *op);
 
+void armci_msg_group_barrier(ARMCI_Group *group);
+void armci_msg_group_bcast_scope(int scope, void *buf, int len, int root, ARMCI_Group *group);
+void armci_msg_group_gop_scope(int scope, void *x, int n, char *op, int type, ARMCI_Group *group);
+void armci_msg_group_igop(int *x, int n, char *op, ARMCI_Group *group);
+void armci_msg_group_lgop(long *x, int n, char *op, ARMCI_Group *group);
+void armci_msg_group_llgop(long long *x, int n, char *op, ARMCI_Group *group);
+void armci_msg_group_fgop(float *x, int n, char *op, ARMCI_Group *group);
+void armci_msg_group_dgop(double *x, int n, char *op, ARMCI_Group *group);
+
 #ifdef __cplusplus
 }
 #endif

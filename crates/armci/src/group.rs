@@ -1,11 +1,21 @@
-//! Groups (the world group only, so far) and SMP domains (one node).
+//! Groups (ARMCI-MPI's semantics: a group is a list of world ranks; creating a child is
+//! collective over the parent, and ranks outside the list get rank -1 and size 0), group
+//! memory (each member's block in its own heap, addresses exchanged in the group) and SMP
+//! domains (one node).
 
 use std::ffi::{c_int, c_void};
+use std::sync::Mutex;
 
-use crate::state::{state, unsupported};
+use gaspar::LocalAlloc;
 
-/// ARMCI_Group as ARMCI-MPI lays it out; the communicator fields stay null.
+use crate::collective;
+use crate::state::{state, State};
+
+/// ARMCI_Group as ARMCI-MPI lays it out; the communicator fields stay null. A group made
+/// here owns `grp_to_abs` (size entries) and `abs_to_grp` (one per world rank, -1 for
+/// non-members); the world group has neither (ranks are their own ids).
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct Group {
     comm: *mut c_void,
     noncoll_pgroup_comm: *mut c_void,
@@ -15,50 +25,129 @@ pub struct Group {
     size: c_int,
 }
 
-fn world(out: *mut Group, call: &str) {
-    let s = state(call);
+// SAFETY: a Group is plain data; its arrays are only read, and freed by ARMCI_Group_free
+// (the program's contract, as with ARMCI-MPI, is not to use a group after freeing it).
+unsafe impl Send for Group {}
+
+/// The default group (ARMCI_Group_set_default), when it is not the world group.
+static DEFAULT: Mutex<Option<Group>> = Mutex::new(None);
+
+/// Live group allocations of this rank (ARMCI_Malloc_group on a group other than world).
+static GROUP_BLOCKS: Mutex<Vec<LocalAlloc>> = Mutex::new(Vec::new());
+
+fn world_group(s: &State) -> Group {
+    Group {
+        comm: std::ptr::null_mut(),
+        noncoll_pgroup_comm: std::ptr::null_mut(),
+        grp_to_abs: std::ptr::null_mut(),
+        abs_to_grp: std::ptr::null_mut(),
+        rank: s.rt.rank() as c_int,
+        size: s.rt.procs() as c_int,
+    }
+}
+
+/// The members of a group as world ranks, in group-rank order.
+pub(crate) struct Members {
+    pub(crate) ranks: Vec<u32>,
+    /// Whether this is the world group (ranks are their own ids).
+    pub(crate) world: bool,
+}
+
+impl Members {
+    /// This rank's place in the group, or the end of the job when it is not a member.
+    pub(crate) fn my_index(&self, s: &State, call: &str) -> usize {
+        let me = s.rt.rank();
+        self.ranks
+            .iter()
+            .position(|&r| r == me)
+            .unwrap_or_else(|| s.fail(call, "this rank is not a member of the group"))
+    }
+}
+
+/// Reads a group of the caller.
+fn read(s: &State, call: &str, group: *const Group) -> Group {
+    if group.is_null() {
+        s.fail(call, "null group");
+    }
+    // SAFETY: a non-null group pointer points to an ARMCI_Group of the caller.
+    unsafe { group.read() }
+}
+
+/// The members of `group`, checked.
+pub(crate) fn members(s: &State, call: &str, group: *const Group) -> Members {
+    members_of(s, call, &read(s, call, group))
+}
+
+fn members_of(s: &State, call: &str, g: &Group) -> Members {
+    let procs = s.rt.procs();
+    if g.grp_to_abs.is_null() {
+        if g.size != procs as c_int {
+            s.fail(
+                call,
+                format!("not a group (size {} without a rank list)", g.size),
+            );
+        }
+        return Members {
+            ranks: (0..procs).collect(),
+            world: true,
+        };
+    }
+    let size = usize::try_from(g.size)
+        .ok()
+        .filter(|&n| n <= procs as usize)
+        .unwrap_or_else(|| s.fail(call, format!("not a group (size {})", g.size)));
+    // SAFETY: a group made by ARMCI_Group_create_child has `size` entries in grp_to_abs.
+    let list = unsafe { std::slice::from_raw_parts(g.grp_to_abs, size) };
+    Members {
+        ranks: list.iter().map(|&r| s.rank_of(call, r)).collect(),
+        world: false,
+    }
+}
+
+/// The default group's members.
+pub(crate) fn default_members(s: &State, call: &str) -> Members {
+    match *DEFAULT.lock().unwrap_or_else(|p| p.into_inner()) {
+        Some(g) => members_of(s, call, &g),
+        None => members_of(s, call, &world_group(s)),
+    }
+}
+
+fn write_out(s: &State, call: &str, out: *mut Group, g: Group) {
     if out.is_null() {
         s.fail(call, "null group");
     }
     // SAFETY: non-null pointer to the caller's ARMCI_Group.
-    unsafe {
-        out.write(Group {
-            comm: std::ptr::null_mut(),
-            noncoll_pgroup_comm: std::ptr::null_mut(),
-            grp_to_abs: std::ptr::null_mut(),
-            abs_to_grp: std::ptr::null_mut(),
-            rank: s.rt.rank() as c_int,
-            size: s.rt.procs() as c_int,
-        })
-    };
-}
-
-fn is_world(group: *const Group) -> bool {
-    // SAFETY: a non-null group pointer points to an ARMCI_Group of the caller.
-    !group.is_null() && unsafe { (*group).size } == state("ARMCI group").rt.procs() as c_int
+    unsafe { out.write(g) };
 }
 
 /// ARMCI_Group_get_world.
 #[no_mangle]
 pub extern "C" fn ARMCI_Group_get_world(out: *mut Group) {
-    world(out, "ARMCI_Group_get_world");
+    let s = state("ARMCI_Group_get_world");
+    write_out(s, "ARMCI_Group_get_world", out, world_group(s));
 }
 
-/// ARMCI_Group_get_default: the world group (the only one).
+/// ARMCI_Group_get_default: the group ARMCI_Malloc and ARMCI_Group_create use.
 #[no_mangle]
 pub extern "C" fn ARMCI_Group_get_default(out: *mut Group) {
-    world(out, "ARMCI_Group_get_default");
+    let s = state("ARMCI_Group_get_default");
+    let g = DEFAULT
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .unwrap_or_else(|| world_group(s));
+    write_out(s, "ARMCI_Group_get_default", out, g);
 }
 
-/// ARMCI_Group_set_default: only the world group.
+/// ARMCI_Group_set_default: makes `group` the default (the group must stay alive while
+/// it is the default, as in ARMCI-MPI).
 #[no_mangle]
 pub extern "C" fn ARMCI_Group_set_default(group: *mut Group) {
-    if !is_world(group) {
-        state("ARMCI_Group_set_default").fail(
-            "ARMCI_Group_set_default",
-            "groups other than the world group are not supported by gaspar yet",
-        );
-    }
+    let call = "ARMCI_Group_set_default";
+    let s = state(call);
+    let g = read(s, call, group);
+    let m = members_of(s, call, &g);
+    m.my_index(s, call);
+    *DEFAULT.lock().unwrap_or_else(|p| p.into_inner()) = (!m.world).then_some(g);
 }
 
 /// ARMCI_Group_rank.
@@ -67,11 +156,14 @@ pub extern "C" fn ARMCI_Group_set_default(group: *mut Group) {
 /// `group` and `rank` are valid pointers.
 #[no_mangle]
 pub unsafe extern "C" fn ARMCI_Group_rank(group: *mut Group, rank: *mut c_int) -> c_int {
-    if group.is_null() || rank.is_null() {
-        return unsupported("ARMCI_Group_rank", "a null argument");
+    let call = "ARMCI_Group_rank";
+    let s = state(call);
+    let g = read(s, call, group);
+    if rank.is_null() {
+        s.fail(call, "null rank");
     }
-    // SAFETY: both non-null pointers of the caller.
-    unsafe { *rank = (*group).rank };
+    // SAFETY: non-null pointer of the caller.
+    unsafe { *rank = g.rank };
     0
 }
 
@@ -81,72 +173,300 @@ pub unsafe extern "C" fn ARMCI_Group_rank(group: *mut Group, rank: *mut c_int) -
 /// `group` and `size` are valid pointers.
 #[no_mangle]
 pub unsafe extern "C" fn ARMCI_Group_size(group: *mut Group, size: *mut c_int) {
-    if !group.is_null() && !size.is_null() {
-        // SAFETY: both non-null pointers of the caller.
-        unsafe { *size = (*group).size };
+    let call = "ARMCI_Group_size";
+    let s = state(call);
+    let g = read(s, call, group);
+    if size.is_null() {
+        s.fail(call, "null size");
     }
+    // SAFETY: non-null pointer of the caller.
+    unsafe { *size = g.size };
 }
 
-/// ARMCI_Absolute_id: in the world group, a rank is its own id.
+/// ARMCI_Absolute_id: the world rank of group rank `group_rank`.
 #[no_mangle]
 pub extern "C" fn ARMCI_Absolute_id(group: *mut Group, group_rank: c_int) -> c_int {
-    if !is_world(group) {
-        return unsupported("ARMCI_Absolute_id", "groups other than the world group");
+    let call = "ARMCI_Absolute_id";
+    let s = state(call);
+    let m = members(s, call, group);
+    match usize::try_from(group_rank)
+        .ok()
+        .and_then(|i| m.ranks.get(i))
+    {
+        Some(&r) => r as c_int,
+        None => s.fail(
+            call,
+            format!(
+                "group rank {group_rank} is out of range: the group has {} ranks",
+                m.ranks.len()
+            ),
+        ),
     }
-    group_rank
 }
 
-/// ARMCI_Group_create: not supported yet (ends the job with a message).
-#[no_mangle]
-pub extern "C" fn ARMCI_Group_create(_size: c_int, _pids: *mut c_int, _out: *mut Group) {
-    state("ARMCI_Group_create").fail(
-        "ARMCI_Group_create",
-        "groups other than the world group are not supported by gaspar yet",
-    );
-}
-
-/// ARMCI_Group_create_child: not supported yet (ends the job with a message).
-#[no_mangle]
-pub extern "C" fn ARMCI_Group_create_child(
-    _size: c_int,
-    _pids: *mut c_int,
-    _out: *mut Group,
-    _parent: *mut Group,
-) {
-    state("ARMCI_Group_create_child").fail(
-        "ARMCI_Group_create_child",
-        "groups other than the world group are not supported by gaspar yet",
-    );
-}
-
-/// ARMCI_Group_free: the world group needs no freeing.
-#[no_mangle]
-pub extern "C" fn ARMCI_Group_free(_group: *mut Group) {}
-
-/// ARMCI_Malloc_group: the world group only.
+/// ARMCI_Group_create: a child of the default group.
 ///
 /// # Safety
-/// As ARMCI_Malloc.
+/// `pid_list` has `grp_size` entries; `group_out` is valid.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_Group_create(
+    grp_size: c_int,
+    pid_list: *mut c_int,
+    group_out: *mut Group,
+) {
+    let s = state("ARMCI_Group_create");
+    let parent = DEFAULT
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .unwrap_or_else(|| world_group(s));
+    // SAFETY: forwarded contract; `parent` is a live group.
+    unsafe { create_child("ARMCI_Group_create", grp_size, pid_list, group_out, &parent) }
+}
+
+/// ARMCI_Group_create_child: collective over `group_parent`; `pid_list` holds ranks of
+/// the parent. Members check among themselves that they were given the same list.
+///
+/// # Safety
+/// `pid_list` has `grp_size` entries; the group pointers are valid.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_Group_create_child(
+    grp_size: c_int,
+    pid_list: *mut c_int,
+    group_out: *mut Group,
+    group_parent: *mut Group,
+) {
+    let call = "ARMCI_Group_create_child";
+    let s = state(call);
+    let parent = read(s, call, group_parent);
+    // SAFETY: forwarded contract.
+    unsafe { create_child(call, grp_size, pid_list, group_out, &parent) }
+}
+
+/// # Safety
+/// `pid_list` has `grp_size` entries; `out` is valid.
+unsafe fn create_child(
+    call: &str,
+    grp_size: c_int,
+    pid_list: *const c_int,
+    out: *mut Group,
+    parent: &Group,
+) {
+    let s = state(call);
+    let parent = members_of(s, call, parent);
+    let n = usize::try_from(grp_size)
+        .unwrap_or_else(|_| s.fail(call, format!("negative group size {grp_size}")));
+    if n > 0 && pid_list.is_null() {
+        s.fail(call, "null pid_list");
+    }
+    let pids = if n == 0 {
+        &[][..]
+    } else {
+        // SAFETY: `pid_list` has `grp_size` entries (caller's contract).
+        unsafe { std::slice::from_raw_parts(pid_list, n) }
+    };
+    let procs = s.rt.procs() as usize;
+    let mut abs_to_grp = vec![-1 as c_int; procs].into_boxed_slice();
+    let mut grp_to_abs = Vec::with_capacity(n);
+    for (k, &pid) in pids.iter().enumerate() {
+        let Some(&abs) = usize::try_from(pid).ok().and_then(|p| parent.ranks.get(p)) else {
+            s.fail(
+                call,
+                format!(
+                    "pid_list[{k}] = {pid} is not a rank of the parent group of {} ranks",
+                    parent.ranks.len()
+                ),
+            );
+        };
+        if abs_to_grp[abs as usize] >= 0 {
+            s.fail(call, format!("rank {pid} appears twice in pid_list"));
+        }
+        abs_to_grp[abs as usize] = k as c_int;
+        grp_to_abs.push(abs as c_int);
+    }
+    let me = s.rt.rank() as usize;
+    let rank = abs_to_grp[me];
+    if rank < 0 {
+        write_out(
+            s,
+            call,
+            out,
+            Group {
+                comm: std::ptr::null_mut(),
+                noncoll_pgroup_comm: std::ptr::null_mut(),
+                grp_to_abs: std::ptr::null_mut(),
+                abs_to_grp: std::ptr::null_mut(),
+                rank: -1,
+                size: 0,
+            },
+        );
+        return;
+    }
+    let ranks: Vec<u32> = grp_to_abs.iter().map(|&r| r as u32).collect();
+    // Every member must have been given the same list: compare them all.
+    let list: Vec<u8> = bytemuck::cast_slice(&grp_to_abs).to_vec();
+    let lists = collective::allgather(s, call, &ranks, &list);
+    if let Some(k) = lists.iter().position(|l| *l != list) {
+        s.fail(
+            call,
+            format!(
+                "rank {} was given another member list for this group",
+                ranks[k]
+            ),
+        );
+    }
+    let grp_to_abs = grp_to_abs.into_boxed_slice();
+    write_out(
+        s,
+        call,
+        out,
+        Group {
+            comm: std::ptr::null_mut(),
+            noncoll_pgroup_comm: std::ptr::null_mut(),
+            grp_to_abs: Box::into_raw(grp_to_abs) as *mut c_int,
+            abs_to_grp: Box::into_raw(abs_to_grp) as *mut c_int,
+            rank,
+            size: n as c_int,
+        },
+    );
+}
+
+/// ARMCI_Group_free: releases a group made by ARMCI_Group_create(_child).
+#[no_mangle]
+pub extern "C" fn ARMCI_Group_free(group: *mut Group) {
+    let call = "ARMCI_Group_free";
+    let s = state(call);
+    let g = read(s, call, group);
+    if g.grp_to_abs.is_null() {
+        return;
+    }
+    let procs = s.rt.procs() as usize;
+    // SAFETY: both arrays came from Box::into_raw in `create_child` with these lengths
+    // (size entries and one per world rank); the group is not used after this (the
+    // program's contract), and its pointers are cleared below.
+    unsafe {
+        drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+            g.grp_to_abs,
+            g.size as usize,
+        )));
+        drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+            g.abs_to_grp,
+            procs,
+        )));
+    }
+    write_out(
+        s,
+        call,
+        group,
+        Group {
+            grp_to_abs: std::ptr::null_mut(),
+            abs_to_grp: std::ptr::null_mut(),
+            rank: -1,
+            size: 0,
+            ..g
+        },
+    );
+}
+
+/// ARMCI_Malloc_group: collective over `group`; `ptr_arr[i]` receives group rank i's
+/// block (NULL where that rank asked for 0 bytes). On the world group this is
+/// ARMCI_Malloc; on others each member allocates in its own heap and the addresses are
+/// exchanged in the group.
+///
+/// # Safety
+/// `ptr_arr` has one entry per group member.
 #[no_mangle]
 pub unsafe extern "C" fn ARMCI_Malloc_group(
-    ptrs: *mut *mut c_void,
+    ptr_arr: *mut *mut c_void,
     bytes: libc::c_long,
     group: *mut Group,
 ) -> c_int {
-    if !is_world(group) {
-        return unsupported("ARMCI_Malloc_group", "groups other than the world group");
+    let call = "ARMCI_Malloc_group";
+    let s = state(call);
+    let m = members(s, call, group);
+    if m.world {
+        // SAFETY: forwarded contract.
+        return unsafe { crate::setup::world_malloc(call, ptr_arr, bytes) };
     }
     // SAFETY: forwarded contract.
-    unsafe { crate::setup::ARMCI_Malloc(ptrs, bytes) }
+    unsafe { malloc_in(s, call, &m, ptr_arr, bytes) }
 }
 
-/// ARMCI_Free_group: the world group only.
+/// ARMCI_Malloc_group's body for a group other than the world.
+///
+/// # Safety
+/// `ptr_arr` has one entry per member.
+pub(crate) unsafe fn malloc_in(
+    s: &State,
+    call: &str,
+    m: &Members,
+    ptr_arr: *mut *mut c_void,
+    bytes: libc::c_long,
+) -> c_int {
+    m.my_index(s, call);
+    let bytes =
+        u64::try_from(bytes).unwrap_or_else(|_| s.fail(call, format!("negative size {bytes}")));
+    if ptr_arr.is_null() {
+        s.fail(call, "null ptr_arr");
+    }
+    let mine = if bytes == 0 {
+        0u64
+    } else {
+        let block = s.check(call, s.rt.alloc_local(bytes));
+        let address = s.own_heap_address(block.offset()) as u64;
+        GROUP_BLOCKS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(block);
+        address
+    };
+    let all = collective::allgather(s, call, &m.ranks, &mine.to_ne_bytes());
+    // SAFETY: the caller provides one slot per member.
+    let out = unsafe { std::slice::from_raw_parts_mut(ptr_arr, m.ranks.len()) };
+    for (slot, word) in out.iter_mut().zip(&all) {
+        let address = u64::from_ne_bytes(word.as_slice().try_into().expect("8-byte words"));
+        *slot = address as usize as *mut c_void;
+    }
+    0
+}
+
+/// ARMCI_Free_group: collective over `group`; `ptr` is this rank's block (or NULL).
 #[no_mangle]
 pub extern "C" fn ARMCI_Free_group(ptr: *mut c_void, group: *mut Group) -> c_int {
-    if !is_world(group) {
-        return unsupported("ARMCI_Free_group", "groups other than the world group");
+    let call = "ARMCI_Free_group";
+    let s = state(call);
+    let m = members(s, call, group);
+    if m.world {
+        return crate::setup::ARMCI_Free(ptr);
     }
-    crate::setup::ARMCI_Free(ptr)
+    free_in(s, call, &m, ptr)
+}
+
+/// ARMCI_Free_group's body for a group other than the world.
+pub(crate) fn free_in(s: &State, call: &str, m: &Members, ptr: *mut c_void) -> c_int {
+    m.my_index(s, call);
+    // Every member is done with the blocks before any goes.
+    collective::barrier(s, call, &m.ranks);
+    if !ptr.is_null() {
+        let mut blocks = GROUP_BLOCKS.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(k) = blocks
+            .iter()
+            .position(|b| s.own_heap_address(b.offset()) == ptr as usize)
+        else {
+            s.fail(
+                call,
+                format!("{ptr:p} is not a block from ARMCI_Malloc_group"),
+            );
+        };
+        let block = blocks.remove(k);
+        s.check(call, s.rt.free_local(block));
+    }
+    0
+}
+
+/// ARMCI_Uses_shm_grp.
+#[no_mangle]
+pub extern "C" fn ARMCI_Uses_shm_grp(_group: *mut Group) -> c_int {
+    1
 }
 
 /// armci_domain_nprocs: every rank is on this node.
@@ -194,12 +514,6 @@ pub extern "C" fn ARMCI_Same_node(_proc: c_int) -> c_int {
 /// ARMCI_Uses_shm: gaspar's default transport is shared memory.
 #[no_mangle]
 pub extern "C" fn ARMCI_Uses_shm() -> c_int {
-    1
-}
-
-/// ARMCI_Uses_shm_grp.
-#[no_mangle]
-pub extern "C" fn ARMCI_Uses_shm_grp(_group: *mut Group) -> c_int {
     1
 }
 

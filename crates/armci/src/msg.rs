@@ -6,8 +6,10 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use bytemuck::Pod;
-use gaspar::{GlobalAddr, GlobalPtr, Handle};
+use gaspar::{GlobalAddr, GlobalPtr, Handle, Runtime, SymmetricAlloc};
 
+use crate::collective;
+use crate::group::Group;
 use crate::state::{state, State};
 
 /// Payload bytes per mailbox slot; longer messages go in several rounds.
@@ -15,15 +17,110 @@ const MAILBOX_DATA: u64 = 16 * 1024;
 /// Header (flag, total length, chunk length) plus payload.
 const HEADER: u64 = 64;
 /// Bytes of one mailbox slot (one per sender on every rank).
-pub(crate) const MAILBOX_BYTES: u64 = HEADER + MAILBOX_DATA;
+const MAILBOX_BYTES: u64 = HEADER + MAILBOX_DATA;
 
-/// Empties this rank's mailboxes (at start-up, before any rank can send).
-pub(crate) fn clear_mailboxes(s: &State) -> gaspar::Result<()> {
-    let mine = s.mailbox.ga(s.rt.rank())?;
-    let zeros = vec![0u8; (MAILBOX_BYTES * u64::from(s.rt.procs())) as usize];
-    s.rt.put(mine, &zeros, Handle::NULL)?;
-    s.rt.all_fence()?;
-    s.rt.barrier()
+/// Point-to-point messages through mailboxes in the symmetric heap: on every rank one slot
+/// per sender, whose flag word says whether it holds an unread chunk. Messages from one
+/// sender to one receiver arrive in order. ARMCI keeps two channels: one for the
+/// program's armci_msg_snd/rcv, one for group collectives, so neither can take the
+/// other's messages.
+pub(crate) struct Channel {
+    block: SymmetricAlloc,
+}
+
+impl Channel {
+    /// Collective: allocates and empties the mailboxes of every rank.
+    pub(crate) fn open(rt: &Runtime) -> gaspar::Result<Channel> {
+        let block = rt.alloc(MAILBOX_BYTES * u64::from(rt.procs()))?;
+        let zeros = vec![0u8; block.len() as usize];
+        rt.put(block.ga(rt.rank())?, &zeros, Handle::NULL)?;
+        rt.all_fence()?;
+        rt.barrier()?;
+        Ok(Channel { block })
+    }
+
+    fn slot(&self, s: &State, call: &str, owner: u32, sender: u32) -> GlobalAddr {
+        let base = s.check(call, self.block.ga(owner));
+        base.offset(u64::from(sender) * MAILBOX_BYTES)
+            .unwrap_or_else(|| s.fail(call, "mailbox address"))
+    }
+
+    /// Sends `data` to rank `to`, a slot-full at a time.
+    pub(crate) fn send(&self, s: &State, call: &str, to: u32, data: &[u8]) {
+        let total = data.len() as u64;
+        let at = self.slot(s, call, to, s.rt.rank());
+        let flag = GlobalPtr::<u64>::new(at);
+        let mut sent = 0u64;
+        loop {
+            wait_flag(s, call, flag, 0);
+            let chunk = (total - sent).min(MAILBOX_DATA);
+            let header = [total, chunk];
+            let header_at = at.offset(8).expect("in slot");
+            let data_at = at.offset(HEADER).expect("in slot");
+            s.check(
+                call,
+                s.rt.put(header_at, bytemuck::cast_slice(&header), Handle::NULL),
+            );
+            s.check(
+                call,
+                s.rt.put(
+                    data_at,
+                    &data[sent as usize..(sent + chunk) as usize],
+                    Handle::NULL,
+                ),
+            );
+            s.check(call, s.rt.all_fence());
+            s.check(call, flag.atomic_store(&s.rt, 1));
+            sent += chunk;
+            if sent >= total {
+                break;
+            }
+        }
+    }
+
+    /// Receives the next message from rank `from` into `out` (cleared first); a message
+    /// longer than `capacity` bytes ends the job.
+    pub(crate) fn recv(&self, s: &State, call: &str, from: u32, out: &mut Vec<u8>, capacity: u64) {
+        out.clear();
+        let at = self.slot(s, call, s.rt.rank(), from);
+        let flag = GlobalPtr::<u64>::new(at);
+        loop {
+            wait_flag(s, call, flag, 1);
+            let mut header = [0u64; 2];
+            s.check(
+                call,
+                s.rt.get(
+                    bytemuck::cast_slice_mut(&mut header),
+                    at.offset(8).expect("in slot"),
+                    Handle::NULL,
+                ),
+            );
+            let [total, chunk] = header;
+            if total > capacity {
+                s.fail(
+                    call,
+                    format!(
+                        "message of {total} bytes from rank {from} does not fit a \
+                         {capacity}-byte buffer"
+                    ),
+                );
+            }
+            let done = out.len();
+            out.resize(done + chunk as usize, 0);
+            s.check(
+                call,
+                s.rt.get(
+                    &mut out[done..],
+                    at.offset(HEADER).expect("in slot"),
+                    Handle::NULL,
+                ),
+            );
+            s.check(call, flag.atomic_store(&s.rt, 0));
+            if out.len() as u64 >= total {
+                break;
+            }
+        }
+    }
 }
 
 /// armci_msg_me.
@@ -57,12 +154,6 @@ pub extern "C" fn armci_msg_barrier() {
     crate::setup::ARMCI_Barrier();
 }
 
-fn slot(s: &State, call: &str, owner: u32, sender: u32) -> GlobalAddr {
-    let base = s.check(call, s.mailbox.ga(owner));
-    base.offset(u64::from(sender) * MAILBOX_BYTES)
-        .unwrap_or_else(|| s.fail(call, "mailbox address"))
-}
-
 fn wait_flag(s: &State, call: &str, flag: GlobalPtr<u64>, want: u64) {
     let mut spins = 0u32;
     while s.check(call, flag.atomic_load(&s.rt)) != want {
@@ -86,36 +177,7 @@ pub unsafe extern "C" fn armci_msg_snd(_tag: c_int, buffer: *mut c_void, len: c_
     let to = s.rank_of(call, to);
     // SAFETY: ARMCI's contract for the buffer.
     let data = unsafe { s.local(call, buffer, total) };
-    let at = slot(s, call, to, s.rt.rank());
-    let flag = GlobalPtr::<u64>::new(at);
-    let mut sent = 0u64;
-    loop {
-        wait_flag(s, call, flag, 0);
-        let chunk = (total - sent).min(MAILBOX_DATA);
-        let header = [total, chunk];
-        s.check(
-            call,
-            s.rt.put(
-                at.offset(8).expect("in slot"),
-                bytemuck::cast_slice(&header),
-                Handle::NULL,
-            ),
-        );
-        s.check(
-            call,
-            s.rt.put(
-                at.offset(HEADER).expect("in slot"),
-                &data[sent as usize..(sent + chunk) as usize],
-                Handle::NULL,
-            ),
-        );
-        s.check(call, s.rt.all_fence());
-        s.check(call, flag.atomic_store(&s.rt, 1));
-        sent += chunk;
-        if sent >= total {
-            break;
-        }
-    }
+    s.messages.send(s, call, to, data);
 }
 
 /// armci_msg_rcv: receives the next message from rank `from` into `buffer`.
@@ -134,43 +196,14 @@ pub unsafe extern "C" fn armci_msg_rcv(
     let s = state(call);
     let capacity = s.len(call, buflen);
     let from = s.rank_of(call, from);
-    // SAFETY: ARMCI's contract for the buffer.
-    let out = unsafe { s.local_mut(call, buffer, capacity) };
-    let at = slot(s, call, s.rt.rank(), from);
-    let flag = GlobalPtr::<u64>::new(at);
-    let mut received = 0u64;
-    loop {
-        wait_flag(s, call, flag, 1);
-        let mut header = [0u64; 2];
-        s.check(
-            call,
-            s.rt.get(
-                bytemuck::cast_slice_mut(&mut header),
-                at.offset(8).expect("in slot"),
-                Handle::NULL,
-            ),
-        );
-        let [total, chunk] = header;
-        if total > capacity {
-            s.fail(call, format!("message of {total} bytes from rank {from} does not fit a {capacity}-byte buffer"));
-        }
-        s.check(
-            call,
-            s.rt.get(
-                &mut out[received as usize..(received + chunk) as usize],
-                at.offset(HEADER).expect("in slot"),
-                Handle::NULL,
-            ),
-        );
-        s.check(call, flag.atomic_store(&s.rt, 0));
-        received += chunk;
-        if received >= total {
-            if !msglen.is_null() {
-                // SAFETY: non-null pointer of the caller.
-                unsafe { *msglen = total as c_int };
-            }
-            break;
-        }
+    let mut message = Vec::new();
+    s.messages.recv(s, call, from, &mut message, capacity);
+    // SAFETY: ARMCI's contract for the buffer; the message fits (checked by `recv`).
+    let out = unsafe { s.local_mut(call, buffer, message.len() as u64) };
+    out.copy_from_slice(&message);
+    if !msglen.is_null() {
+        // SAFETY: non-null pointer of the caller.
+        unsafe { *msglen = message.len() as c_int };
     }
 }
 
@@ -281,6 +314,23 @@ impl Op {
     }
 }
 
+impl Op {
+    /// Combines `others` into `result`, in order (the first operand is `result`'s own
+    /// vector); the abs operators leave magnitudes even with no other operand.
+    fn reduce<'a, T: Element>(self, result: &mut [T], others: impl Iterator<Item = &'a [T]>) {
+        for other in others {
+            for (r, &o) in result.iter_mut().zip(other) {
+                *r = self.combine(*r, o);
+            }
+        }
+        if matches!(self, Op::AbsMax | Op::AbsMin) {
+            for r in result.iter_mut() {
+                *r = r.magnitude();
+            }
+        }
+    }
+}
+
 /// # Safety
 /// `op` is a NUL-terminated string.
 unsafe fn parse_op(s: &State, call: &str, op: *const c_char) -> Op {
@@ -333,16 +383,7 @@ unsafe fn gop<T: Element>(call: &str, x: *mut T, n: c_int, op: *const c_char) {
             s.rt.get(bytemuck::cast_slice_mut(&mut all), root, Handle::NULL),
         );
         let (result, rest) = all.split_at_mut(count);
-        for other in rest.chunks_exact(count) {
-            for (r, &o) in result.iter_mut().zip(other) {
-                *r = op.combine(*r, o);
-            }
-        }
-        if matches!(op, Op::AbsMax | Op::AbsMin) && procs == 1 {
-            for r in result.iter_mut() {
-                *r = r.magnitude();
-            }
-        }
+        op.reduce(result, rest.chunks_exact(count));
         s.check(
             call,
             s.rt.put(root, bytemuck::cast_slice(result), Handle::NULL),
@@ -428,5 +469,133 @@ pub unsafe extern "C" fn armci_msg_gop_scope(
             other => state("armci_msg_gop_scope")
                 .fail("armci_msg_gop_scope", format!("unknown type {other}")),
         }
+    }
+}
+
+/// All-reduce of `n` elements at `x` over `group`: every member gets every member's vector
+/// and combines them in group-rank order, so all get the same result.
+///
+/// # Safety
+/// `x` points to `n` elements; `op` is a NUL-terminated string; `group` is valid.
+unsafe fn group_gop<T: Element>(
+    call: &str,
+    x: *mut T,
+    n: c_int,
+    op: *const c_char,
+    group: *const Group,
+) {
+    let s = state(call);
+    // SAFETY: forwarded contract.
+    let op = unsafe { parse_op(s, call, op) };
+    let members = crate::group::members(s, call, group);
+    let count = s.len(call, n) as usize;
+    let bytes = (count * std::mem::size_of::<T>()) as u64;
+    // SAFETY: `x` points to `n` elements (caller's contract).
+    let mine = unsafe { s.local_mut(call, x as *mut c_void, bytes) };
+    let parts = collective::allgather(s, call, &members.ranks, mine);
+    let vectors: Vec<Vec<T>> = parts
+        .iter()
+        .map(|p| {
+            if p.len() != mine.len() {
+                s.fail(call, "members passed vectors of different lengths");
+            }
+            let mut v = vec![T::zeroed(); count];
+            bytemuck::cast_slice_mut(&mut v).copy_from_slice(p);
+            v
+        })
+        .collect();
+    let mut result = vectors[0].clone();
+    op.reduce(&mut result, vectors[1..].iter().map(|v| v.as_slice()));
+    mine.copy_from_slice(bytemuck::cast_slice(&result));
+}
+
+macro_rules! group_gops {
+    ($($name:ident: $c:ty => $t:ty;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`: all-reduce over a group.")]
+        ///
+        /// # Safety
+        /// `x` points to `n` elements; `op` is a NUL-terminated string; `group` is valid.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(x: *mut $c, n: c_int, op: *mut c_char, group: *mut Group) {
+            // SAFETY: forwarded contract ($c and $t have the same layout).
+            unsafe { group_gop::<$t>(stringify!($name), x as *mut $t, n, op, group) }
+        }
+    )*};
+}
+
+group_gops! {
+    armci_msg_group_igop: c_int => i32;
+    armci_msg_group_lgop: libc::c_long => i64;
+    armci_msg_group_llgop: libc::c_longlong => i64;
+    armci_msg_group_fgop: f32 => f32;
+    armci_msg_group_dgop: f64 => f64;
+}
+
+/// armci_msg_group_gop_scope: the group gop of `type` (ARMCI_INT ... ARMCI_DOUBLE).
+///
+/// # Safety
+/// `x` points to `n` elements of `type`; `op` is a NUL-terminated string; `group` valid.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_group_gop_scope(
+    _scope: c_int,
+    x: *mut c_void,
+    n: c_int,
+    op: *mut c_char,
+    kind: c_int,
+    group: *mut Group,
+) {
+    let call = "armci_msg_group_gop_scope";
+    // SAFETY: forwarded contract, by element type.
+    unsafe {
+        match kind {
+            0 => group_gop::<i32>(call, x as *mut i32, n, op, group),
+            1 | 2 => group_gop::<i64>(call, x as *mut i64, n, op, group),
+            3 => group_gop::<f32>(call, x as *mut f32, n, op, group),
+            4 => group_gop::<f64>(call, x as *mut f64, n, op, group),
+            other => state(call).fail(call, format!("unknown type {other}")),
+        }
+    }
+}
+
+/// armci_msg_group_barrier: waits for every member of `group`.
+#[no_mangle]
+pub extern "C" fn armci_msg_group_barrier(group: *mut Group) {
+    let call = "armci_msg_group_barrier";
+    let s = state(call);
+    let members = crate::group::members(s, call, group);
+    s.check(call, s.rt.all_fence());
+    collective::barrier(s, call, &members.ranks);
+}
+
+/// armci_msg_group_bcast_scope: `len` bytes of group rank `root`'s buffer to every member.
+///
+/// # Safety
+/// `buffer` points to `len` bytes on every member; `group` is valid.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_group_bcast_scope(
+    _scope: c_int,
+    buffer: *mut c_void,
+    len: c_int,
+    root: c_int,
+    group: *mut Group,
+) {
+    let call = "armci_msg_group_bcast_scope";
+    let s = state(call);
+    let members = crate::group::members(s, call, group);
+    let root = usize::try_from(root)
+        .ok()
+        .filter(|&r| r < members.ranks.len())
+        .unwrap_or_else(|| s.fail(call, format!("root {root} is not a rank of the group")));
+    let n = s.len(call, len);
+    // SAFETY: ARMCI's contract for the buffer.
+    let data = unsafe { s.local_mut(call, buffer, n) };
+    let me = members.my_index(s, call);
+    let contribution: &[u8] = if me == root { data } else { &[] };
+    let parts = collective::allgather(s, call, &members.ranks, contribution);
+    if parts[root].len() != data.len() {
+        s.fail(call, "members passed buffers of different lengths");
+    }
+    if me != root {
+        data.copy_from_slice(&parts[root]);
     }
 }

@@ -74,8 +74,28 @@ pub unsafe extern "C" fn ARMCI_Error(msg: *const c_char, code: c_int) {
 /// `base_ptrs` has room for one pointer per rank.
 #[no_mangle]
 pub unsafe extern "C" fn ARMCI_Malloc(base_ptrs: *mut *mut c_void, size: libc::c_long) -> c_int {
-    let s = state("ARMCI_Malloc");
     let call = "ARMCI_Malloc";
+    let s = state(call);
+    let group = crate::group::default_members(s, call);
+    if group.world {
+        // SAFETY: forwarded contract.
+        unsafe { world_malloc(call, base_ptrs, size) }
+    } else {
+        // SAFETY: forwarded contract (one slot per member of the default group).
+        unsafe { crate::group::malloc_in(s, call, &group, base_ptrs, size) }
+    }
+}
+
+/// ARMCI_Malloc on the world group: one symmetric block of the largest size asked for.
+///
+/// # Safety
+/// `base_ptrs` has one slot per rank.
+pub(crate) unsafe fn world_malloc(
+    call: &str,
+    base_ptrs: *mut *mut c_void,
+    size: libc::c_long,
+) -> c_int {
+    let s = state(call);
     let size =
         u64::try_from(size).unwrap_or_else(|_| s.fail(call, format!("negative size {size}")));
     if base_ptrs.is_null() {
@@ -108,6 +128,10 @@ pub unsafe extern "C" fn ARMCI_Malloc(base_ptrs: *mut *mut c_void, size: libc::c
 pub extern "C" fn ARMCI_Free(ptr: *mut c_void) -> c_int {
     let s = state("ARMCI_Free");
     let call = "ARMCI_Free";
+    let group = crate::group::default_members(s, call);
+    if !group.world {
+        return crate::group::free_in(s, call, &group, ptr);
+    }
     let me = s.rt.rank();
     let mut blocks = s.blocks.lock().unwrap_or_else(|p| p.into_inner());
     let mine = if ptr.is_null() {

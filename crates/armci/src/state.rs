@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
 use crate::direct::MappedHeap;
+use crate::msg::Channel;
 use gaspar::gmem::Segment;
 use gaspar::strided::Descriptor;
 use gaspar::{GlobalAddr, Runtime, SymmetricAlloc};
@@ -47,7 +48,9 @@ pub(crate) struct State {
     /// Mutexes from `ARMCI_Create_mutexes`: the block and the count.
     pub(crate) mutexes: Mutex<Option<(SymmetricAlloc, u32)>>,
     /// Mailboxes of `armci_msg_snd`/`rcv`.
-    pub(crate) mailbox: SymmetricAlloc,
+    pub(crate) messages: Channel,
+    /// Mailboxes of the group collectives.
+    pub(crate) collectives: Channel,
 }
 
 static STATE: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
@@ -81,9 +84,8 @@ pub(crate) fn initialize() -> Result<(), String> {
     rt.transport()
         .allgather_u64(my_base as u64, &mut heap_bases)
         .map_err(|e| e.to_string())?;
-    let mailbox = rt
-        .alloc(crate::msg::MAILBOX_BYTES * procs as u64)
-        .map_err(|e| e.to_string())?;
+    let messages = Channel::open(&rt).map_err(|e| e.to_string())?;
+    let collectives = Channel::open(&rt).map_err(|e| e.to_string())?;
     let heap_mapped = (0..procs as u32)
         .map(|r| {
             let start = GlobalAddr::new(r, 0, Segment::Heap, 0).expect("rank fits");
@@ -98,9 +100,9 @@ pub(crate) fn initialize() -> Result<(), String> {
         rt,
         blocks: Mutex::new(Vec::new()),
         mutexes: Mutex::new(None),
-        mailbox,
+        messages,
+        collectives,
     };
-    crate::msg::clear_mailboxes(&state).map_err(|e| e.to_string())?;
     STATE.store(Box::into_raw(Box::new(state)), Ordering::Release);
     Ok(())
 }
@@ -184,6 +186,11 @@ impl State {
                 ),
             ),
         }
+    }
+
+    /// This process's address of byte `offset` of its own heap.
+    pub(crate) fn own_heap_address(&self, offset: u64) -> usize {
+        self.heap_bases[self.rt.rank() as usize] + offset as usize
     }
 
     /// This rank's address of `block` on `rank`.
@@ -280,11 +287,4 @@ impl State {
             Descriptor::new(&count[..=levels], &src[..levels], &dst[..levels]),
         )
     }
-}
-
-/// Prints a one-line message for a function gaspar does not support yet; returns the
-/// error code ARMCI functions return.
-pub(crate) fn unsupported(call: &str, what: &str) -> c_int {
-    eprintln!("gaspar armci: {call}: {what} is not supported by gaspar yet");
-    -1
 }

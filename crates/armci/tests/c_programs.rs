@@ -30,13 +30,15 @@ fn ensure_built() {
 }
 
 fn compile(name: &str) -> PathBuf {
-    compile_with("cc", name)
+    compile_with("cc", name, "")
 }
 
-fn compile_with(compiler: &str, name: &str) -> PathBuf {
+/// Compiles tests/c/NAME.c with `compiler`; tests running at the same time use different
+/// `variant`s so that none overwrites a program another is running.
+fn compile_with(compiler: &str, name: &str, variant: &str) -> PathBuf {
     ensure_built();
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = target_dir().join(format!("armci-test-{name}"));
+    let out = target_dir().join(format!("armci-test-{variant}{name}"));
     let status = Command::new(compiler)
         .arg("-O1")
         .arg("-Wall")
@@ -104,6 +106,27 @@ fn armci_programs_run_under_the_launcher() {
 }
 
 #[test]
+fn armci_groups_work_as_in_armci_mpi() {
+    let program = compile("armci_groups");
+    for procs in [1u32, 2, 3, 5] {
+        let out = run(procs, &program, &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{procs} ranks: {}\n{}",
+            stdout,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for rank in 0..procs {
+            assert!(
+                stdout.contains(&format!("armci_groups ok rank {rank} of {procs}")),
+                "{stdout}"
+            );
+        }
+    }
+}
+
+#[test]
 fn bad_input_ends_the_job_with_a_message_naming_the_call() {
     let program = compile("armci_bad_input");
     for (case, message) in [
@@ -114,6 +137,14 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
         ("overlap", "write some bytes twice"),
         ("vector-past-end", "ARMCI_PutV: segment 2: remote"),
         ("vector-null", "ARMCI_GetV: segment 1: remote"),
+        (
+            "group-pid",
+            "ARMCI_Group_create: pid_list[1] = 99 is not a rank",
+        ),
+        (
+            "group-duplicate",
+            "ARMCI_Group_create: rank 0 appears twice",
+        ),
     ] {
         let out = run(2, &program, &[case]);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -133,32 +164,40 @@ fn armci_mpi_programs_run_unchanged_under_mpirun() {
         eprintln!("skipped: mpicc is not installed");
         return;
     }
-    let program = compile_with("mpicc", "armci_with_mpi");
-    let out = Command::new("mpirun")
-        .args([
-            "-n",
-            "3",
-            "--oversubscribe",
-            "--allow-run-as-root",
-            "--mca",
-            "osc",
-            "sm",
-        ])
-        .arg(&program)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .output()
-        .expect("mpirun");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for rank in 0..3 {
+    // An ARMCI-MPI program with MPI calls of its own, then the basic and group programs
+    // (no MPI calls; gaspar initializes MPI itself).
+    for (name, compiler) in [
+        ("armci_with_mpi", "mpicc"),
+        ("armci_basic", "cc"),
+        ("armci_groups", "cc"),
+    ] {
+        let program = compile_with(compiler, name, "mpirun-");
+        let out = Command::new("mpirun")
+            .args([
+                "-n",
+                "3",
+                "--oversubscribe",
+                "--allow-run-as-root",
+                "--mca",
+                "osc",
+                "sm",
+            ])
+            .arg(&program)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .expect("mpirun");
+        let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
-            stdout.contains(&format!("armci_with_mpi ok rank {rank} of 3")),
-            "{stdout}"
+            out.status.success(),
+            "{name}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
         );
+        for rank in 0..3 {
+            assert!(
+                stdout.contains(&format!("{name} ok rank {rank} of 3")),
+                "{stdout}"
+            );
+        }
     }
 }

@@ -96,6 +96,31 @@ fn mismatched_alloc() -> Result<()> {
             block.offset()
         )
     });
+    // A local allocation on rank 0 leaves no room there for half the heap: the symmetric
+    // allocation fails on every rank (rank 0: exhausted; the others: diverged).
+    let half = rt.heap_len() / 2;
+    let hog = if me == 0 {
+        Some(rt.alloc_local(half + 4096)?)
+    } else {
+        None
+    };
+    match (me, rt.alloc(half)) {
+        (0, Err(Error::HeapExhausted { .. })) => {}
+        (
+            _,
+            Err(Error::HeapDiverged {
+                other_rank: 0,
+                other_offset: None,
+                ..
+            }),
+        ) if me != 0 => {}
+        (_, other) => rt.abort(&format!("expected a diverged heap, got {other:?}")),
+    }
+    if let Some(hog) = hog {
+        rt.free_local(hog)?;
+    }
+    let big = rt.alloc(half)?;
+    rt.free(big)?;
     say(&format!("rank {me}: mismatch detected"));
     rt.finalize()
 }

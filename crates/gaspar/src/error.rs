@@ -64,6 +64,19 @@ pub enum Error {
         /// Whole heap size.
         heap_len: u64,
     },
+    /// A symmetric allocation would land at different offsets on different ranks, because
+    /// local allocations shaped their heaps differently.
+    #[error("symmetric allocation of {len} bytes would land at heap offset {offset:#x} here but {} on rank {other_rank}: local (group) allocations have shaped the heaps differently; nothing was allocated", match other_offset { Some(o) => format!("{o:#x}"), None => "nowhere (its heap is full)".to_string() })]
+    HeapDiverged {
+        /// Bytes asked for.
+        len: u64,
+        /// Where it would land here.
+        offset: u64,
+        /// A rank where it would land elsewhere.
+        other_rank: u32,
+        /// Where, or `None` when that rank's heap has no room.
+        other_offset: Option<u64>,
+    },
     /// Ranks called a collective allocation (or free) with different arguments.
     #[error("mismatched collective {call}: rank {rank} called {call}({value}), rank {other_rank} called {other_call}({other_value})")]
     MismatchedCollective {

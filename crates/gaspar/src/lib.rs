@@ -27,7 +27,7 @@ pub mod world;
 
 pub use error::{Error, Result};
 pub use gma::{AtomicWord, Fetched, GlobalPtr, Gma, Handle};
-pub use gmem::{GlobalAddr, Key, SymmetricAlloc};
+pub use gmem::{GlobalAddr, Key, LocalAlloc, SymmetricAlloc};
 pub use transport::{AtomicOp, Width};
 
 /// The runtime as a program uses it: the top layer, with every lower layer's calls.

@@ -34,6 +34,14 @@ int main(int argc, char **argv) {
         void *src[2] = {local, NULL}, *dst[2] = {base[0], (char *)base[0] + 8};
         armci_giov_t iov = {dst, src, 8, 2};
         ARMCI_GetV(&iov, 1, 0);
+    } else if (strcmp(what, "group-pid") == 0) {
+        int pids[2] = {0, 99};
+        ARMCI_Group g;
+        ARMCI_Group_create(2, pids, &g);
+    } else if (strcmp(what, "group-duplicate") == 0) {
+        int pids[2] = {0, 0};
+        ARMCI_Group g;
+        ARMCI_Group_create(2, pids, &g);
     }
     printf("not reached\n");
     ARMCI_Finalize();

@@ -56,6 +56,36 @@ impl SymmetricAlloc {
     }
 }
 
+/// A block of one rank's heap from [`GlobalMemory::alloc_local`].
+#[derive(Debug)]
+pub struct LocalAlloc {
+    ga: GlobalAddr,
+    offset: u64,
+    len: u64,
+}
+
+impl LocalAlloc {
+    /// The block's global address.
+    pub fn ga(&self) -> GlobalAddr {
+        self.ga
+    }
+
+    /// Offset in the owner's heap.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the block is empty (never: allocations are at least one byte).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// The global-memory layer of one rank.
 pub struct GlobalMemory {
     world: World,
@@ -150,11 +180,31 @@ impl GlobalMemory {
 
     /// Collective: allocates `len` bytes of symmetric heap on every rank. Every rank must
     /// pass the same length; a mismatch is reported on every rank and allocates nothing.
+    ///
+    /// The block lands at one offset on every rank, which a second exchange confirms:
+    /// [local allocations](Self::alloc_local) of some ranks can leave the heaps shaped
+    /// differently, and then the allocation fails on every rank rather than diverge.
     pub fn alloc(&self, len: u64) -> Result<SymmetricAlloc> {
         self.agree("alloc", 1, len)?;
-        let offset = lock(&self.heap).alloc(len)?;
+        let placed = lock(&self.heap).alloc(len);
+        // One past the offset, or 0 where it failed.
+        let word = placed.as_ref().map_or(0, |&o| o + 1);
+        let mut all = vec![0u64; self.world.procs() as usize];
+        self.world.transport().allgather_u64(word, &mut all)?;
+        if let Some((other_rank, &other)) = all.iter().enumerate().find(|(_, &w)| w != word) {
+            if let Ok(offset) = placed {
+                lock(&self.heap).free(offset)?;
+            }
+            placed?;
+            return Err(Error::HeapDiverged {
+                len,
+                offset: word - 1,
+                other_rank: other_rank as u32,
+                other_offset: other.checked_sub(1),
+            });
+        }
         Ok(SymmetricAlloc {
-            offset,
+            offset: placed?,
             len,
             procs: self.world.procs(),
         })
@@ -163,7 +213,28 @@ impl GlobalMemory {
     /// Collective: frees a block from [`alloc`](Self::alloc) on every rank.
     pub fn free(&self, block: SymmetricAlloc) -> Result<()> {
         self.agree("free", 2, block.offset)?;
-        lock(&self.heap).free(block.offset)
+        lock(&self.heap).free_kind(block.offset, false)
+    }
+
+    /// Allocates `len` bytes of this rank's heap only (not collective): memory that other
+    /// ranks reach once they are told its address, as for ARMCI's group allocations.
+    /// Carved from the top of the heap, away from the symmetric blocks.
+    pub fn alloc_local(&self, len: u64) -> Result<LocalAlloc> {
+        let offset = lock(&self.heap).alloc_top(len)?;
+        Ok(LocalAlloc {
+            ga: GlobalAddr::new(self.world.rank(), 0, Segment::Heap, offset).ok_or(
+                Error::LengthOverflow {
+                    what: "heap offset",
+                },
+            )?,
+            offset,
+            len,
+        })
+    }
+
+    /// Frees a block from [`alloc_local`](Self::alloc_local).
+    pub fn free_local(&self, block: LocalAlloc) -> Result<()> {
+        lock(&self.heap).free_kind(block.offset, true)
     }
 
     /// Registers `len` bytes at `addr` for remote access with color hint `color` (ACP's
