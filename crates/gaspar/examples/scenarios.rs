@@ -22,6 +22,10 @@ fn main() {
         "job-id" => job_id(),
         "busy-target" => busy_target(),
         "strided-remote" => strided_remote(),
+        "strided-random" => strided_random(
+            args.next().and_then(|a| a.parse().ok()).unwrap_or(100),
+            args.next().and_then(|a| a.parse().ok()).unwrap_or(1),
+        ),
         "where" => where_am_i(),
         other => {
             eprintln!("unknown scenario {other:?}");
@@ -524,6 +528,169 @@ fn strided_remote() -> Result<()> {
     });
     rt.barrier()?;
     say(&format!("rank {me}: strided and vector transfers ok"));
+    rt.finalize()
+}
+
+/// A small deterministic generator (splitmix64): every rank draws the same shapes.
+struct Draw(u64);
+
+impl Draw {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo + 1)
+    }
+}
+
+/// Strides for `count` (innermost first): each level contiguous with the one below, or
+/// apart by a gap, or (when `overlap`) overlapping it.
+fn draw_strides(d: &mut Draw, count: &[u64], overlap: bool) -> Vec<u64> {
+    let mut extent = count[0];
+    let mut out = Vec::new();
+    for &c in &count[1..] {
+        let stride = match d.range(0, 2) {
+            0 => extent,
+            2 if overlap => (extent / 2).max(1),
+            _ => extent + d.range(1, 24),
+        };
+        out.push(stride);
+        extent += stride * (c - 1);
+    }
+    out
+}
+
+fn extent_of(count: &[u64], strides: &[u64]) -> u64 {
+    count[0]
+        + strides
+            .iter()
+            .zip(&count[1..])
+            .map(|(s, c)| s * (c - 1))
+            .sum::<u64>()
+}
+
+/// Randomized strided transfers between ranks, checked against a reference copy: `cases`
+/// shapes of 1..7 levels (source strides may overlap), each put into the right
+/// neighbour's heap under a rotating method (auto, direct, buffered with a 24-byte
+/// buffer), checked by the neighbour, and got back; then a random I/O vector of segments
+/// from separate buffers. Every rank draws the same shapes from `seed`.
+fn strided_random(cases: u32, seed: u64) -> Result<()> {
+    use gaspar::strided::{Descriptor, Policy};
+    let mut rt = gaspar::init()?;
+    let (me, n) = (rt.rank(), rt.procs());
+    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    let region = 1u64 << 20;
+    let block = rt.alloc(region)?;
+    let mut draw = Draw(seed);
+    let data = |len: u64, rank: u32, case: u32| -> Vec<u8> {
+        (0..len)
+            .map(|i| (i as u32).wrapping_mul(31) ^ (rank * 101 + case * 7))
+            .map(|x| x as u8)
+            .collect()
+    };
+    for case in 0..cases {
+        let levels = draw.range(1, 7) as usize;
+        let mut count = vec![draw.range(1, 40)];
+        for _ in 1..levels {
+            count.push(draw.range(1, 4));
+        }
+        let src_strides = draw_strides(&mut draw, &count, true);
+        let dst_strides = draw_strides(&mut draw, &count, false);
+        let back_strides = draw_strides(&mut draw, &count, false);
+        let at = draw.range(0, 4096);
+        let (policy, buffer) = match case % 3 {
+            0 => (Policy::Auto, 400 << 10),
+            1 => (Policy::Direct, 400 << 10),
+            _ => (Policy::Buffered, 24),
+        };
+        rt.set_policy(policy, buffer);
+        let desc = Descriptor::new(&count, &src_strides, &dst_strides)?;
+        let dst_extent = extent_of(&count, &dst_strides);
+        if at + dst_extent > region {
+            continue;
+        }
+        // Clear my block, then everyone writes into the right neighbour's.
+        rt.put(
+            block.ga(me)?,
+            &vec![0u8; (at + dst_extent) as usize],
+            Handle::NULL,
+        )?;
+        rt.all_fence()?;
+        rt.barrier()?;
+        let src = data(extent_of(&count, &src_strides), me, case);
+        let target = block.ga(right)?.offset(at).expect("in block");
+        rt.put_strided(&src, &desc, target, Handle::NULL)?;
+        rt.all_fence()?;
+        rt.barrier()?;
+        let mut expected = vec![0u8; (at + dst_extent) as usize];
+        reference_copy(
+            &count,
+            &src_strides,
+            &dst_strides,
+            &data(extent_of(&count, &src_strides), left, case),
+            &mut expected[at as usize..],
+        );
+        let mut got = vec![0u8; expected.len()];
+        rt.get(&mut got, block.ga(me)?, Handle::NULL)?;
+        let bad = got.iter().zip(&expected).position(|(g, e)| g != e);
+        check(&rt, bad.is_none(), || {
+            format!("case {case}: count {count:?} src {src_strides:?} dst {dst_strides:?} at {at} ({policy:?}): byte {bad:?} differs")
+        });
+        // Back: the section I wrote at the right neighbour, into a third layout.
+        let back = Descriptor::new(&count, &dst_strides, &back_strides)?;
+        let mut mine = vec![0u8; extent_of(&count, &back_strides) as usize];
+        rt.get_strided(&mut mine, &back, target, Handle::NULL)?;
+        let mut want = vec![0u8; mine.len()];
+        let mut sent = vec![0u8; dst_extent as usize];
+        reference_copy(&count, &src_strides, &dst_strides, &src, &mut sent);
+        reference_copy(&count, &dst_strides, &back_strides, &sent, &mut want);
+        check(&rt, mine == want, || {
+            format!("case {case}: get back of count {count:?} ({policy:?}) differs")
+        });
+        rt.barrier()?;
+    }
+    // An I/O vector: segments of random lengths from separate buffers to random places
+    // (16-byte spacing keeps them apart) in the right neighbour's block, and back.
+    let segments = draw.range(1, 300) as usize;
+    let pieces: Vec<Vec<u8>> = (0..segments)
+        .map(|k| data(draw.range(1, 16), me, k as u32))
+        .collect();
+    let mut slots: Vec<u64> = (0..4096u64).collect();
+    let offsets: Vec<u64> = (0..segments)
+        .map(|k| {
+            let pick = k + (draw.next() as usize) % (slots.len() - k);
+            slots.swap(k, pick);
+            slots[k] * 16
+        })
+        .collect();
+    rt.put(block.ga(me)?, &vec![0u8; 4096 * 16], Handle::NULL)?;
+    rt.all_fence()?;
+    rt.barrier()?;
+    let slices: Vec<&[u8]> = pieces.iter().map(|p| p.as_slice()).collect();
+    rt.put_segments(&slices, block.ga(right)?, &offsets, Handle::NULL)?;
+    rt.all_fence()?;
+    rt.barrier()?;
+    let mut got = vec![0u8; 4096 * 16];
+    rt.get(&mut got, block.ga(me)?, Handle::NULL)?;
+    for (k, &o) in offsets.iter().enumerate() {
+        let want = data(pieces[k].len() as u64, left, k as u32);
+        let o = o as usize;
+        check(&rt, got[o..o + want.len()] == want[..], || {
+            format!("vector segment {k} at {o} differs")
+        });
+    }
+    let mut back: Vec<Vec<u8>> = pieces.iter().map(|p| vec![0u8; p.len()]).collect();
+    let mut outs: Vec<&mut [u8]> = back.iter_mut().map(|b| b.as_mut_slice()).collect();
+    rt.get_segments(&mut outs, block.ga(right)?, &offsets, Handle::NULL)?;
+    check(&rt, back == pieces, || "vector get back differs".into());
+    rt.barrier()?;
+    say(&format!("rank {me}: {cases} random strided cases ok"));
     rt.finalize()
 }
 

@@ -142,3 +142,23 @@ fn registered_memory_on_mpi_with_dynamic_windows() {
         );
     }
 }
+
+#[test]
+fn random_strided_and_vector_transfers_between_ranks_match_a_reference() {
+    for t in transports() {
+        for (procs, seed) in [(2u32, "1"), (3, "2")] {
+            let out = run_on(
+                t,
+                procs,
+                &[&example("scenarios"), &"strided-random", &"150", &seed],
+            );
+            out.assert_success();
+            assert_eq!(
+                count(&out, "150 random strided cases ok"),
+                procs as usize,
+                "{}",
+                out.stdout
+            );
+        }
+    }
+}
