@@ -27,6 +27,8 @@ fn main() {
             args.next().and_then(|a| a.parse().ok()).unwrap_or(1),
         ),
         "where" => where_am_i(),
+        #[cfg(feature = "mpi")]
+        "mpi-single-thread" => mpi_single_thread(),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -773,4 +775,30 @@ fn exit_without_finalize() -> Result<()> {
     rt.barrier()?;
     std::mem::forget(rt);
     std::process::exit(0)
+}
+
+/// A program that initialized MPI itself below MPI_THREAD_MULTIPLE: gaspar works from
+/// the thread that started it and refuses every other thread with an error.
+#[cfg(feature = "mpi")]
+fn mpi_single_thread() -> Result<()> {
+    // SAFETY: MPI is not initialized yet; null argc/argv are allowed since MPI-2.
+    unsafe { mpi::ffi::MPI_Init(std::ptr::null_mut(), std::ptr::null_mut()) };
+    let rt = gaspar::init()?;
+    let block = rt.alloc(64)?;
+    let word = GlobalPtr::<u64>::new(block.ga(rt.rank())?);
+    word.fetch_add(&rt, 1)?;
+    let from_another = std::thread::scope(|s| s.spawn(|| word.fetch_add(&rt, 1)).join());
+    match from_another {
+        Ok(Err(Error::WrongThread { .. })) => {}
+        other => rt.abort(&format!("another thread was not refused: {other:?}")),
+    }
+    check(&rt, word.atomic_load(&rt)? == 1, || {
+        "the refused add happened".into()
+    });
+    rt.barrier()?;
+    say(&format!("rank {}: other threads refused", rt.rank()));
+    rt.finalize()?;
+    // SAFETY: every MPI call of this program is done.
+    unsafe { mpi::ffi::MPI_Finalize() };
+    Ok(())
 }

@@ -77,6 +77,12 @@ pub enum Error {
         /// Where, or `None` when that rank's heap has no room.
         other_offset: Option<u64>,
     },
+    /// A call from another thread while MPI runs below MPI_THREAD_MULTIPLE.
+    #[error("MPI was initialized at thread level {level}, not MPI_THREAD_MULTIPLE: gaspar may be used only from the thread that started it")]
+    WrongThread {
+        /// The MPI thread level in force.
+        level: i32,
+    },
     /// Ranks called a collective allocation (or free) with different arguments.
     #[error("mismatched collective {call}: rank {rank} called {call}({value}), rank {other_rank} called {other_call}({other_value})")]
     MismatchedCollective {

@@ -71,7 +71,7 @@ impl World {
         usize::try_from(rank)
             .ok()
             .and_then(|r| self.physical.get(r).copied())
-            .ok_or(Error::RankOutOfRange {
+            .ok_or_else(|| Error::RankOutOfRange {
                 rank,
                 procs: self.procs(),
             })

@@ -162,3 +162,13 @@ fn random_strided_and_vector_transfers_between_ranks_match_a_reference() {
         }
     }
 }
+
+#[test]
+fn under_a_program_initialized_mpi_below_thread_multiple_other_threads_are_refused() {
+    if !transports().contains(&"mpi") {
+        eprintln!("skipped: the mpi transport is not built or mpirun is missing");
+        return;
+    }
+    let out = scenario("mpi", 2, "mpi-single-thread");
+    assert_eq!(count(&out, "other threads refused"), 2, "{}", out.stdout);
+}

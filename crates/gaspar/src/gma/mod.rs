@@ -117,9 +117,16 @@ impl Gma {
     #[inline]
     pub fn put_blocking(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
         let d = self.locate(dst)?;
-        self.transport().put_flushed(d, src)?;
-        self.issue();
-        Ok(())
+        // Complete on return: no handle to issue.
+        self.transport().put_flushed(d, src)
+    }
+
+    /// Reads `dst.len()` bytes at `src` into `dst` (a blocking get: complete on return,
+    /// so no handle is issued).
+    #[inline]
+    pub fn get_blocking(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
+        let s = self.locate(src)?;
+        self.transport().get(s, dst)
     }
 
     /// Reads `dst.len()` bytes at `src` into `dst`; the data is there when this returns.

@@ -74,8 +74,7 @@ impl<T: Pod> GlobalPtr<T> {
 
     /// Reads `out.len()` consecutive elements.
     pub fn get_slice(self, rt: &Gma, out: &mut [T]) -> Result<()> {
-        rt.get(bytemuck::cast_slice_mut(out), self.ga, Handle::NULL)?;
-        Ok(())
+        rt.get_blocking(bytemuck::cast_slice_mut(out), self.ga)
     }
 }
 
@@ -107,8 +106,8 @@ atomic_word! {
 
 impl<T: AtomicWord> GlobalPtr<T> {
     fn rmw(self, rt: &Gma, op: AtomicOp) -> Result<T> {
+        // An atomic is complete at its target when it returns: nothing to wait for.
         let fetched = rt.atomic(self.ga, T::WIDTH, op, Handle::NULL)?;
-        rt.complete(fetched.handle)?;
         Ok(T::from_bits(fetched.old))
     }
 

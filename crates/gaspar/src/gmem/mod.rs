@@ -134,7 +134,7 @@ impl GlobalMemory {
     /// without communication.
     pub fn starter_ga(&self, rank: u32) -> Result<GlobalAddr> {
         self.world.physical(rank.into())?;
-        GlobalAddr::new(rank, 0, Segment::Starter, 0).ok_or(Error::RankOutOfRange {
+        GlobalAddr::new(rank, 0, Segment::Starter, 0).ok_or_else(|| Error::RankOutOfRange {
             rank: rank.into(),
             procs: self.world.procs(),
         })

@@ -100,10 +100,15 @@ pub struct MpiTransport {
     heap_len: u64,
     we_initialized: bool,
     finalized: AtomicBool,
+    /// When MPI runs below MPI_THREAD_MULTIPLE: its level, and the only thread that may
+    /// make MPI calls through this transport.
+    single_thread: Option<(c_int, std::thread::ThreadId)>,
 }
 
-// SAFETY: MPI is initialized with MPI_THREAD_MULTIPLE (checked in `start`), so its handles
-// may be used from any thread; `base` points into the window, which lives until finalize.
+// SAFETY: MPI runs at MPI_THREAD_MULTIPLE, so its handles may be used from any thread, or
+// (a program that initialized MPI at a lower level) every method refuses threads other
+// than the one that started the transport (`on_mpi_thread`); `base` points into the
+// window, which lives until finalize.
 unsafe impl Send for MpiTransport {}
 // SAFETY: as above.
 unsafe impl Sync for MpiTransport {}
@@ -138,6 +143,26 @@ impl MpiTransport {
                 )
             })?;
         }
+        let mut level: c_int = 0;
+        // SAFETY: MPI is initialized; writes one int.
+        check("MPI_Query_thread", unsafe {
+            ffi::MPI_Query_thread(&mut level)
+        })?;
+        let single_thread = if level >= constant::thread_multiple() {
+            None
+        } else if we_initialized {
+            return Err(Error::invalid(
+                "mpi transport",
+                format!("this MPI library provides thread level {level}, not MPI_THREAD_MULTIPLE"),
+            ));
+        } else {
+            tracing::warn!(
+                level,
+                "MPI was initialized below MPI_THREAD_MULTIPLE: gaspar may be used only from \
+                 this thread"
+            );
+            Some((level, std::thread::current().id()))
+        };
         let mut comm = constant::comm_null();
         let (mut rank, mut procs): (c_int, c_int) = (0, 0);
         let mut base: *mut u8 = std::ptr::null_mut();
@@ -197,14 +222,29 @@ impl MpiTransport {
             heap_len,
             we_initialized,
             finalized: AtomicBool::new(false),
+            single_thread,
         };
         transport.barrier()?;
         tracing::debug!(rank, procs, total, "mpi transport attached");
         Ok(transport)
     }
 
+    /// Refuses a call from a thread other than the one that started the transport when MPI
+    /// runs below MPI_THREAD_MULTIPLE (one well-predicted branch otherwise).
+    #[inline]
+    fn on_mpi_thread(&self) -> Result<()> {
+        match self.single_thread {
+            None => Ok(()),
+            Some((level, owner)) if std::thread::current().id() != owner => {
+                Err(Error::WrongThread { level })
+            }
+            Some(_) => Ok(()),
+        }
+    }
+
     /// Window displacement of `len` bytes at `loc` in the allocated window (starter memory
     /// or heap), checked against its segment.
+    #[inline]
     fn disp(&self, loc: Location, len: u64) -> Result<ffi::MPI_Aint> {
         if matches!(loc.segment, Segment::Registered(_)) {
             return Err(unsupported_registered(loc));
@@ -219,6 +259,22 @@ impl MpiTransport {
         disp: ffi::MPI_Aint,
         src: &[u8],
     ) -> Result<()> {
+        if let Ok(len) = c_int::try_from(src.len()) {
+            // SAFETY: `src` is valid for reads of its length until the flush in the
+            // caller; the target range was bounds-checked against the window.
+            return check("MPI_Put", unsafe {
+                ffi::MPI_Put(
+                    src.as_ptr().cast(),
+                    len,
+                    constant::byte(),
+                    rank as c_int,
+                    disp,
+                    len,
+                    constant::byte(),
+                    win,
+                )
+            });
+        }
         for (i, piece) in src.chunks(i32::MAX as usize).enumerate() {
             let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
             // SAFETY: `piece` is valid for reads of its length until the flush in the
@@ -246,6 +302,22 @@ impl MpiTransport {
         disp: ffi::MPI_Aint,
         dst: &mut [u8],
     ) -> Result<()> {
+        if let Ok(len) = c_int::try_from(dst.len()) {
+            // SAFETY: `dst` is valid for writes of its length until the flush in the
+            // caller; the source range was bounds-checked against the window.
+            return check("MPI_Get", unsafe {
+                ffi::MPI_Get(
+                    dst.as_mut_ptr().cast(),
+                    len,
+                    constant::byte(),
+                    rank as c_int,
+                    disp,
+                    len,
+                    constant::byte(),
+                    win,
+                )
+            });
+        }
         for (i, piece) in dst.chunks_mut(i32::MAX as usize).enumerate() {
             let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
             // SAFETY: `piece` is valid for writes of its length until the flush in the
@@ -269,6 +341,7 @@ impl MpiTransport {
     /// Where `loc`'s segment lives: the allocated window for the starter memory and heap,
     /// the dynamic one (at the owner's address, read once from its registration table) for
     /// registered memory.
+    #[inline]
     fn span(&self, loc: Location) -> Result<Span> {
         let slot = match loc.segment {
             Segment::Starter => {
@@ -287,6 +360,12 @@ impl MpiTransport {
             }
             Segment::Registered(slot) => slot,
         };
+        self.registered_span(loc, slot)
+    }
+
+    /// `span` of registered memory: the owner's table entry, read consistently.
+    #[inline(never)]
+    fn registered_span(&self, loc: Location, slot: u8) -> Result<Span> {
         let entry = (self.table_offset + 32 * u64::from(slot)) as ffi::MPI_Aint;
         let (base, len) = loop {
             let mut fields = [0u64; 4];
@@ -321,6 +400,7 @@ impl MpiTransport {
     }
 
     /// The window and displacement of `len` bytes at `loc`.
+    #[inline]
     fn target(&self, loc: Location, len: u64) -> Result<(ffi::MPI_Win, ffi::MPI_Aint)> {
         let span = self.span(loc)?;
         Ok((span.win, span.disp(loc, loc.offset, len)?))
@@ -414,6 +494,7 @@ impl MpiTransport {
     }
 
     /// Whether the dynamic window exists (see `start`).
+    #[inline]
     fn has_dynamic(&self) -> bool {
         self.dynamic != constant::win_null()
     }
@@ -539,6 +620,7 @@ struct Span {
 
 impl Span {
     /// The displacement of `len` bytes at `offset` in the segment that `loc` names.
+    #[inline]
     fn disp(&self, loc: Location, offset: u64, len: u64) -> Result<ffi::MPI_Aint> {
         match offset.checked_add(len) {
             Some(end) if end <= self.len => Ok((self.start + offset) as ffi::MPI_Aint),
@@ -701,12 +783,14 @@ impl Transport for MpiTransport {
     }
 
     fn put(&self, dst: Location, src: &[u8]) -> Result<()> {
+        self.on_mpi_thread()?;
         let (win, disp) = self.target(dst, src.len() as u64)?;
         self.put_bytes(win, dst.rank, disp, src)?;
         self.flush_local(dst.rank)
     }
 
     fn put_flushed(&self, dst: Location, src: &[u8]) -> Result<()> {
+        self.on_mpi_thread()?;
         let (win, disp) = self.target(dst, src.len() as u64)?;
         self.put_bytes(win, dst.rank, disp, src)?;
         // A flush completes the put at the target, and so locally too.
@@ -714,6 +798,7 @@ impl Transport for MpiTransport {
     }
 
     fn get(&self, src: Location, dst: &mut [u8]) -> Result<()> {
+        self.on_mpi_thread()?;
         let (win, disp) = self.target(src, dst.len() as u64)?;
         self.get_bytes(win, src.rank, disp, dst)?;
         self.flush_local(src.rank)
@@ -722,6 +807,7 @@ impl Transport for MpiTransport {
     /// One MPI_Put with hindexed datatypes on both sides (one message, not one per run);
     /// registered memory: one put per run.
     fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> Result<()> {
+        self.on_mpi_thread()?;
         if matches!(dst.segment, Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(dst)?;
             for &run in runs {
@@ -741,6 +827,7 @@ impl Transport for MpiTransport {
     }
 
     fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> Result<()> {
+        self.on_mpi_thread()?;
         if matches!(src.segment, Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(src)?;
             for &run in runs {
@@ -760,6 +847,7 @@ impl Transport for MpiTransport {
     }
 
     fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64]) -> Result<()> {
+        self.on_mpi_thread()?;
         let extent = segments_extent(srcs.iter().map(|s| s.len()), offsets)?;
         let Some(first) = srcs.first() else {
             return Ok(());
@@ -790,6 +878,7 @@ impl Transport for MpiTransport {
     }
 
     fn get_segments(&self, src: Location, dsts: &mut [&mut [u8]], offsets: &[u64]) -> Result<()> {
+        self.on_mpi_thread()?;
         let extent = segments_extent(dsts.iter().map(|d| d.len()), offsets)?;
         if dsts.is_empty() {
             return Ok(());
@@ -817,6 +906,7 @@ impl Transport for MpiTransport {
 
     /// One MPI_Put with a derived datatype on each side: one message, not one per chunk.
     fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> Result<()> {
+        self.on_mpi_thread()?;
         let (_, remote_extent) = pattern.checked_extents(src.len())?;
         if matches!(dst.segment, Segment::Registered(_)) {
             // No datatypes into attached memory here: one put per chunk, one table read.
@@ -845,6 +935,7 @@ impl Transport for MpiTransport {
 
     /// One MPI_Get with a derived datatype on each side.
     fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>) -> Result<()> {
+        self.on_mpi_thread()?;
         let (_, remote_extent) = pattern.checked_extents(dst.len())?;
         if matches!(src.segment, Segment::Registered(_)) {
             let span = self.span(src)?;
@@ -871,10 +962,12 @@ impl Transport for MpiTransport {
     }
 
     fn check_range(&self, loc: Location, len: u64) -> Result<()> {
+        self.on_mpi_thread()?;
         self.target(loc, len).map(drop)
     }
 
     fn copy(&self, dst: Location, src: Location, len: u64) -> Result<()> {
+        self.on_mpi_thread()?;
         // Through the initiator: get into a bounce buffer, then put.
         const CHUNK: u64 = 1 << 20;
         self.target(src, len)?;
@@ -904,6 +997,7 @@ impl Transport for MpiTransport {
     }
 
     fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> Result<u64> {
+        self.on_mpi_thread()?;
         let bytes = u64::from(width.bytes());
         if target.offset % bytes != 0 {
             return Err(Error::MisalignedAtomic {
@@ -947,6 +1041,7 @@ impl Transport for MpiTransport {
     }
 
     fn flush(&self, rank: u32) -> Result<()> {
+        self.on_mpi_thread()?;
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush", unsafe {
             ffi::MPI_Win_flush(rank as c_int, self.win)
@@ -961,6 +1056,7 @@ impl Transport for MpiTransport {
     }
 
     fn flush_all(&self) -> Result<()> {
+        self.on_mpi_thread()?;
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush_all", unsafe {
             ffi::MPI_Win_flush_all(self.win)
@@ -975,11 +1071,13 @@ impl Transport for MpiTransport {
     }
 
     fn test_all(&self) -> Result<bool> {
+        self.on_mpi_thread()?;
         self.flush_all()?;
         Ok(true)
     }
 
     fn barrier(&self) -> Result<()> {
+        self.on_mpi_thread()?;
         // flush_all + Win_sync + barrier + Win_sync: every earlier put is complete at its
         // target and visible to plain loads there after the barrier (seed 001's question).
         self.flush_all()?;
@@ -998,6 +1096,7 @@ impl Transport for MpiTransport {
     }
 
     fn allgather_u64(&self, value: u64, out: &mut [u64]) -> Result<()> {
+        self.on_mpi_thread()?;
         if out.len() != self.procs as usize {
             return Err(Error::invalid("allgather_u64", "output length != procs"));
         }
@@ -1016,6 +1115,7 @@ impl Transport for MpiTransport {
     }
 
     fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> Result<()> {
+        self.on_mpi_thread()?;
         if slot as usize >= REGISTRATION_SLOTS || len == 0 {
             return Err(Error::invalid("publish_region", "bad slot or empty region"));
         }
@@ -1049,6 +1149,7 @@ impl Transport for MpiTransport {
     }
 
     fn retract_region(&self, slot: u8) -> Result<()> {
+        self.on_mpi_thread()?;
         if slot as usize >= REGISTRATION_SLOTS {
             return Err(Error::invalid("retract_region", "bad slot"));
         }
@@ -1084,6 +1185,7 @@ impl Transport for MpiTransport {
     }
 
     fn finalize(&self) -> Result<()> {
+        self.on_mpi_thread()?;
         if self.finalized.swap(true, Ordering::AcqRel) {
             return Ok(());
         }

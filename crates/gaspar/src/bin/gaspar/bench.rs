@@ -32,6 +32,9 @@ pub(crate) struct BenchArgs {
     /// Skip the OpenMPI peer.
     #[arg(long)]
     no_mpi: bool,
+    /// Rounds of (gaspar, peer) run alternately; each figure is the median over rounds.
+    #[arg(long, default_value_t = 5)]
+    rounds: u32,
     /// The transport gaspar runs on: `shm`, or `mpi` (started with mpirun; needs a gaspar
     /// built with `--features mpi`).
     #[arg(long, default_value = "shm", value_parser = ["shm", "mpi"])]
@@ -117,7 +120,7 @@ fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
     let mut small = [0u8; 8];
     measure("get_lat", 8, &mut || {
         time_loop(reps, iters, || {
-            check(rt.get(&mut small, target, Handle::NULL));
+            rt.get_blocking(&mut small, target).expect("get");
         })
     })?;
     measure("fadd_lat", 8, &mut || {
@@ -194,8 +197,8 @@ fn memcpy_figures(reps: u32, iters: u64) -> Figures {
     figures
 }
 
-/// Builds and runs the OpenMPI peer; `Err` says why it could not.
-fn openmpi_figures(reps: u32, iters: u64, dir: &Path) -> Result<Figures, String> {
+/// Builds the OpenMPI peer; `Err` says why it could not.
+fn build_peer(dir: &Path) -> Result<PathBuf, String> {
     let source = dir.join("bench_peer.c");
     let binary = dir.join("bench_peer");
     std::fs::write(&source, PEER_SOURCE).map_err(|e| e.to_string())?;
@@ -208,9 +211,14 @@ fn openmpi_figures(reps: u32, iters: u64, dir: &Path) -> Result<Figures, String>
     if !built.success() {
         return Err("mpicc failed to build the peer".into());
     }
+    Ok(binary)
+}
+
+/// Runs the OpenMPI peer once.
+fn openmpi_figures(binary: &Path, reps: u32, iters: u64) -> Result<Figures, String> {
     let out = Command::new("mpirun")
         .args(["--allow-run-as-root", "-n", "2", "--mca", "osc", "sm"])
-        .arg(&binary)
+        .arg(binary)
         .args([reps.to_string(), iters.to_string()])
         .output()
         .map_err(|e| format!("mpirun: {e}"))?;
@@ -312,25 +320,51 @@ pub(crate) fn run(args: BenchArgs) -> ExitCode {
     }
 }
 
-fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
-    let ours = gaspar_figures(args.reps, args.iters, dir, &args.transport)?;
-    let copy = memcpy_figures(args.reps, args.iters);
-    let (mpi, mpi_note) = if args.no_mpi {
-        (Figures::new(), "skipped (--no-mpi)".to_string())
-    } else {
-        match openmpi_figures(args.reps, args.iters, dir) {
-            Ok(f) => (
-                f,
-                "OpenMPI osc/sm, MPI_Win_allocate + lock_all, flush per op".into(),
-            ),
-            Err(e) => (Figures::new(), format!("unavailable: {e}")),
+/// Per figure, the median over several runs.
+fn median_of(runs: &[Figures]) -> Figures {
+    let mut out = Figures::new();
+    if let Some(first) = runs.first() {
+        for key in first.keys() {
+            let values: Vec<f64> = runs.iter().filter_map(|r| r.get(key).copied()).collect();
+            out.insert(key.clone(), median(values));
         }
+    }
+    out
+}
+
+fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
+    let peer = if args.no_mpi {
+        Err("skipped (--no-mpi)".to_string())
+    } else {
+        build_peer(dir).map_err(|e| format!("unavailable: {e}"))
     };
+    // Ours and the peer in alternating rounds, so that a slow spell of this noisy machine
+    // hits both; each figure is then the median over the rounds.
+    let (mut our_runs, mut peer_runs, mut copy_runs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut mpi_note = match &peer {
+        Ok(_) => "OpenMPI osc/sm, MPI_Win_allocate + lock_all, flush per op".to_string(),
+        Err(e) => e.clone(),
+    };
+    for _ in 0..args.rounds.max(1) {
+        our_runs.push(gaspar_figures(args.reps, args.iters, dir, &args.transport)?);
+        copy_runs.push(memcpy_figures(args.reps, args.iters));
+        if let Ok(binary) = &peer {
+            match openmpi_figures(binary, args.reps, args.iters) {
+                Ok(f) => peer_runs.push(f),
+                Err(e) => mpi_note = format!("unavailable: {e}"),
+            }
+        }
+    }
+    let (ours, copy, mpi) = (
+        median_of(&our_runs),
+        median_of(&copy_runs),
+        median_of(&peer_runs),
+    );
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(
         stdout,
-        "gaspar bench: 2 ranks on {}, median of {} repetitions; peer: {mpi_note}",
-        args.transport, args.reps
+        "gaspar bench: 2 ranks on {}, median of {} repetitions, median of {} alternating rounds; peer: {mpi_note}",
+        args.transport, args.reps, args.rounds.max(1)
     );
     let _ = writeln!(
         stdout,
@@ -372,6 +406,7 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
         "ranks": 2,
         "transport": args.transport,
         "repetitions": args.reps,
+        "rounds": args.rounds.max(1),
         "latency_iterations": args.iters,
         "peer": mpi_note,
         "results": json_rows,
