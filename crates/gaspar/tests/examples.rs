@@ -96,3 +96,31 @@ fn allgather_larger_than_starter_memory_is_an_error_not_a_crash() {
         );
     }
 }
+
+/// A program built without the `mpi` feature, started by mpirun as several ranks, says so
+/// and fails, instead of running as independent one-rank jobs.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_program_without_the_mpi_feature_refuses_to_run_under_mpirun() {
+    let mpirun = std::process::Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mpirun {
+        eprintln!("skipped: mpirun is not installed");
+        return;
+    }
+    let mut cmd = std::process::Command::new("mpirun");
+    cmd.args(["-n", "2", "--oversubscribe", "--allow-run-as-root"])
+        .arg(example("hello"))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    let out = run_command(cmd);
+    assert_ne!(out.code(), Some(0), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("built without gaspar's `mpi` feature"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stdout.contains("hello from rank"), "{}", out.stdout);
+}

@@ -300,9 +300,47 @@ pub trait Transport: Send + Sync {
 /// Picks and starts the transport for this process from its environment: the `shm`
 /// transport of a `gaspar run` job, or a private 1-rank job when there is no launcher.
 pub(crate) fn select() -> Result<Box<dyn Transport>> {
-    #[cfg(feature = "mpi")]
-    if std::env::var_os(shm::env::JOB).is_none() && mpi::detected() {
-        return Ok(Box::new(mpi::MpiTransport::start()?));
+    if std::env::var_os(shm::env::JOB).is_none() {
+        if let Some(size) = mpirun_size() {
+            return under_mpirun(size);
+        }
     }
     Ok(Box::new(shm::ShmTransport::attach_from_env()?))
+}
+
+/// The transport of a process that mpirun started as one of `size` ranks.
+#[cfg(feature = "mpi")]
+fn under_mpirun(_size: u64) -> Result<Box<dyn Transport>> {
+    Ok(Box::new(mpi::MpiTransport::start()?))
+}
+
+/// Without the `mpi` feature, a rank of a larger mpirun job is an error, not one private
+/// job per process (which would run N copies of the program side by side, silently).
+#[cfg(not(feature = "mpi"))]
+fn under_mpirun(size: u64) -> Result<Box<dyn Transport>> {
+    if size == 1 {
+        return Ok(Box::new(shm::ShmTransport::attach_from_env()?));
+    }
+    Err(crate::error::Error::Environment(format!(
+        "started by mpirun as one of {} ranks, but this program was built without gaspar's \
+         `mpi` feature: rebuild it with `--features mpi`, or start it with `gaspar run`",
+        if size == 0 {
+            "several".to_string()
+        } else {
+            size.to_string()
+        }
+    )))
+}
+
+/// The job size when the environment says mpirun (OpenMPI, MPICH/Hydra or PMIx) started
+/// this process (0 when it does not say how many ranks).
+fn mpirun_size() -> Option<u64> {
+    let size = |v: &str| std::env::var(v).ok().and_then(|s| s.parse().ok());
+    if let Some(n) = size("OMPI_COMM_WORLD_SIZE").or_else(|| size("PMI_SIZE")) {
+        return Some(n);
+    }
+    ["PMIX_RANK", "MPI_LOCALNRANKS"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+        .then_some(0)
 }

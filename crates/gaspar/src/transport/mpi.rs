@@ -62,18 +62,6 @@ mod constant {
     }
 }
 
-/// Whether the environment says mpirun (OpenMPI, MPICH/Hydra or PMIx) started us.
-pub(crate) fn detected() -> bool {
-    [
-        "OMPI_COMM_WORLD_SIZE",
-        "PMI_SIZE",
-        "PMIX_RANK",
-        "MPI_LOCALNRANKS",
-    ]
-    .iter()
-    .any(|v| std::env::var_os(v).is_some())
-}
-
 fn check(call: &'static str, code: c_int) -> Result<()> {
     if code == 0 {
         Ok(())

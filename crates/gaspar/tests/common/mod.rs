@@ -138,8 +138,22 @@ pub struct LiveJob {
 
 impl LiveJob {
     pub fn start(procs: u32, label: bool, program: &Path, args: &[&str]) -> LiveJob {
+        LiveJob::start_on("shm", procs, label, program, args)
+    }
+
+    /// [`start`](Self::start) on `transport`.
+    pub fn start_on(
+        transport: &str,
+        procs: u32,
+        label: bool,
+        program: &Path,
+        args: &[&str],
+    ) -> LiveJob {
         let mut cmd = Command::new(gaspar());
-        cmd.arg("run").arg("-n").arg(procs.to_string());
+        cmd.arg("run")
+            .args(["--transport", transport])
+            .arg("-n")
+            .arg(procs.to_string());
         if label {
             cmd.arg("--label");
         }
