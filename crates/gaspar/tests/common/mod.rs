@@ -15,20 +15,29 @@ pub fn gaspar() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_gaspar"))
 }
 
-/// The path of an example binary, building the examples if this test run did not.
+/// The path of an example binary, building the examples when they are missing or were
+/// built with other features than this test (the mpi transport's runs build them with
+/// `--features mpi`; a marker file says which build is there).
 pub fn example(name: &str) -> PathBuf {
     let dir = gaspar().parent().unwrap().join("examples");
     let path = dir.join(name);
+    let features = if cfg!(feature = "mpi") { "mpi" } else { "default" };
+    let marker = dir.join(".gaspar-example-features");
     static BUILD: Once = Once::new();
-    if !path.exists() {
+    let current = || std::fs::read_to_string(&marker).ok();
+    if !path.exists() || current().as_deref() != Some(features) {
         BUILD.call_once(|| {
             let mut cmd = Command::new(env!("CARGO"));
             cmd.args(["build", "--examples", "-p", "gaspar"]);
+            if cfg!(feature = "mpi") {
+                cmd.args(["--features", "mpi"]);
+            }
             if dir.parent().unwrap().ends_with("release") {
                 cmd.arg("--release");
             }
             let status = cmd.status().expect("cargo build --examples");
             assert!(status.success(), "building the examples failed");
+            std::fs::write(&marker, features).expect("write the examples marker");
         });
     }
     assert!(path.exists(), "example {} was not built", path.display());
