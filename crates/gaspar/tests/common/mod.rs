@@ -21,7 +21,11 @@ pub fn gaspar() -> PathBuf {
 pub fn example(name: &str) -> PathBuf {
     let dir = gaspar().parent().unwrap().join("examples");
     let path = dir.join(name);
-    let features = if cfg!(feature = "mpi") { "mpi" } else { "default" };
+    let features = if cfg!(feature = "mpi") {
+        "mpi"
+    } else {
+        "default"
+    };
     let marker = dir.join(".gaspar-example-features");
     static BUILD: Once = Once::new();
     let current = || std::fs::read_to_string(&marker).ok();
