@@ -81,52 +81,72 @@ impl MappedHeap {
                 Err(BadSegment(0))
             };
         };
-        let (base, here) = (self.owner_base, self.here);
-        let segments = remote.iter().zip(local).map(|(&r, &l)| {
-            let offset = (r as usize).wrapping_sub(base);
-            if offset > last_start || l.is_null() {
-                return None;
-            }
-            Some(pair((here + offset) as *mut u8, l as *mut u8))
-        });
-        // SAFETY: only segments whose heap address has `bytes` inside the mapping and
-        // whose local pointer is not null are moved; those are valid by the caller's
-        // contract.
+        // SAFETY: forwarded contract; each size is its own loop with its copy inlined.
         unsafe {
             match bytes {
-                4 => copy_fixed::<4>(segments),
-                8 => copy_fixed::<8>(segments),
-                16 => copy_fixed::<16>(segments),
-                _ => {
-                    for (k, segment) in segments.enumerate() {
-                        let (s, d) = segment.ok_or(BadSegment(k))?;
-                        std::ptr::copy(s, d, bytes);
-                    }
-                    Ok(())
-                }
+                4 => self.moves_sized::<4>(remote, local, bytes, last_start, pair),
+                8 => self.moves_sized::<8>(remote, local, bytes, last_start, pair),
+                16 => self.moves_sized::<16>(remote, local, bytes, last_start, pair),
+                _ => self.moves_sized::<0>(remote, local, bytes, last_start, pair),
             }
         }
     }
-}
 
-/// Moves N bytes for each (source, destination) pair as one unaligned load and store (no
-/// call per segment; the whole source is read before the destination is written, so
-/// overlapping pairs end up as memmove would leave them). `None` is a bad segment: the
-/// moves stop there.
-///
-/// # Safety
-/// Every pair is readable / writable for N bytes.
-#[inline(always)]
-unsafe fn copy_fixed<const N: usize>(
-    segments: impl Iterator<Item = Option<(*const u8, *mut u8)>>,
-) -> Result<(), BadSegment> {
-    for (k, segment) in segments.enumerate() {
-        let (s, d) = segment.ok_or(BadSegment(k))?;
-        // SAFETY: `s` readable and `d` writable for N bytes (caller's contract).
-        unsafe {
-            d.cast::<[u8; N]>()
-                .write_unaligned(s.cast::<[u8; N]>().read_unaligned())
+    /// [`moves`](Self::moves) for segments of N bytes (N = 0: of `bytes`, any size), four
+    /// at a time: the four are checked together without branching, then moved; a block
+    /// with a bad segment is finished one by one, up to the bad one.
+    ///
+    /// # Safety
+    /// As [`moves`](Self::moves); `last_start = heap length - bytes`.
+    #[inline(always)]
+    unsafe fn moves_sized<const N: usize>(
+        &self,
+        remote: &[*mut c_void],
+        local: &[*mut c_void],
+        bytes: usize,
+        last_start: usize,
+        pair: impl Fn(*mut u8, *mut u8) -> (*const u8, *mut u8),
+    ) -> Result<(), BadSegment> {
+        let n = remote.len().min(local.len());
+        let (remote, local) = (&remote[..n], &local[..n]);
+        let (base, here) = (self.owner_base, self.here);
+        let bad = |r: *mut c_void, l: *mut c_void| {
+            ((r as usize).wrapping_sub(base) > last_start) | l.is_null()
         };
+        let move_one = |r: *mut c_void, l: *mut c_void| {
+            let (s, d) = pair((here + (r as usize - base)) as *mut u8, l as *mut u8);
+            // SAFETY: only called for segments that passed `bad`: the heap side has
+            // `bytes` inside the mapping, the local side is valid (caller's contract).
+            // A fixed-size move reads the whole source before writing, so overlapping
+            // pairs end up as memmove would leave them.
+            unsafe {
+                if N == 0 {
+                    std::ptr::copy(s, d, bytes)
+                } else {
+                    d.cast::<[u8; N]>()
+                        .write_unaligned(s.cast::<[u8; N]>().read_unaligned())
+                }
+            }
+        };
+        const BLOCK: usize = 4;
+        let mut k = 0;
+        while k + BLOCK <= n {
+            let (r, l) = (&remote[k..k + BLOCK], &local[k..k + BLOCK]);
+            if (0..BLOCK).fold(false, |any, j| any | bad(r[j], l[j])) {
+                break;
+            }
+            for j in 0..BLOCK {
+                move_one(r[j], l[j]);
+            }
+            k += BLOCK;
+        }
+        while k < n {
+            if bad(remote[k], local[k]) {
+                return Err(BadSegment(k));
+            }
+            move_one(remote[k], local[k]);
+            k += 1;
+        }
+        Ok(())
     }
-    Ok(())
 }
