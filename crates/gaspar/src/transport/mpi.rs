@@ -62,6 +62,72 @@ mod constant {
     }
 }
 
+/// MPICH completes one-sided operations only while the target is inside an MPI call,
+/// unless its asynchronous progress thread runs (`MPIR_CVAR_ASYNC_PROGRESS`): gaspar's
+/// operations must complete whatever the target does, so it switches that thread on
+/// through the MPI tool interface before initializing MPI, unless the user set the
+/// variable. Libraries without the variable (OpenMPI, whose osc/sm needs no help) are left
+/// alone. Best effort: any failure leaves the library's default.
+fn enable_async_progress() {
+    const NAME: &std::ffi::CStr = c"MPIR_CVAR_ASYNC_PROGRESS";
+    if std::env::var_os(NAME.to_str().expect("ASCII")).is_some() {
+        return;
+    }
+    let mut provided: c_int = 0;
+    // SAFETY: the MPI tool interface may be initialized before MPI; every pointer is a
+    // valid local, the name is NUL-terminated, and the handle is freed before MPI_T ends.
+    unsafe {
+        if ffi::MPI_T_init_thread(constant::thread_multiple(), &mut provided) != 0 {
+            return;
+        }
+        let mut index: c_int = 0;
+        if ffi::MPI_T_cvar_get_index(NAME.as_ptr(), &mut index) == 0 {
+            let mut handle: ffi::MPI_T_cvar_handle = std::ptr::null_mut();
+            let mut count: c_int = 0;
+            if ffi::MPI_T_cvar_handle_alloc(index, std::ptr::null_mut(), &mut handle, &mut count)
+                == 0
+            {
+                let on: c_int = 1;
+                if ffi::MPI_T_cvar_write(handle, (&on as *const c_int).cast()) == 0 {
+                    tracing::debug!("MPICH asynchronous progress switched on");
+                }
+                ffi::MPI_T_cvar_handle_free(&mut handle);
+            }
+        }
+        // MPI_T stays initialized: MPICH 4.0 crashes in MPI_Init after an MPI_T_finalize.
+    }
+}
+
+/// The rank of this process's live (started, not finalized) mpi transport, or -1.
+static LIVE_RANK: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
+/// The status the job ends with when a live rank exits: 101 after a panic (Rust's panic
+/// status, as the launcher reports it), 1 otherwise.
+static EXIT_STATUS: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1);
+
+/// At process exit: a rank that started the transport and did not finalize ends the whole
+/// job with a message, as gaspar's launcher reports it, instead of leaving the other ranks
+/// waiting or (under MPI libraries that do not check, MPICH) letting the job succeed.
+extern "C" fn exit_without_finalize() {
+    let rank = LIVE_RANK.load(Ordering::Acquire);
+    if rank < 0 {
+        return;
+    }
+    let status = EXIT_STATUS.load(Ordering::Acquire);
+    if status == 1 {
+        eprintln!("gaspar: rank {rank} exited without finalizing; ending the job");
+    }
+    let mut finalized: c_int = 0;
+    // SAFETY: MPI_Finalized may be called at any time; MPI_Abort only before MPI_Finalize
+    // (a program that finalized MPI under a live transport just fails).
+    unsafe {
+        ffi::MPI_Finalized(&mut finalized);
+        if finalized == 0 {
+            ffi::MPI_Abort(constant::comm_world(), status);
+        }
+        nix::libc::_exit(status);
+    }
+}
+
 fn check(call: &'static str, code: c_int) -> Result<()> {
     if code == 0 {
         Ok(())
@@ -120,6 +186,7 @@ impl MpiTransport {
         })?;
         let we_initialized = initialized == 0;
         if we_initialized {
+            enable_async_progress();
             let mut provided: c_int = 0;
             // SAFETY: MPI is not initialized; null argc/argv are allowed by MPI-2 and later.
             check("MPI_Init_thread", unsafe {
@@ -196,6 +263,12 @@ impl MpiTransport {
             // An empty registration table (the window's memory is not zeroed by MPI).
             std::ptr::write_bytes(base.add(table_offset as usize), 0, TABLE_BYTES as usize);
         }
+        static EXIT_CHECK: std::sync::Once = std::sync::Once::new();
+        EXIT_CHECK.call_once(|| {
+            // SAFETY: registers a function without arguments that touches only statics.
+            unsafe { nix::libc::atexit(exit_without_finalize) };
+        });
+        LIVE_RANK.store(i64::from(rank), Ordering::Release);
         let transport = MpiTransport {
             rank: rank as u32,
             procs: procs as u32,
@@ -719,6 +792,15 @@ fn indexed_pair(
     ))
 }
 
+impl Drop for MpiTransport {
+    fn drop(&mut self) {
+        // Dropped unfinalized while unwinding: the job ends at exit with the panic status.
+        if !self.finalized.load(Ordering::Acquire) && std::thread::panicking() {
+            EXIT_STATUS.store(101, Ordering::Release);
+        }
+    }
+}
+
 impl Drop for Datatype {
     fn drop(&mut self) {
         // SAFETY: a committed datatype this value owns; operations using it were flushed.
@@ -1185,6 +1267,7 @@ impl Transport for MpiTransport {
             return Ok(());
         }
         self.barrier()?;
+        LIVE_RANK.store(-1, Ordering::Release);
         let mut win = self.win;
         let mut dynamic = self.dynamic;
         let mut comm = self.comm;

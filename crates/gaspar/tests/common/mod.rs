@@ -71,9 +71,17 @@ impl Outcome {
     }
 }
 
-/// The transports the multi-process tests run on: `shm` always; `mpi` when gaspar was
-/// built with the `mpi` feature and mpirun is installed.
+/// The transports the multi-process tests run on: `shm` always; `mpi` (OpenMPI) when
+/// gaspar was built with the `mpi` feature and mpirun is installed. `GASPAR_TEST_TRANSPORTS`
+/// (a comma list) chooses instead; `mpich` runs the examples built against MPICH in
+/// `GASPAR_TEST_MPICH_EXAMPLES` with `mpiexec.mpich` (see `scripts/test`).
 pub fn transports() -> Vec<&'static str> {
+    if let Ok(chosen) = std::env::var("GASPAR_TEST_TRANSPORTS") {
+        return ["shm", "mpi", "mpich"]
+            .into_iter()
+            .filter(|t| chosen.split(',').any(|c| c.trim() == *t))
+            .collect();
+    }
     let mut list = vec!["shm"];
     let mpirun = Command::new("mpirun")
         .arg("--version")
@@ -89,15 +97,42 @@ pub fn transports() -> Vec<&'static str> {
     list
 }
 
-/// `gaspar run --transport T -n N <args...>`, waited for with a timeout.
-pub fn run_on(transport: &str, procs: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Outcome {
+/// The command that starts a job of `procs` ranks on `transport`, the program and its
+/// arguments still to be added: `gaspar run`, or for `mpich` MPICH's own mpiexec.
+fn job_command(transport: &str, procs: u32) -> Command {
+    if transport == "mpich" {
+        let mut cmd = Command::new("mpiexec.mpich");
+        cmd.arg("-n").arg(procs.to_string());
+        return cmd;
+    }
     let mut cmd = Command::new(gaspar());
     cmd.arg("run")
         .args(["--transport", transport])
         .arg("-n")
         .arg(procs.to_string());
-    for a in args {
-        cmd.arg(a);
+    cmd
+}
+
+/// The program as `transport` runs it: for `mpich`, the same example built against MPICH.
+fn program_for(transport: &str, program: &std::ffi::OsStr) -> std::ffi::OsString {
+    if transport != "mpich" {
+        return program.to_os_string();
+    }
+    let dir = std::env::var_os("GASPAR_TEST_MPICH_EXAMPLES")
+        .expect("GASPAR_TEST_MPICH_EXAMPLES names the examples built against MPICH");
+    let name = Path::new(program).file_name().expect("a program path");
+    Path::new(&dir).join(name).into_os_string()
+}
+
+/// `gaspar run --transport T -n N <args...>`, waited for with a timeout.
+pub fn run_on(transport: &str, procs: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Outcome {
+    let mut cmd = job_command(transport, procs);
+    for (k, a) in args.iter().enumerate() {
+        if k == 0 {
+            cmd.arg(program_for(transport, a.as_ref()));
+        } else {
+            cmd.arg(a);
+        }
     }
     run_command(cmd)
 }
@@ -162,16 +197,16 @@ impl LiveJob {
         program: &Path,
         args: &[&str],
     ) -> LiveJob {
-        let mut cmd = Command::new(gaspar());
-        cmd.arg("run")
-            .args(["--transport", transport])
-            .arg("-n")
-            .arg(procs.to_string());
+        let mut cmd = job_command(transport, procs);
         if label {
-            cmd.arg("--label");
+            cmd.arg(if transport == "mpich" {
+                "-prepend-rank"
+            } else {
+                "--label"
+            });
         }
         let mut child = cmd
-            .arg(program)
+            .arg(program_for(transport, program.as_os_str()))
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
