@@ -73,6 +73,86 @@ fn time_loop(reps: u32, iters: u64, mut body: impl FnMut()) -> f64 {
     median(samples)
 }
 
+/// Two loops timed in alternation, repetition by repetition: (median of `a`, of `b`).
+#[cfg(feature = "mpi")]
+fn time_pair(reps: u32, iters: u64, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        ta.push(time_loop(1, iters, &mut a));
+        tb.push(time_loop(1, iters, &mut b));
+    }
+    (median(ta), median(tb))
+}
+
+/// On the mpi transport: gaspar's latency operations and the raw MPI peer's, alternating
+/// in this job (figures `alt_NAME` and `raw_NAME`). Collective; nothing on shm.
+#[cfg(feature = "mpi")]
+fn in_job_peer(
+    rt: &gaspar::Runtime,
+    target: gaspar::GlobalAddr,
+    word: GlobalPtr<u64>,
+    (reps, iters): (u32, u64),
+    figures: &mut Figures,
+) -> gaspar::Result<()> {
+    let Some(peer) = crate::bench_raw::RawWindow::new() else {
+        return Ok(());
+    };
+    if rt.rank() == 0 {
+        let (eight, mut small, mut scratch) = ([1u8; 8], [0u8; 8], [0u8; 8]);
+        let mut record = |name: &str, (ours, raw): (f64, f64)| {
+            figures.insert((format!("alt_{name}"), 8), ours);
+            figures.insert((format!("raw_{name}"), 8), raw);
+        };
+        record(
+            "put_lat",
+            time_pair(
+                reps,
+                iters,
+                || rt.put_blocking(target, &eight).expect("put"),
+                || peer.put8(&eight),
+            ),
+        );
+        record(
+            "get_lat",
+            time_pair(
+                reps,
+                iters,
+                || rt.get_blocking(&mut small, target).expect("get"),
+                || peer.get8(&mut scratch),
+            ),
+        );
+        record(
+            "fadd_lat",
+            time_pair(
+                reps,
+                iters,
+                || {
+                    std::hint::black_box(word.fetch_add(rt, 1).expect("fetch_add"));
+                },
+                || {
+                    std::hint::black_box(peer.fetch_add());
+                },
+            ),
+        );
+        record(
+            "cas_lat",
+            time_pair(
+                reps,
+                iters,
+                || {
+                    std::hint::black_box(word.compare_swap(rt, 0, 0).expect("compare_swap"));
+                },
+                || {
+                    std::hint::black_box(peer.compare_swap());
+                },
+            ),
+        );
+    }
+    rt.barrier()?;
+    peer.free();
+    Ok(())
+}
+
 fn bw_iters(size: u64) -> u64 {
     ((16u64 << 20) / size).clamp(4, 10_000)
 }
@@ -146,6 +226,8 @@ fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
             })
         })?;
     }
+    #[cfg(feature = "mpi")]
+    in_job_peer(&rt, target, word, (reps, iters), &mut figures)?;
     // Barrier: both ranks loop; rank 0 reports.
     let t = time_loop(reps, iters, || rt.barrier().expect("barrier"));
     if me == 0 {
@@ -372,7 +454,8 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
         "operation", "size", "gaspar", "memcpy", "OpenMPI", "vs OpenMPI", "vs memcpy"
     );
     let mut json_rows = Vec::new();
-    for ((name, size), &ns) in &ours {
+    let in_job = |name: &str| name.starts_with("alt_") || name.starts_with("raw_");
+    for ((name, size), &ns) in ours.iter().filter(|((n, _), _)| !in_job(n)) {
         let m = copy.get(&(name.clone(), *size)).copied();
         let p = mpi.get(&(name.clone(), *size)).copied();
         let fmt_ratio =
@@ -402,6 +485,45 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
         stdout,
         "ratios: latency = gaspar time / peer time (lower is better); bandwidth = gaspar GB/s / peer GB/s (higher is better)"
     );
+    // The raw MPI peer inside gaspar's own job (mpi transport), in alternation.
+    let pairs: Vec<(&str, f64, f64)> = ["put_lat", "get_lat", "fadd_lat", "cas_lat"]
+        .into_iter()
+        .filter_map(|name| {
+            let ours_figures = &ours;
+            let ours = ours_figures.get(&(format!("alt_{name}"), 8))?;
+            let raw = ours_figures.get(&(format!("raw_{name}"), 8))?;
+            Some((name, *ours, *raw))
+        })
+        .collect();
+    if !pairs.is_empty() {
+        let _ = writeln!(
+            stdout,
+            "in the same job, alternating repetitions (the C peer's MPI calls on a window set up as it does):"
+        );
+        let _ = writeln!(
+            stdout,
+            "{:<10} {:>8} {:>13} {:>13} {:>12}",
+            "operation", "size", "gaspar", "raw MPI", "gaspar/MPI"
+        );
+        for (name, g, r) in &pairs {
+            let _ = writeln!(
+                stdout,
+                "{:<10} {:>8} {:>13} {:>13} {:>11.2}x",
+                name,
+                "8 B",
+                format!("{g:.1} ns"),
+                format!("{r:.1} ns"),
+                g / r
+            );
+            json_rows.push(serde_json::json!({
+                "operation": format!("{name}_in_job"),
+                "size": 8,
+                "gaspar_ns": g,
+                "raw_mpi_ns": r,
+                "ratio_vs_raw_mpi": g / r,
+            }));
+        }
+    }
     let json = serde_json::json!({
         "ranks": 2,
         "transport": args.transport,

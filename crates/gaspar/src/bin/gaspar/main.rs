@@ -1,6 +1,8 @@
 //! The `gaspar` command: launcher, demo, benchmark and configuration report.
 
 mod bench;
+#[cfg(feature = "mpi")]
+mod bench_raw;
 mod demo;
 
 use std::ffi::OsString;
