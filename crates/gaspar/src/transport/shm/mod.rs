@@ -419,14 +419,15 @@ unsafe fn medium_chunks(
     }
     let local_at = |lo: u64| (local as *mut u8).wrapping_add(lo as usize);
     let remote_at = |ro: u64| remote.wrapping_add(ro as usize);
-    // SAFETY: (both) each chunk is inside both extents and they are disjoint (caller's
-    // contract).
     match direction {
-        Direction::RemoteToLocal => run(pattern, |lo, ro| unsafe {
-            copy_medium(remote_at(ro), local_at(lo), chunk)
+        Direction::RemoteToLocal => run(pattern, |lo, ro| {
+            // SAFETY: each chunk is inside both extents and they are disjoint (caller's
+            // contract).
+            unsafe { copy_medium(remote_at(ro), local_at(lo), chunk) }
         }),
-        Direction::LocalToRemote => run(pattern, |lo, ro| unsafe {
-            copy_medium(local_at(lo), remote_at(ro), chunk)
+        Direction::LocalToRemote => run(pattern, |lo, ro| {
+            // SAFETY: as above.
+            unsafe { copy_medium(local_at(lo), remote_at(ro), chunk) }
         }),
     }
 }
