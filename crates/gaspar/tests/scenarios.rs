@@ -110,10 +110,15 @@ fn strided_and_vector_transfers_between_ranks() {
 }
 
 /// Registered memory on the mpi transport needs a one-sided component with dynamic
-/// windows: OpenMPI's osc/ucx (osc/sm, which `gaspar run --transport mpi` picks, has none).
+/// windows: OpenMPI's osc/ucx (osc/sm, which `gaspar run --transport mpi` picks, has none),
+/// or MPICH.
 #[cfg(feature = "mpi")]
 #[test]
 fn registered_memory_on_mpi_with_dynamic_windows() {
+    if transports().contains(&"mpich") {
+        let out = scenario("mpich", 2, "registered-memory");
+        assert_eq!(count(&out, "registered memory ok"), 2, "{}", out.stdout);
+    }
     if !transports().contains(&"mpi") {
         return;
     }
