@@ -339,6 +339,12 @@ pub extern "C" fn ARMCI_Group_free(group: *mut Group) {
     if g.grp_to_abs.is_null() {
         return;
     }
+    // Freeing the default group makes the world the default again (its arrays go now).
+    let mut default = DEFAULT.lock().unwrap_or_else(|p| p.into_inner());
+    if default.is_some_and(|d| d.grp_to_abs == g.grp_to_abs) {
+        *default = None;
+    }
+    drop(default);
     let procs = s.rt.procs() as usize;
     // SAFETY: both arrays came from Box::into_raw in `create_child` with these lengths
     // (size entries and one per world rank); the group is not used after this (the

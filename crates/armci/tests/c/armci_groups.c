@@ -109,6 +109,18 @@ int main(int argc, char **argv) {
     CHECK(ARMCI_Malloc(world_blocks, 256) == 0, "world malloc after groups");
     ARMCI_Free(world_blocks[me]);
 
+    /* Freeing the default group makes the world the default again. */
+    for (int i = 0; i < nproc; i++) procs[i] = nproc - 1 - i;
+    ARMCI_Group reversed, after;
+    ARMCI_Group_create(nproc, procs, &reversed);
+    ARMCI_Group_rank(&reversed, &r);
+    CHECK(r == nproc - 1 - me, "reversed group rank %d", r);
+    ARMCI_Group_set_default(&reversed);
+    ARMCI_Group_free(&reversed);
+    ARMCI_Group_get_default(&after);
+    ARMCI_Group_rank(&after, &r);
+    CHECK(r == me && ARMCI_Absolute_id(&after, me) == me, "default after free: rank %d", r);
+
     ARMCI_Group_free(&odd);
     ARMCI_Group_free(&even);
     ARMCI_Barrier();
