@@ -3,7 +3,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use gaspar::strided::AccKind;
+use gaspar::strided::{AccKind, Descriptor};
 use gaspar::Handle as GasparHandle;
 
 use crate::direct::BadSegment;
@@ -37,12 +37,14 @@ unsafe fn put_s(
     proc: c_int,
 ) -> GasparHandle {
     let s = state(call);
-    // SAFETY: forwarded contract.
-    let desc = unsafe { s.descriptor(call, src_strides, dst_strides, count, levels) };
-    // SAFETY: the source spans `src_extent` bytes (ARMCI's contract).
-    let local = unsafe { s.local(call, src, desc.src_extent()) };
     let ga = s.remote(call, dst, proc);
-    s.check(call, s.rt.put_strided(local, &desc, ga, NULL))
+    let run = |desc: &Descriptor| {
+        // SAFETY: the source spans `src_extent` bytes (ARMCI's contract).
+        let local = unsafe { s.local(call, src, desc.src_extent()) };
+        s.check(call, s.rt.put_strided(local, desc, ga, NULL))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
 }
 
 /// # Safety
@@ -59,12 +61,14 @@ unsafe fn get_s(
     proc: c_int,
 ) -> GasparHandle {
     let s = state(call);
-    // SAFETY: forwarded contract.
-    let desc = unsafe { s.descriptor(call, src_strides, dst_strides, count, levels) };
-    // SAFETY: the destination spans `dst_extent` writable bytes (ARMCI's contract).
-    let local = unsafe { s.local_mut(call, dst, desc.dst_extent()) };
     let ga = s.remote(call, src, proc);
-    s.check(call, s.rt.get_strided(local, &desc, ga, NULL))
+    let run = |desc: &Descriptor| {
+        // SAFETY: the destination spans `dst_extent` writable bytes (ARMCI's contract).
+        let local = unsafe { s.local_mut(call, dst, desc.dst_extent()) };
+        s.check(call, s.rt.get_strided(local, desc, ga, NULL))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
 }
 
 /// # Safety
@@ -85,13 +89,15 @@ unsafe fn acc_s(
     let s = state(call);
     let kind = acc_kind(s, call, datatype);
     // SAFETY: forwarded contract.
-    let desc = unsafe { s.descriptor(call, src_strides, dst_strides, count, levels) };
-    // SAFETY: forwarded contract.
     let scale = unsafe { scale_bytes(s, call, kind, scale) };
-    // SAFETY: the source spans `src_extent` bytes.
-    let local = unsafe { s.local(call, src, desc.src_extent()) };
     let ga = s.remote(call, dst, proc);
-    s.check(call, s.rt.acc_strided(kind, scale, local, &desc, ga, NULL))
+    let run = |desc: &Descriptor| {
+        // SAFETY: the source spans `src_extent` bytes.
+        let local = unsafe { s.local(call, src, desc.src_extent()) };
+        s.check(call, s.rt.acc_strided(kind, scale, local, desc, ga, NULL))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
 }
 
 /// Contiguous put: straight to the access layer, without strided planning.
@@ -913,20 +919,24 @@ unsafe fn local_strided(
     } else {
         (packed.as_ptr(), strides)
     };
-    // SAFETY: forwarded contract.
-    let desc = unsafe { s.descriptor(call, src_strides, dst_strides, count, levels) };
     let (src, dst) = if pack { (ptr, buf) } else { (buf, ptr) };
-    // SAFETY: the extents come from the descriptor (caller's contract for both buffers).
-    let (from, to) = unsafe {
-        (
-            s.local(call, src, desc.src_extent()),
-            s.local_mut(call, dst, desc.dst_extent()),
-        )
+    let run = |desc: &Descriptor| {
+        // SAFETY: the extents come from the descriptor (caller's contract for both
+        // buffers).
+        let (from, to) = unsafe {
+            (
+                s.local(call, src, desc.src_extent()),
+                s.local_mut(call, dst, desc.dst_extent()),
+            )
+        };
+        let (len, chunks) = desc.chunks();
+        for (a, b) in chunks {
+            to[b as usize..(b + len) as usize]
+                .copy_from_slice(&from[a as usize..(a + len) as usize]);
+        }
     };
-    let (len, chunks) = desc.chunks();
-    for (a, b) in chunks {
-        to[b as usize..(b + len) as usize].copy_from_slice(&from[a as usize..(a + len) as usize]);
-    }
+    // SAFETY: forwarded contract.
+    unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
 }
 
 /// armci_read_strided: packs the strided data at `ptr` into `buf`.

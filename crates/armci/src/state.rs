@@ -238,19 +238,20 @@ impl State {
         unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, len as usize) }
     }
 
-    /// A strided descriptor from ARMCI's C arrays.
+    /// Runs `f` on the strided descriptor of ARMCI's C arrays, built in this thread's
+    /// descriptor (refilled in place: a descriptor is ~400 bytes, and building, moving and
+    /// unwrapping a new one per call cost half of a small strided transfer).
     ///
     /// # Safety
     /// `count` has `levels + 1` entries and each stride array `levels` (may be null when
     /// `levels` is 0).
-    pub(crate) unsafe fn descriptor(
+    pub(crate) unsafe fn with_descriptor<R>(
         &self,
         call: &str,
-        src_strides: *const c_int,
-        dst_strides: *const c_int,
-        count: *const c_int,
+        (src_strides, dst_strides, count): (*const c_int, *const c_int, *const c_int),
         levels: c_int,
-    ) -> Descriptor {
+        f: impl FnOnce(&Descriptor) -> R,
+    ) -> R {
         let levels = usize::try_from(levels)
             .unwrap_or_else(|_| self.fail(call, format!("negative stride_levels {levels}")));
         if levels > gaspar::strided::MAX_STRIDE_LEVELS {
@@ -263,10 +264,9 @@ impl State {
             );
         }
         const MAX: usize = gaspar::strided::MAX_STRIDE_LEVELS + 1;
-        let read = |ptr: *const c_int, n: usize, what: &str| -> [u64; MAX] {
-            let mut out = [0u64; MAX];
+        let read = |ptr: *const c_int, n: usize, what: &str, out: &mut [u64; MAX]| {
             if n == 0 {
-                return out;
+                return;
             }
             if ptr.is_null() {
                 self.fail(call, format!("null {what} array"));
@@ -277,14 +277,22 @@ impl State {
                 *o = u64::try_from(v)
                     .unwrap_or_else(|_| self.fail(call, format!("negative {what} entry {v}")));
             }
-            out
         };
-        let count = read(count, levels + 1, "count");
-        let src = read(src_strides, levels, "source stride");
-        let dst = read(dst_strides, levels, "destination stride");
-        self.check(
-            call,
-            Descriptor::new(&count[..=levels], &src[..levels], &dst[..levels]),
-        )
+        let (mut c, mut src, mut dst) = ([0u64; MAX], [0u64; MAX], [0u64; MAX]);
+        read(count, levels + 1, "count", &mut c);
+        read(src_strides, levels, "source stride", &mut src);
+        read(dst_strides, levels, "destination stride", &mut dst);
+        thread_local! {
+            static DESCRIPTOR: std::cell::RefCell<Descriptor> =
+                std::cell::RefCell::new(Descriptor::new(&[1], &[], &[]).expect("a one-byte descriptor"));
+        }
+        DESCRIPTOR.with(|cell| {
+            let mut desc = cell.borrow_mut();
+            self.check(
+                call,
+                desc.set(&c[..=levels], &src[..levels], &dst[..levels]),
+            );
+            f(&desc)
+        })
     }
 }

@@ -61,6 +61,23 @@ impl Descriptor {
     /// Checks and stores a descriptor (`count.len()` = levels + 1, each strides array
     /// has `levels` entries). The destination may not overlap itself.
     pub fn new(count: &[u64], src_strides: &[u64], dst_strides: &[u64]) -> Result<Descriptor> {
+        let mut d = Descriptor {
+            levels: 0,
+            count: [1; MAX_STRIDE_LEVELS + 1],
+            src_strides: [0; MAX_STRIDE_LEVELS],
+            dst_strides: [0; MAX_STRIDE_LEVELS],
+            total: 1,
+            src_extent: 1,
+            dst_extent: 1,
+        };
+        d.set(count, src_strides, dst_strides)?;
+        Ok(d)
+    }
+
+    /// Checks a descriptor as [`new`](Self::new) does and stores it in place of this one
+    /// (which stays as it was on error). A descriptor is ~400 bytes: code that builds one
+    /// per transfer (the C interface) refills one instead of moving new ones around.
+    pub fn set(&mut self, count: &[u64], src_strides: &[u64], dst_strides: &[u64]) -> Result<()> {
         let bad = |reason: String| Err(Error::invalid("strided transfer", reason));
         if count.is_empty() || count.len() > MAX_STRIDE_LEVELS + 1 {
             return bad(format!(
@@ -80,16 +97,15 @@ impl Descriptor {
         if let Some(k) = count.iter().position(|&c| c == 0) {
             return bad(format!("count[{k}] is zero"));
         }
-        let overflow = Error::LengthOverflow {
-            what: "strided extent",
-        };
         let total = count
             .iter()
             .try_fold(1u64, |acc, &c| acc.checked_mul(c))
             .ok_or(Error::LengthOverflow {
                 what: "strided size",
             })?;
-        let src_extent = extent(count, src_strides).ok_or(overflow)?;
+        let src_extent = extent(count, src_strides).ok_or(Error::LengthOverflow {
+            what: "strided extent",
+        })?;
         let dst_extent = extent(count, dst_strides).ok_or(Error::LengthOverflow {
             what: "strided extent",
         })?;
@@ -98,19 +114,17 @@ impl Descriptor {
                 "destination strides {dst_strides:?} with counts {count:?} write some bytes twice"
             ));
         }
-        let mut d = Descriptor {
-            levels,
-            count: [1; MAX_STRIDE_LEVELS + 1],
-            src_strides: [0; MAX_STRIDE_LEVELS],
-            dst_strides: [0; MAX_STRIDE_LEVELS],
-            total,
-            src_extent,
-            dst_extent,
-        };
-        d.count[..=levels].copy_from_slice(count);
-        d.src_strides[..levels].copy_from_slice(src_strides);
-        d.dst_strides[..levels].copy_from_slice(dst_strides);
-        Ok(d)
+        self.levels = levels;
+        self.count = [1; MAX_STRIDE_LEVELS + 1];
+        self.count[..=levels].copy_from_slice(count);
+        self.src_strides[..levels].copy_from_slice(src_strides);
+        self.dst_strides[..levels].copy_from_slice(dst_strides);
+        self.src_strides[levels..].fill(0);
+        self.dst_strides[levels..].fill(0);
+        self.total = total;
+        self.src_extent = src_extent;
+        self.dst_extent = dst_extent;
+        Ok(())
     }
 
     /// A contiguous transfer of `bytes`.
