@@ -145,6 +145,11 @@ int  ARMCI_Absolute_id(ARMCI_Group *group, int group_rank);
 int  ARMCI_Malloc_group(void **ptr_arr, armci_size_t bytes, ARMCI_Group *group);
 int  ARMCI_Free_group(void *ptr, ARMCI_Group *group);
 
+/* ARMCI-MPI's memory-device variants: gaspar has one kind of memory; the device is ignored. */
+int ARMCI_Malloc_memdev(void **ptr_arr, armci_size_t bytes, const char *device);
+int ARMCI_Malloc_group_memdev(void **ptr_arr, armci_size_t bytes, ARMCI_Group *group, const char *device);
+int ARMCI_Free_memdev(void *ptr);
+
 #include <message.h>
 
 enum armci_domain_e { ARMCI_DOMAIN_SMP };

@@ -20,8 +20,12 @@ double armci_timer(void);
 
 void armci_msg_snd(int tag, void *buffer, int len, int to);
 void armci_msg_rcv(int tag, void *buffer, int buflen, int *msglen, int from);
+int  armci_msg_rcvany(int tag, void *buffer, int buflen, int *msglen);
 
 void armci_msg_barrier(void);
+void armci_msg_bintree(int scope, int *Root, int *Up, int *Left, int *Right);
+void armci_msg_sel(void *x, int n, char *op, int type, int contribute);
+void armci_msg_sel_scope(int scope, void *x, int n, char *op, int type, int contribute);
 void armci_msg_bcast(void *buffer, int len, int root);
 void armci_msg_brdcst(void *buffer, int len, int root);
 void armci_msg_bcast_scope(int scope, void *buffer, int len, int root);

@@ -469,6 +469,42 @@ pub(crate) fn free_in(s: &State, call: &str, m: &Members, ptr: *mut c_void) -> c
     0
 }
 
+/// ARMCI_Malloc_memdev: as ARMCI_Malloc; gaspar has one kind of memory, so the device
+/// name is ignored (ARMCI-MPI's SICM hint).
+///
+/// # Safety
+/// As ARMCI_Malloc.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_Malloc_memdev(
+    ptr_arr: *mut *mut c_void,
+    bytes: libc::c_long,
+    _device: *const libc::c_char,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { crate::setup::ARMCI_Malloc(ptr_arr, bytes) }
+}
+
+/// ARMCI_Malloc_group_memdev: as ARMCI_Malloc_group (the device name is ignored).
+///
+/// # Safety
+/// As ARMCI_Malloc_group.
+#[no_mangle]
+pub unsafe extern "C" fn ARMCI_Malloc_group_memdev(
+    ptr_arr: *mut *mut c_void,
+    bytes: libc::c_long,
+    group: *mut Group,
+    _device: *const libc::c_char,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { ARMCI_Malloc_group(ptr_arr, bytes, group) }
+}
+
+/// ARMCI_Free_memdev: as ARMCI_Free.
+#[no_mangle]
+pub extern "C" fn ARMCI_Free_memdev(ptr: *mut c_void) -> c_int {
+    crate::setup::ARMCI_Free(ptr)
+}
+
 /// ARMCI_Uses_shm_grp.
 #[no_mangle]
 pub extern "C" fn ARMCI_Uses_shm_grp(_group: *mut Group) -> c_int {

@@ -78,6 +78,25 @@ impl Channel {
         }
     }
 
+    /// Waits until some rank's message is waiting for this rank and returns that rank
+    /// (the lowest-numbered one when several are).
+    pub(crate) fn any_sender(&self, s: &State, call: &str) -> u32 {
+        let me = s.rt.rank();
+        let mut spins = 0u32;
+        loop {
+            for from in 0..s.rt.procs() {
+                let flag = GlobalPtr::<u64>::new(self.slot(s, call, me, from));
+                if s.check(call, flag.atomic_load(&s.rt)) == 1 {
+                    return from;
+                }
+            }
+            spins += 1;
+            if spins > 64 {
+                std::thread::yield_now();
+            }
+        }
+    }
+
     /// Receives the next message from rank `from` into `out` (cleared first); a message
     /// longer than `capacity` bytes ends the job.
     pub(crate) fn recv(&self, s: &State, call: &str, from: u32, out: &mut Vec<u8>, capacity: u64) {
@@ -205,6 +224,152 @@ pub unsafe extern "C" fn armci_msg_rcv(
         // SAFETY: non-null pointer of the caller.
         unsafe { *msglen = message.len() as c_int };
     }
+}
+
+/// armci_msg_rcvany: receives the next message from whichever rank sent one into
+/// `buffer`; returns the sender's rank.
+///
+/// # Safety
+/// `buffer` points to `buflen` writable bytes; `msglen` is null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_rcvany(
+    tag: c_int,
+    buffer: *mut c_void,
+    buflen: c_int,
+    msglen: *mut c_int,
+) -> c_int {
+    let call = "armci_msg_rcvany";
+    let s = state(call);
+    let from = s.messages.any_sender(s, call);
+    // SAFETY: forwarded contract.
+    unsafe { armci_msg_rcv(tag, buffer, buflen, msglen, from as c_int) };
+    from as c_int
+}
+
+/// armci_msg_bintree: this rank's place in the binary tree of all ranks rooted at 0
+/// (-1 where there is no such rank).
+///
+/// # Safety
+/// The four pointers are valid.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_bintree(
+    _scope: c_int,
+    root: *mut c_int,
+    up: *mut c_int,
+    left: *mut c_int,
+    right: *mut c_int,
+) {
+    let call = "armci_msg_bintree";
+    let s = state(call);
+    if [root, up, left, right].iter().any(|p| p.is_null()) {
+        s.fail(call, "null argument");
+    }
+    let (me, n) = (s.rt.rank() as c_int, s.rt.procs() as c_int);
+    let child = |k: c_int| if k < n { k } else { -1 };
+    // SAFETY: four non-null pointers of the caller.
+    unsafe {
+        *root = 0;
+        *up = if me == 0 { -1 } else { (me - 1) / 2 };
+        *left = child(2 * me + 1);
+        *right = child(2 * me + 2);
+    }
+}
+
+/// The first element of `bytes` as `kind` (ARMCI_INT ... ARMCI_DOUBLE), for comparing.
+fn key(s: &State, call: &str, kind: c_int, bytes: &[u8]) -> f64 {
+    let take = |n: usize| -> [u8; 8] {
+        let mut out = [0u8; 8];
+        match bytes.get(..n) {
+            Some(b) => out[..n].copy_from_slice(b),
+            None => s.fail(
+                call,
+                format!("a {n}-byte element does not fit {} bytes", bytes.len()),
+            ),
+        }
+        out
+    };
+    match kind {
+        0 => i32::from_ne_bytes(take(4)[..4].try_into().expect("4 bytes")) as f64,
+        1 | 2 => i64::from_ne_bytes(take(8)) as f64,
+        3 => f32::from_ne_bytes(take(4)[..4].try_into().expect("4 bytes")) as f64,
+        4 => f64::from_ne_bytes(take(8)),
+        other => s.fail(call, format!("unknown type {other}")),
+    }
+}
+
+/// armci_msg_sel_scope: among the ranks that `contribute`, the one whose `x` starts with
+/// the smallest ("min") or largest ("max") element of `type` (the lowest rank on a tie);
+/// its `n` bytes of `x` go to every rank. Collective; every scope is all ranks.
+///
+/// # Safety
+/// `x` points to `n` bytes; `op` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_sel_scope(
+    _scope: c_int,
+    x: *mut c_void,
+    n: c_int,
+    op: *mut c_char,
+    kind: c_int,
+    contribute: c_int,
+) {
+    let call = "armci_msg_sel_scope";
+    let s = state(call);
+    if op.is_null() {
+        s.fail(call, "null operator");
+    }
+    // SAFETY: the caller passes a NUL-terminated string.
+    let want_max = match unsafe { CStr::from_ptr(op) }.to_bytes() {
+        b"max" => true,
+        b"min" => false,
+        other => s.fail(
+            call,
+            format!("operator {:?}: min or max", String::from_utf8_lossy(other)),
+        ),
+    };
+    let len = s.len(call, n);
+    // SAFETY: `x` points to `n` bytes (caller's contract).
+    let mine = unsafe { s.local_mut(call, x, len) };
+    let mut part = vec![u8::from(contribute != 0)];
+    part.extend_from_slice(mine);
+    let all: Vec<u32> = (0..s.rt.procs()).collect();
+    let parts = collective::allgather(s, call, &all, &part);
+    let mut best: Option<(f64, &[u8])> = None;
+    for p in &parts {
+        if p.first() != Some(&1) {
+            continue;
+        }
+        let k = key(s, call, kind, &p[1..]);
+        let better = match best {
+            None => true,
+            Some((b, _)) => (want_max && k > b) || (!want_max && k < b),
+        };
+        if better {
+            best = Some((k, &p[1..]));
+        }
+    }
+    if let Some((_, winner)) = best {
+        if winner.len() == mine.len() {
+            mine.copy_from_slice(winner);
+        } else {
+            s.fail(call, "ranks passed buffers of different lengths");
+        }
+    }
+}
+
+/// armci_msg_sel: armci_msg_sel_scope over all ranks.
+///
+/// # Safety
+/// As armci_msg_sel_scope.
+#[no_mangle]
+pub unsafe extern "C" fn armci_msg_sel(
+    x: *mut c_void,
+    n: c_int,
+    op: *mut c_char,
+    kind: c_int,
+    contribute: c_int,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { armci_msg_sel_scope(0, x, n, op, kind, contribute) }
 }
 
 /// armci_msg_bcast: `len` bytes of `root`'s buffer to every rank.

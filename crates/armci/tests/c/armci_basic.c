@@ -199,6 +199,37 @@ int main(int argc, char **argv) {
     CHECK(len == n * (int)sizeof(int), "rcv length %d", len);
     for (int i = 0; i < n; i++) CHECK(in[i] == left * n + i, "rcv %d: %d", i, in[i]);
 
+    /* rcvany: every other rank sends its rank to rank 0, which takes them in any order. */
+    if (me == 0) {
+        int seen = 0, sum = 0;
+        for (int k = 1; k < nproc; k++) {
+            int v = -1, l = 0, from = armci_msg_rcvany(7, &v, sizeof v, &l);
+            CHECK(from == v && l == (int)sizeof v, "rcvany from %d got %d", from, v);
+            seen |= 1 << from;
+            sum += v;
+        }
+        CHECK(sum == nproc * (nproc - 1) / 2, "rcvany sum %d", sum);
+    } else {
+        armci_msg_snd(7, &me, sizeof me, 0);
+    }
+    /* bintree, sel: the largest of the even ranks' keys, with its payload. */
+    int root, up, lft, rgt;
+    armci_msg_bintree(SCOPE_ALL, &root, &up, &lft, &rgt);
+    CHECK(root == 0 && up == (me == 0 ? -1 : (me - 1) / 2), "bintree up %d", up);
+    CHECK(lft == (2 * me + 1 < nproc ? 2 * me + 1 : -1) && rgt == (2 * me + 2 < nproc ? 2 * me + 2 : -1),
+          "bintree children %d %d", lft, rgt);
+    double sel[2] = {(double)(me * 10 % 7), (double)me};
+    armci_msg_sel(sel, sizeof sel, "max", ARMCI_DOUBLE, me % 2 == 0);
+    double best = -1, who = -1;
+    for (int k = 0; k < nproc; k += 2)
+        if (k * 10 % 7 > best) { best = k * 10 % 7; who = k; }
+    CHECK(sel[0] == best && sel[1] == who, "sel max %g from %g, want %g from %g", sel[0], sel[1], best, who);
+    /* memdev variants: the device is ignored. */
+    void **dev = malloc(sizeof(void *) * nproc);
+    CHECK(ARMCI_Malloc_memdev(dev, 64, "DRAM") == 0 && dev[me] != NULL, "malloc_memdev");
+    CHECK(ARMCI_Free_memdev(dev[me]) == 0, "free_memdev");
+    free(dev);
+
     /* Local strided pack/unpack. */
     double grid[4][5], packed[4][2];
     for (int r = 0; r < 4; r++) for (int c = 0; c < 5; c++) grid[r][c] = r * 5 + c;
