@@ -84,21 +84,22 @@ fn run(procs: u32, program: &Path, args: &[&str]) -> std::process::Output {
     }
 }
 
-#[test]
-fn armci_programs_run_under_the_launcher() {
-    let program = compile("armci_basic");
-    for procs in [1u32, 2, 4] {
+/// Runs tests/c/NAME.c under the launcher with each job size; every rank must print
+/// "NAME ok rank R of N" (the programs check their own results and abort otherwise).
+fn runs_everywhere(name: &str, sizes: &[u32]) {
+    let program = compile(name);
+    for &procs in sizes {
         let out = run(procs, &program, &[]);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
-            "{procs} ranks: {}\n{}",
+            "{name}, {procs} ranks: {}\n{}",
             stdout,
             String::from_utf8_lossy(&out.stderr)
         );
         for rank in 0..procs {
             assert!(
-                stdout.contains(&format!("armci_basic ok rank {rank} of {procs}")),
+                stdout.contains(&format!("{name} ok rank {rank} of {procs}")),
                 "{stdout}"
             );
         }
@@ -106,24 +107,13 @@ fn armci_programs_run_under_the_launcher() {
 }
 
 #[test]
+fn armci_programs_run_under_the_launcher() {
+    runs_everywhere("armci_basic", &[1, 2, 4]);
+}
+
+#[test]
 fn armci_groups_work_as_in_armci_mpi() {
-    let program = compile("armci_groups");
-    for procs in [1u32, 2, 3, 5] {
-        let out = run(procs, &program, &[]);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{procs} ranks: {}\n{}",
-            stdout,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        for rank in 0..procs {
-            assert!(
-                stdout.contains(&format!("armci_groups ok rank {rank} of {procs}")),
-                "{stdout}"
-            );
-        }
-    }
+    runs_everywhere("armci_groups", &[1, 2, 3, 5]);
 }
 
 #[test]

@@ -187,27 +187,19 @@ fn a_panicking_rank_fails_the_job_and_the_others_are_released() {
 /// barrier ends the job within a second, leaving no segment and no process.
 #[test]
 fn kill_9_of_a_rank_in_a_barrier_ends_the_job_within_a_second() {
-    let mut job = LiveJob::start(4, false, &example("scenarios"), &["barrier-wait", "2"]);
-    let lines = job.wait_for("waiting", 4);
-    let (pids, id) = pids_and_job(&lines);
-    let victim = lines.iter().find(|l| l.starts_with("rank 2 ")).unwrap();
-    let victim_pid: i32 = victim.split_whitespace().nth(3).unwrap().parse().unwrap();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(victim_pid),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
-    let (status, elapsed, stderr) = job.finish();
-    assert_eq!(status.code(), Some(137), "{stderr}");
+    let k = kill_a_rank_in_a_barrier("shm");
+    let stderr = &k.stderr;
+    assert_eq!(k.status.code(), Some(137), "{stderr}");
     assert!(
-        elapsed < Duration::from_secs(1),
-        "launcher took {elapsed:?}"
+        k.elapsed < Duration::from_secs(1),
+        "launcher took {:?}",
+        k.elapsed
     );
     assert!(stderr.contains("rank 2 (pid"), "{stderr}");
     assert!(stderr.contains("killed by signal 9"), "{stderr}");
-    assert_eq!(segments_of(&id), Vec::<String>::new());
+    assert_eq!(segments_of(&k.job), Vec::<String>::new());
     assert_eq!(
-        wait_gone(&pids, Duration::ZERO),
+        wait_gone(&k.pids, Duration::ZERO),
         Vec::<u32>::new(),
         "ranks left behind"
     );

@@ -320,22 +320,6 @@ impl MpiTransport {
         disp: ffi::MPI_Aint,
         src: &[u8],
     ) -> Result<()> {
-        if let Ok(len) = c_int::try_from(src.len()) {
-            // SAFETY: `src` is valid for reads of its length until the flush in the
-            // caller; the target range was bounds-checked against the window.
-            return check("MPI_Put", unsafe {
-                ffi::MPI_Put(
-                    src.as_ptr().cast(),
-                    len,
-                    constant::byte(),
-                    rank as c_int,
-                    disp,
-                    len,
-                    constant::byte(),
-                    win,
-                )
-            });
-        }
         for (i, piece) in src.chunks(i32::MAX as usize).enumerate() {
             let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
             // SAFETY: `piece` is valid for reads of its length until the flush in the
@@ -363,22 +347,6 @@ impl MpiTransport {
         disp: ffi::MPI_Aint,
         dst: &mut [u8],
     ) -> Result<()> {
-        if let Ok(len) = c_int::try_from(dst.len()) {
-            // SAFETY: `dst` is valid for writes of its length until the flush in the
-            // caller; the source range was bounds-checked against the window.
-            return check("MPI_Get", unsafe {
-                ffi::MPI_Get(
-                    dst.as_mut_ptr().cast(),
-                    len,
-                    constant::byte(),
-                    rank as c_int,
-                    disp,
-                    len,
-                    constant::byte(),
-                    win,
-                )
-            });
-        }
         for (i, piece) in dst.chunks_mut(i32::MAX as usize).enumerate() {
             let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
             // SAFETY: `piece` is valid for writes of its length until the flush in the

@@ -325,6 +325,47 @@ pub fn wait_gone(pids: &[u32], limit: Duration) -> Vec<u32> {
     }
 }
 
+/// What `kill -9` of rank 2 of a 4-rank job waiting in a barrier led to.
+pub struct KilledJob {
+    /// The ranks' pids.
+    pub pids: Vec<u32>,
+    /// The job id (empty under mpirun).
+    pub job: String,
+    pub status: ExitStatus,
+    /// From the kill to the launcher's exit.
+    pub elapsed: Duration,
+    pub stderr: String,
+}
+
+/// Starts 4 ranks of the `barrier-wait` scenario on `transport` (rank 2 never enters the
+/// barrier), kills rank 2 with SIGKILL once all are up, and waits for the job to end.
+pub fn kill_a_rank_in_a_barrier(transport: &str) -> KilledJob {
+    let mut live = LiveJob::start_on(
+        transport,
+        4,
+        false,
+        &example("scenarios"),
+        &["barrier-wait", "2"],
+    );
+    let lines = live.wait_for("waiting", 4);
+    let (pids, job) = pids_and_job(&lines);
+    let victim = lines.iter().find(|l| l.starts_with("rank 2 ")).unwrap();
+    let victim_pid: i32 = victim.split_whitespace().nth(3).unwrap().parse().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(victim_pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let (status, elapsed, stderr) = live.finish();
+    KilledJob {
+        pids,
+        job,
+        status,
+        elapsed,
+        stderr,
+    }
+}
+
 /// Parses `rank R pid P job J waiting` lines.
 pub fn pids_and_job(lines: &[String]) -> (Vec<u32>, String) {
     let mut pids = Vec::new();
