@@ -150,20 +150,28 @@ pub extern "C" fn ARMCI_Group_set_default(group: *mut Group) {
     *DEFAULT.lock().unwrap_or_else(|p| p.into_inner()) = (!m.world).then_some(g);
 }
 
+/// Writes one field of `group` to `out` (ARMCI_Group_rank / _size).
+///
+/// # Safety
+/// `out` is null or points to an int of the caller.
+unsafe fn query(call: &str, group: *const Group, out: *mut c_int, field: fn(&Group) -> c_int) {
+    let s = state(call);
+    let g = read(s, call, group);
+    if out.is_null() {
+        s.fail(call, "null output argument");
+    }
+    // SAFETY: non-null pointer of the caller.
+    unsafe { *out = field(&g) };
+}
+
 /// ARMCI_Group_rank.
 ///
 /// # Safety
 /// `group` and `rank` are valid pointers.
 #[no_mangle]
 pub unsafe extern "C" fn ARMCI_Group_rank(group: *mut Group, rank: *mut c_int) -> c_int {
-    let call = "ARMCI_Group_rank";
-    let s = state(call);
-    let g = read(s, call, group);
-    if rank.is_null() {
-        s.fail(call, "null rank");
-    }
-    // SAFETY: non-null pointer of the caller.
-    unsafe { *rank = g.rank };
+    // SAFETY: forwarded contract.
+    unsafe { query("ARMCI_Group_rank", group, rank, |g| g.rank) };
     0
 }
 
@@ -173,14 +181,8 @@ pub unsafe extern "C" fn ARMCI_Group_rank(group: *mut Group, rank: *mut c_int) -
 /// `group` and `size` are valid pointers.
 #[no_mangle]
 pub unsafe extern "C" fn ARMCI_Group_size(group: *mut Group, size: *mut c_int) {
-    let call = "ARMCI_Group_size";
-    let s = state(call);
-    let g = read(s, call, group);
-    if size.is_null() {
-        s.fail(call, "null size");
-    }
-    // SAFETY: non-null pointer of the caller.
-    unsafe { *size = g.size };
+    // SAFETY: forwarded contract.
+    unsafe { query("ARMCI_Group_size", group, size, |g| g.size) };
 }
 
 /// ARMCI_Absolute_id: the world rank of group rank `group_rank`.

@@ -7,16 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 static int me, nproc;
 
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            char msg_[256];                                                \
-            snprintf(msg_, sizeof msg_, __VA_ARGS__);                      \
-            ARMCI_Error(msg_, 1);                                          \
-        }                                                                  \
-    } while (0)
 
 int main(int argc, char **argv) {
     ARMCI_Init_args(&argc, &argv);
