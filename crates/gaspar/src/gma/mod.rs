@@ -254,6 +254,14 @@ impl Gma {
         })
     }
 
+    /// Does `op` on the `width`-byte word at `target` and returns the previous value; the
+    /// atomic is complete at its target on return, so no handle is issued.
+    #[inline]
+    pub fn atomic_blocking(&self, target: GlobalAddr, width: Width, op: AtomicOp) -> Result<u64> {
+        let t = self.locate(target)?;
+        self.transport().atomic(t, width, op)
+    }
+
     /// Waits until `handle` and every operation issued before it are complete at their
     /// targets (ACP's `acp_complete`).
     pub fn complete(&self, handle: Handle) -> Result<()> {

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use bytemuck::Pod;
 
-use super::{Gma, Handle};
+use super::Gma;
 use crate::error::{Error, Result};
 use crate::gmem::GlobalAddr;
 use crate::transport::{AtomicOp, Width};
@@ -106,9 +106,7 @@ atomic_word! {
 
 impl<T: AtomicWord> GlobalPtr<T> {
     fn rmw(self, rt: &Gma, op: AtomicOp) -> Result<T> {
-        // An atomic is complete at its target when it returns: nothing to wait for.
-        let fetched = rt.atomic(self.ga, T::WIDTH, op, Handle::NULL)?;
-        Ok(T::from_bits(fetched.old))
+        Ok(T::from_bits(rt.atomic_blocking(self.ga, T::WIDTH, op)?))
     }
 
     /// Atomically adds `value`; returns the previous value.

@@ -121,7 +121,10 @@ impl GlobalMemory {
     /// checks the offset against the segment).
     #[inline]
     pub fn locate(&self, ga: GlobalAddr) -> Result<Location> {
-        let d = ga.decode().ok_or(Error::NotRegistered { ga })?;
+        // Not `ok_or`: an eagerly built error is dropped (a call) on every success.
+        let Some(d) = ga.decode() else {
+            return Err(Error::NotRegistered { ga });
+        };
         Ok(Location {
             rank: self.world.physical(d.rank.into())?,
             segment: d.segment,

@@ -136,6 +136,62 @@ fn check(call: &'static str, code: c_int) -> Result<()> {
     }
 }
 
+/// One MPI_Put of `count` bytes at `src`.
+///
+/// # Safety
+/// `count` bytes at `src` stay readable until the caller's flush, and the target range
+/// lies inside `rank`'s part of `win`.
+#[inline]
+unsafe fn put_piece(
+    win: ffi::MPI_Win,
+    rank: u32,
+    disp: ffi::MPI_Aint,
+    src: *const u8,
+    count: c_int,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("MPI_Put", unsafe {
+        ffi::MPI_Put(
+            src.cast(),
+            count,
+            constant::byte(),
+            rank as c_int,
+            disp,
+            count,
+            constant::byte(),
+            win,
+        )
+    })
+}
+
+/// One MPI_Get of `count` bytes into `dst`.
+///
+/// # Safety
+/// `count` bytes at `dst` stay writable until the caller's flush, and the source range
+/// lies inside `rank`'s part of `win`.
+#[inline]
+unsafe fn get_piece(
+    win: ffi::MPI_Win,
+    rank: u32,
+    disp: ffi::MPI_Aint,
+    dst: *mut u8,
+    count: c_int,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    check("MPI_Get", unsafe {
+        ffi::MPI_Get(
+            dst.cast(),
+            count,
+            constant::byte(),
+            rank as c_int,
+            disp,
+            count,
+            constant::byte(),
+            win,
+        )
+    })
+}
+
 /// The `mpi` transport of one rank.
 pub struct MpiTransport {
     rank: u32,
@@ -152,6 +208,11 @@ pub struct MpiTransport {
     starter_len: u64,
     heap_offset: u64,
     heap_len: u64,
+    /// How far into the starter memory and the heap the fast paths (`heap_target`) go,
+    /// plus one: the segment's length, capped at `i32::MAX` bytes (one MPI count); 0 when
+    /// MPI runs below MPI_THREAD_MULTIPLE, so that every call takes the general path,
+    /// which checks the calling thread.
+    fast_reach: [u64; 2],
     we_initialized: bool,
     finalized: AtomicBool,
     /// When MPI runs below MPI_THREAD_MULTIPLE: its level, and the only thread that may
@@ -281,6 +342,10 @@ impl MpiTransport {
             starter_len,
             heap_offset,
             heap_len,
+            fast_reach: match single_thread {
+                Some(_) => [0, 0],
+                None => [starter_len, heap_len].map(|len| len.min(i32::MAX as u64) + 1),
+            },
             we_initialized,
             finalized: AtomicBool::new(false),
             single_thread,
@@ -313,7 +378,26 @@ impl MpiTransport {
         self.span(loc)?.disp(loc, loc.offset, len)
     }
 
+    /// MPI_Put of `src` to `disp` of `rank` in `win`, in pieces of at most `i32::MAX`
+    /// bytes (MPI counts are ints); the caller flushes.
+    #[inline]
     fn put_bytes(
+        &self,
+        win: ffi::MPI_Win,
+        rank: u32,
+        disp: ffi::MPI_Aint,
+        src: &[u8],
+    ) -> Result<()> {
+        match c_int::try_from(src.len()) {
+            // SAFETY: `src` is borrowed until the caller's flush; callers pass a target
+            // range they checked against the window.
+            Ok(count) => unsafe { put_piece(win, rank, disp, src.as_ptr(), count) },
+            Err(_) => self.put_chunked(win, rank, disp, src),
+        }
+    }
+
+    #[inline(never)]
+    fn put_chunked(
         &self,
         win: ffi::MPI_Win,
         rank: u32,
@@ -322,25 +406,31 @@ impl MpiTransport {
     ) -> Result<()> {
         for (i, piece) in src.chunks(i32::MAX as usize).enumerate() {
             let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
-            // SAFETY: `piece` is valid for reads of its length until the flush in the
-            // caller; the target range was bounds-checked against the window.
-            check("MPI_Put", unsafe {
-                ffi::MPI_Put(
-                    piece.as_ptr().cast(),
-                    piece.len() as c_int,
-                    constant::byte(),
-                    rank as c_int,
-                    at,
-                    piece.len() as c_int,
-                    constant::byte(),
-                    win,
-                )
-            })?;
+            // SAFETY: as in `put_bytes`, for one piece of `src`.
+            unsafe { put_piece(win, rank, at, piece.as_ptr(), piece.len() as c_int)? };
         }
         Ok(())
     }
 
+    /// MPI_Get into `dst` from `disp` of `rank` in `win`, as [`put_bytes`](Self::put_bytes).
+    #[inline]
     fn get_bytes(
+        &self,
+        win: ffi::MPI_Win,
+        rank: u32,
+        disp: ffi::MPI_Aint,
+        dst: &mut [u8],
+    ) -> Result<()> {
+        match c_int::try_from(dst.len()) {
+            // SAFETY: `dst` is borrowed until the caller's flush; callers pass a source
+            // range they checked against the window.
+            Ok(count) => unsafe { get_piece(win, rank, disp, dst.as_mut_ptr(), count) },
+            Err(_) => self.get_chunked(win, rank, disp, dst),
+        }
+    }
+
+    #[inline(never)]
+    fn get_chunked(
         &self,
         win: ffi::MPI_Win,
         rank: u32,
@@ -349,20 +439,8 @@ impl MpiTransport {
     ) -> Result<()> {
         for (i, piece) in dst.chunks_mut(i32::MAX as usize).enumerate() {
             let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
-            // SAFETY: `piece` is valid for writes of its length until the flush in the
-            // caller; the source range was bounds-checked against the window.
-            check("MPI_Get", unsafe {
-                ffi::MPI_Get(
-                    piece.as_mut_ptr().cast(),
-                    piece.len() as c_int,
-                    constant::byte(),
-                    rank as c_int,
-                    at,
-                    piece.len() as c_int,
-                    constant::byte(),
-                    win,
-                )
-            })?;
+            // SAFETY: as in `get_bytes`, for one piece of `dst`.
+            unsafe { get_piece(win, rank, at, piece.as_mut_ptr(), piece.len() as c_int)? };
         }
         Ok(())
     }
@@ -426,6 +504,23 @@ impl MpiTransport {
             start: base,
             len,
         })
+    }
+
+    /// The common case of [`target`](Self::target), in a few instructions: `len` bytes of
+    /// starter memory or heap that end before [`fast_reach`](Self::fast_reach). Returns
+    /// the window displacement and the MPI count; `None` sends the caller to its general
+    /// path, which handles everything else or reports what is wrong.
+    #[inline]
+    fn heap_target(&self, loc: Location, len: usize) -> Option<(ffi::MPI_Aint, c_int)> {
+        let (start, reach) = match loc.segment {
+            Segment::Starter => (0, self.fast_reach[0]),
+            Segment::Heap => (self.heap_offset, self.fast_reach[1]),
+            Segment::Registered(_) => return None,
+        };
+        // The offset is below 2^38 (its bit field) and `len` a slice length: no overflow.
+        // A reach of at most `i32::MAX` bounds `len` too, so it is a valid MPI count.
+        (loc.offset + (len as u64) < reach)
+            .then_some(((start + loc.offset) as ffi::MPI_Aint, len as c_int))
     }
 
     /// The window and displacement of `len` bytes at `loc`.
@@ -522,6 +617,67 @@ impl MpiTransport {
         self.flush_local(src.rank)
     }
 
+    /// `put_flushed` for any segment and size, or the error that stops it.
+    #[inline(never)]
+    fn put_flushed_anywhere(&self, dst: Location, src: &[u8]) -> Result<()> {
+        self.on_mpi_thread()?;
+        let (win, disp) = self.target(dst, src.len() as u64)?;
+        self.put_bytes(win, dst.rank, disp, src)?;
+        // A flush of the one window used completes the put at the target (and locally).
+        // SAFETY: the window is locked for the whole run.
+        check("MPI_Win_flush", unsafe {
+            ffi::MPI_Win_flush(dst.rank as c_int, win)
+        })
+    }
+
+    /// `get` for any segment and size, or the error that stops it.
+    #[inline(never)]
+    fn get_anywhere(&self, src: Location, dst: &mut [u8]) -> Result<()> {
+        self.on_mpi_thread()?;
+        let (win, disp) = self.target(src, dst.len() as u64)?;
+        self.get_bytes(win, src.rank, disp, dst)?;
+        // SAFETY: the window is locked for the whole run.
+        check("MPI_Win_flush_local", unsafe {
+            ffi::MPI_Win_flush_local(src.rank as c_int, win)
+        })
+    }
+
+    /// `atomic` for any address, or the error that stops it.
+    #[inline(never)]
+    fn atomic_anywhere(&self, target: Location, width: Width, op: AtomicOp) -> Result<u64> {
+        self.on_mpi_thread()?;
+        let bytes = u64::from(width.bytes());
+        // A mask, not `%`: a 64-bit division costs tens of cycles.
+        if target.offset & (bytes - 1) != 0 {
+            return Err(Error::MisalignedAtomic {
+                ga: target.ga,
+                width: width.bytes(),
+            });
+        }
+        if matches!(target.segment, Segment::Registered(_)) {
+            return Err(unsupported_registered(target));
+        }
+        let disp = self.span(target)?.disp(target, target.offset, bytes)?;
+        self.atomic_at(target.rank, disp, width, op)
+    }
+
+    /// `op` on the word at `disp` of `rank`'s window, checked by the caller.
+    #[inline(always)]
+    fn atomic_at(&self, rank: u32, disp: ffi::MPI_Aint, width: Width, op: AtomicOp) -> Result<u64> {
+        let (operand, mpi_op) = match op {
+            AtomicOp::CompareSwap { expected, new } => {
+                return self.compare_and_swap(rank, disp, width, expected, new)
+            }
+            AtomicOp::Swap(v) | AtomicOp::Store(v) => return self.swap(rank, disp, width, v),
+            AtomicOp::Add(v) => (v, constant::sum()),
+            AtomicOp::Xor(v) => (v, constant::bxor()),
+            AtomicOp::Or(v) => (v, constant::bor()),
+            AtomicOp::And(v) => (v, constant::band()),
+            AtomicOp::Load => (0, constant::sum()),
+        };
+        self.fetch_and_op(rank, disp, width, operand, mpi_op)
+    }
+
     /// Whether the dynamic window exists (see `start`).
     #[inline]
     fn has_dynamic(&self) -> bool {
@@ -555,6 +711,7 @@ impl MpiTransport {
         })
     }
 
+    #[inline]
     fn fetch_and_op(
         &self,
         rank: u32,
@@ -596,6 +753,20 @@ impl MpiTransport {
         })
     }
 
+    /// MPI_REPLACE has no portable shim in the bindings: a compare-and-swap loop.
+    #[inline(never)]
+    fn swap(&self, rank: u32, disp: ffi::MPI_Aint, width: Width, value: u64) -> Result<u64> {
+        let mut seen = self.fetch_and_op(rank, disp, width, 0, constant::sum())?;
+        loop {
+            let old = self.compare_and_swap(rank, disp, width, seen, value)?;
+            if old == seen {
+                return Ok(old);
+            }
+            seen = old;
+        }
+    }
+
+    #[inline(never)]
     fn compare_and_swap(
         &self,
         rank: u32,
@@ -828,23 +999,26 @@ impl Transport for MpiTransport {
     }
 
     fn put_flushed(&self, dst: Location, src: &[u8]) -> Result<()> {
-        self.on_mpi_thread()?;
-        let (win, disp) = self.target(dst, src.len() as u64)?;
-        self.put_bytes(win, dst.rank, disp, src)?;
-        // A flush of the one window used completes the put at the target (and locally).
+        let Some((disp, count)) = self.heap_target(dst, src.len()) else {
+            return self.put_flushed_anywhere(dst, src);
+        };
+        // SAFETY: `src` is borrowed until the flush below; `heap_target` checked the range.
+        unsafe { put_piece(self.win, dst.rank, disp, src.as_ptr(), count)? };
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush", unsafe {
-            ffi::MPI_Win_flush(dst.rank as c_int, win)
+            ffi::MPI_Win_flush(dst.rank as c_int, self.win)
         })
     }
 
     fn get(&self, src: Location, dst: &mut [u8]) -> Result<()> {
-        self.on_mpi_thread()?;
-        let (win, disp) = self.target(src, dst.len() as u64)?;
-        self.get_bytes(win, src.rank, disp, dst)?;
+        let Some((disp, count)) = self.heap_target(src, dst.len()) else {
+            return self.get_anywhere(src, dst);
+        };
+        // SAFETY: `dst` is borrowed until the flush below; `heap_target` checked the range.
+        unsafe { get_piece(self.win, src.rank, disp, dst.as_mut_ptr(), count)? };
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush_local", unsafe {
-            ffi::MPI_Win_flush_local(src.rank as c_int, win)
+            ffi::MPI_Win_flush_local(src.rank as c_int, self.win)
         })
     }
 
@@ -1041,47 +1215,11 @@ impl Transport for MpiTransport {
     }
 
     fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> Result<u64> {
-        self.on_mpi_thread()?;
-        let bytes = u64::from(width.bytes());
-        // A mask, not `%`: a 64-bit division costs tens of cycles on this hot path.
-        if target.offset & (bytes - 1) != 0 {
-            return Err(Error::MisalignedAtomic {
-                ga: target.ga,
-                width: width.bytes(),
-            });
-        }
-        if matches!(target.segment, Segment::Registered(_)) {
-            return Err(unsupported_registered(target));
-        }
-        let disp = self.disp(target, bytes)?;
-        let rank = target.rank;
-        let (sum, bxor, bor, band) = (
-            constant::sum(),
-            constant::bxor(),
-            constant::bor(),
-            constant::band(),
-        );
-        let swap = |value: u64| -> Result<u64> {
-            // MPI_REPLACE has no portable shim in the bindings: a compare-and-swap loop.
-            let mut seen = self.fetch_and_op(rank, disp, width, 0, sum)?;
-            loop {
-                let old = self.compare_and_swap(rank, disp, width, seen, value)?;
-                if old == seen {
-                    return Ok(old);
-                }
-                seen = old;
-            }
-        };
-        match op {
-            AtomicOp::CompareSwap { expected, new } => {
-                self.compare_and_swap(rank, disp, width, expected, new)
-            }
-            AtomicOp::Add(v) => self.fetch_and_op(rank, disp, width, v, sum),
-            AtomicOp::Xor(v) => self.fetch_and_op(rank, disp, width, v, bxor),
-            AtomicOp::Or(v) => self.fetch_and_op(rank, disp, width, v, bor),
-            AtomicOp::And(v) => self.fetch_and_op(rank, disp, width, v, band),
-            AtomicOp::Load => self.fetch_and_op(rank, disp, width, 0, sum),
-            AtomicOp::Swap(v) | AtomicOp::Store(v) => swap(v),
+        let bytes = width.bytes() as usize;
+        let aligned = target.offset & (bytes as u64 - 1) == 0;
+        match self.heap_target(target, bytes) {
+            Some((disp, _)) if aligned => self.atomic_at(target.rank, disp, width, op),
+            _ => self.atomic_anywhere(target, width, op),
         }
     }
 

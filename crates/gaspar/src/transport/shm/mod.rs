@@ -313,11 +313,10 @@ fn local_piece(local_len: usize, run: Run) -> Result<std::ops::Range<usize>> {
 
 /// `loc` moved `by` bytes further.
 fn at(loc: Location, by: u64) -> Result<Location> {
-    let offset = loc
-        .offset
-        .checked_add(by)
-        .ok_or(Error::LengthOverflow { what: "run offset" })?;
-    Ok(Location { offset, ..loc })
+    match loc.offset.checked_add(by) {
+        Some(offset) => Ok(Location { offset, ..loc }),
+        None => Err(Error::LengthOverflow { what: "run offset" }),
+    }
 }
 
 /// Checks that a run after `loc` stays inside a segment of `segment_len` bytes.
