@@ -13,8 +13,12 @@ static ALIVE: AtomicBool = AtomicBool::new(false);
 /// The job as this process sees it. Finalizes when dropped.
 pub struct World {
     transport: Box<dyn Transport>,
-    /// `physical[logical]`: the transport rank of each logical rank.
-    physical: Vec<u32>,
+    /// Number of ranks.
+    procs: u32,
+    /// `physical[logical]`: the transport rank of each logical rank, once a reset has
+    /// renumbered them; `None` while every rank is its own physical rank (no lookup on
+    /// every transfer's path).
+    physical: Option<Box<[u32]>>,
     /// This process's logical rank.
     rank: u32,
     finalized: bool,
@@ -35,7 +39,8 @@ impl World {
         };
         let rank = transport.rank();
         Ok(World {
-            physical: (0..transport.procs()).collect(),
+            procs: transport.procs(),
+            physical: None,
             rank,
             transport,
             finalized: false,
@@ -51,7 +56,7 @@ impl World {
     /// Number of ranks in the job (ACP's `acp_procs`).
     #[inline]
     pub fn procs(&self) -> u32 {
-        self.physical.len() as u32
+        self.procs
     }
 
     /// Waits until every rank has reached the barrier (ACP's `acp_sync`). Every put
@@ -68,13 +73,16 @@ impl World {
     /// The transport rank of logical rank `rank`, or an error if there is none.
     #[inline]
     pub fn physical(&self, rank: u64) -> Result<u32> {
-        usize::try_from(rank)
-            .ok()
-            .and_then(|r| self.physical.get(r).copied())
-            .ok_or_else(|| Error::RankOutOfRange {
+        if rank >= u64::from(self.procs) {
+            return Err(Error::RankOutOfRange {
                 rank,
-                procs: self.procs(),
-            })
+                procs: self.procs,
+            });
+        }
+        Ok(match &self.physical {
+            None => rank as u32,
+            Some(physical) => physical[rank as usize],
+        })
     }
 
     /// The transport under this world.
@@ -108,7 +116,7 @@ impl World {
             }
             *slot = p as u32;
         }
-        self.physical = physical;
+        self.physical = Some(physical.into_boxed_slice());
         self.rank = new_rank;
         self.transport.barrier()
     }

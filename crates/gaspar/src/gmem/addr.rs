@@ -37,14 +37,18 @@ pub const COLORS: u32 = 1 << COLOR_BITS;
 pub const MAX_RANKS: u64 = 1 << RANK_BITS;
 
 /// Which memory of a rank an address points into.
+///
+/// The discriminants are the address field's codes (3 for every registered slot), so that
+/// decoding an address is a clamp, not a chain of branches, on every transfer's path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub enum Segment {
     /// The rank's starter memory.
-    Starter,
+    Starter = 1,
     /// The rank's symmetric heap.
-    Heap,
+    Heap = 2,
     /// User memory the rank registered, by registration slot (0..253).
-    Registered(u8),
+    Registered(u8) = 3,
 }
 
 /// Number of registration slots per rank.

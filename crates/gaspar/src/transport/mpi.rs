@@ -128,6 +128,19 @@ extern "C" fn exit_without_finalize() {
     }
 }
 
+#[cfg(target_endian = "big")]
+compile_error!("the mpi transport's atomics assume a little-endian target");
+
+/// Marks an RMA call on one of gaspar's windows on the fast paths. The windows run under
+/// MPI_ERRORS_ARE_FATAL (MPI's default for windows, set again in `start` to make it
+/// explicit): a failing call ends the job inside MPI with MPI's message and never
+/// returns, so a return code is always MPI_SUCCESS and there is nothing to branch on.
+/// Debug builds verify it.
+#[inline(always)]
+fn succeeded(call: &'static str, code: c_int) {
+    debug_assert_eq!(code, 0, "{call} returned under MPI_ERRORS_ARE_FATAL");
+}
+
 fn check(call: &'static str, code: c_int) -> Result<()> {
     if code == 0 {
         Ok(())
@@ -136,7 +149,7 @@ fn check(call: &'static str, code: c_int) -> Result<()> {
     }
 }
 
-/// One MPI_Put of `count` bytes at `src`.
+/// One MPI_Put of `count` bytes at `src`; returns MPI's code.
 ///
 /// # Safety
 /// `count` bytes at `src` stay readable until the caller's flush, and the target range
@@ -148,9 +161,9 @@ unsafe fn put_piece(
     disp: ffi::MPI_Aint,
     src: *const u8,
     count: c_int,
-) -> Result<()> {
+) -> c_int {
     // SAFETY: the caller's contract.
-    check("MPI_Put", unsafe {
+    unsafe {
         ffi::MPI_Put(
             src.cast(),
             count,
@@ -161,10 +174,10 @@ unsafe fn put_piece(
             constant::byte(),
             win,
         )
-    })
+    }
 }
 
-/// One MPI_Get of `count` bytes into `dst`.
+/// One MPI_Get of `count` bytes into `dst`; returns MPI's code.
 ///
 /// # Safety
 /// `count` bytes at `dst` stay writable until the caller's flush, and the source range
@@ -176,9 +189,9 @@ unsafe fn get_piece(
     disp: ffi::MPI_Aint,
     dst: *mut u8,
     count: c_int,
-) -> Result<()> {
+) -> c_int {
     // SAFETY: the caller's contract.
-    check("MPI_Get", unsafe {
+    unsafe {
         ffi::MPI_Get(
             dst.cast(),
             count,
@@ -189,7 +202,7 @@ unsafe fn get_piece(
             constant::byte(),
             win,
         )
-    })
+    }
 }
 
 /// The `mpi` transport of one rank.
@@ -309,6 +322,12 @@ impl MpiTransport {
                 "MPI_Win_lock_all",
                 ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, win),
             )?;
+            // MPI's default for windows, made explicit: the fast paths rely on it (see
+            // `succeeded`).
+            check(
+                "MPI_Win_set_errhandler",
+                ffi::MPI_Win_set_errhandler(win, constant::errors_are_fatal()),
+            )?;
             // Not every one-sided component has dynamic windows (OpenMPI's osc/sm has
             // not): without one, registration reports an error and all else works.
             ffi::MPI_Comm_set_errhandler(comm, constant::errors_return());
@@ -391,7 +410,9 @@ impl MpiTransport {
         match c_int::try_from(src.len()) {
             // SAFETY: `src` is borrowed until the caller's flush; callers pass a target
             // range they checked against the window.
-            Ok(count) => unsafe { put_piece(win, rank, disp, src.as_ptr(), count) },
+            Ok(count) => check("MPI_Put", unsafe {
+                put_piece(win, rank, disp, src.as_ptr(), count)
+            }),
             Err(_) => self.put_chunked(win, rank, disp, src),
         }
     }
@@ -407,7 +428,9 @@ impl MpiTransport {
         for (i, piece) in src.chunks(i32::MAX as usize).enumerate() {
             let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
             // SAFETY: as in `put_bytes`, for one piece of `src`.
-            unsafe { put_piece(win, rank, at, piece.as_ptr(), piece.len() as c_int)? };
+            check("MPI_Put", unsafe {
+                put_piece(win, rank, at, piece.as_ptr(), piece.len() as c_int)
+            })?;
         }
         Ok(())
     }
@@ -424,7 +447,9 @@ impl MpiTransport {
         match c_int::try_from(dst.len()) {
             // SAFETY: `dst` is borrowed until the caller's flush; callers pass a source
             // range they checked against the window.
-            Ok(count) => unsafe { get_piece(win, rank, disp, dst.as_mut_ptr(), count) },
+            Ok(count) => check("MPI_Get", unsafe {
+                get_piece(win, rank, disp, dst.as_mut_ptr(), count)
+            }),
             Err(_) => self.get_chunked(win, rank, disp, dst),
         }
     }
@@ -440,7 +465,9 @@ impl MpiTransport {
         for (i, piece) in dst.chunks_mut(i32::MAX as usize).enumerate() {
             let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
             // SAFETY: as in `get_bytes`, for one piece of `dst`.
-            unsafe { get_piece(win, rank, at, piece.as_mut_ptr(), piece.len() as c_int)? };
+            check("MPI_Get", unsafe {
+                get_piece(win, rank, at, piece.as_mut_ptr(), piece.len() as c_int)
+            })?;
         }
         Ok(())
     }
@@ -720,21 +747,19 @@ impl MpiTransport {
         operand: u64,
         op: ffi::MPI_Op,
     ) -> Result<u64> {
+        // Little-endian (checked at compile time below): the first 4 bytes of a u64 hold
+        // its low u32, so one u64 serves both widths, and a 4-byte result leaves the
+        // upper half of `result` zero.
         let mut result = 0u64;
         let datatype = match width {
             Width::W4 => constant::uint32(),
             Width::W8 => constant::uint64(),
         };
-        let operand32 = operand as u32;
-        let origin: *const std::ffi::c_void = match width {
-            Width::W4 => (&operand32 as *const u32).cast(),
-            Width::W8 => (&operand as *const u64).cast(),
-        };
-        // SAFETY: origin and result are valid locals of the datatype's width (a u64 result
-        // holds a u32 in its first bytes on little-endian targets); flushed before return.
-        check("MPI_Fetch_and_op", unsafe {
+        // SAFETY: operand and result are valid u64 locals, as wide as either datatype;
+        // the flush below completes the operation before they go out of scope.
+        let code = unsafe {
             ffi::MPI_Fetch_and_op(
-                origin,
+                (&operand as *const u64).cast(),
                 (&mut result as *mut u64).cast(),
                 datatype,
                 rank as c_int,
@@ -742,15 +767,13 @@ impl MpiTransport {
                 op,
                 self.win,
             )
-        })?;
+        };
+        succeeded("MPI_Fetch_and_op", code);
         // SAFETY: the window is locked for the whole run.
-        check("MPI_Win_flush", unsafe {
+        succeeded("MPI_Win_flush", unsafe {
             ffi::MPI_Win_flush(rank as c_int, self.win)
-        })?;
-        Ok(match width {
-            Width::W4 => result & 0xffff_ffff,
-            Width::W8 => result,
-        })
+        });
+        Ok(result)
     }
 
     /// MPI_REPLACE has no portable shim in the bindings: a compare-and-swap loop.
@@ -1002,24 +1025,34 @@ impl Transport for MpiTransport {
         let Some((disp, count)) = self.heap_target(dst, src.len()) else {
             return self.put_flushed_anywhere(dst, src);
         };
-        // SAFETY: `src` is borrowed until the flush below; `heap_target` checked the range.
-        unsafe { put_piece(self.win, dst.rank, disp, src.as_ptr(), count)? };
-        // SAFETY: the window is locked for the whole run.
-        check("MPI_Win_flush", unsafe {
-            ffi::MPI_Win_flush(dst.rank as c_int, self.win)
-        })
+        // SAFETY: `src` is borrowed until the flush below; `heap_target` checked the range;
+        // the window is locked for the whole run.
+        let (put, flush) = unsafe {
+            (
+                put_piece(self.win, dst.rank, disp, src.as_ptr(), count),
+                ffi::MPI_Win_flush(dst.rank as c_int, self.win),
+            )
+        };
+        succeeded("MPI_Put", put);
+        succeeded("MPI_Win_flush", flush);
+        Ok(())
     }
 
     fn get(&self, src: Location, dst: &mut [u8]) -> Result<()> {
         let Some((disp, count)) = self.heap_target(src, dst.len()) else {
             return self.get_anywhere(src, dst);
         };
-        // SAFETY: `dst` is borrowed until the flush below; `heap_target` checked the range.
-        unsafe { get_piece(self.win, src.rank, disp, dst.as_mut_ptr(), count)? };
-        // SAFETY: the window is locked for the whole run.
-        check("MPI_Win_flush_local", unsafe {
-            ffi::MPI_Win_flush_local(src.rank as c_int, self.win)
-        })
+        // SAFETY: `dst` is borrowed until the flush below; `heap_target` checked the range;
+        // the window is locked for the whole run.
+        let (get, flush) = unsafe {
+            (
+                get_piece(self.win, src.rank, disp, dst.as_mut_ptr(), count),
+                ffi::MPI_Win_flush_local(src.rank as c_int, self.win),
+            )
+        };
+        succeeded("MPI_Get", get);
+        succeeded("MPI_Win_flush_local", flush);
+        Ok(())
     }
 
     /// One MPI_Put with hindexed datatypes on both sides (one message, not one per run);
