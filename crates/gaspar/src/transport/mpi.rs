@@ -738,6 +738,7 @@ impl MpiTransport {
         })
     }
 
+    /// MPI_Fetch_and_op + flush: `op` with `operand` on the `width`-byte word at `disp`.
     #[inline]
     fn fetch_and_op(
         &self,
@@ -789,7 +790,8 @@ impl MpiTransport {
         }
     }
 
-    #[inline(never)]
+    /// MPI_Compare_and_swap + flush, little-endian as [`fetch_and_op`](Self::fetch_and_op).
+    #[inline]
     fn compare_and_swap(
         &self,
         rank: u32,
@@ -799,37 +801,28 @@ impl MpiTransport {
         new: u64,
     ) -> Result<u64> {
         let mut result = 0u64;
-        let (datatype, e32, n32) = match width {
-            Width::W4 => (constant::uint32(), expected as u32, new as u32),
-            Width::W8 => (constant::uint64(), 0, 0),
-        };
-        let (origin, compare): (*const std::ffi::c_void, *const std::ffi::c_void) = match width {
-            Width::W4 => ((&n32 as *const u32).cast(), (&e32 as *const u32).cast()),
-            Width::W8 => (
-                (&new as *const u64).cast(),
-                (&expected as *const u64).cast(),
-            ),
+        let datatype = match width {
+            Width::W4 => constant::uint32(),
+            Width::W8 => constant::uint64(),
         };
         // SAFETY: as in `fetch_and_op`.
-        check("MPI_Compare_and_swap", unsafe {
+        let code = unsafe {
             ffi::MPI_Compare_and_swap(
-                origin,
-                compare,
+                (&new as *const u64).cast(),
+                (&expected as *const u64).cast(),
                 (&mut result as *mut u64).cast(),
                 datatype,
                 rank as c_int,
                 disp,
                 self.win,
             )
-        })?;
+        };
+        succeeded("MPI_Compare_and_swap", code);
         // SAFETY: the window is locked for the whole run.
-        check("MPI_Win_flush", unsafe {
+        succeeded("MPI_Win_flush", unsafe {
             ffi::MPI_Win_flush(rank as c_int, self.win)
-        })?;
-        Ok(match width {
-            Width::W4 => result & 0xffff_ffff,
-            Width::W8 => result,
-        })
+        });
+        Ok(result)
     }
 }
 

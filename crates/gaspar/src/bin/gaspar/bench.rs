@@ -97,35 +97,61 @@ fn in_job_peer(
     (reps, iters): (u32, u64),
     figures: &mut Figures,
 ) -> gaspar::Result<()> {
-    let Some(peer) = crate::bench_raw::RawWindow::new() else {
+    use crate::bench_raw::{RawWindow, RAW_WINDOW_BYTES};
+    let Some(peer) = RawWindow::new() else {
         return Ok(());
     };
     if rt.rank() == 0 {
         let (eight, mut small, mut scratch) = ([1u8; 8], [0u8; 8], [0u8; 8]);
-        let mut record = |name: &str, (ours, raw): (f64, f64)| {
-            figures.insert((format!("alt_{name}"), 8), ours);
-            figures.insert((format!("raw_{name}"), 8), raw);
+        let mut record = |name: &str, size: usize, (ours, raw): (f64, f64)| {
+            figures.insert((format!("alt_{name}"), size as u64), ours);
+            figures.insert((format!("raw_{name}"), size as u64), raw);
         };
         record(
             "put_lat",
+            8,
             time_pair(
                 reps,
                 iters,
                 || rt.put_blocking(target, &eight).expect("put"),
-                || peer.put8(&eight),
+                || peer.put(&eight),
             ),
         );
         record(
             "get_lat",
+            8,
             time_pair(
                 reps,
                 iters,
                 || rt.get_blocking(&mut small, target).expect("get"),
-                || peer.get8(&mut scratch),
+                || peer.get(&mut scratch),
+            ),
+        );
+        let big = RAW_WINDOW_BYTES;
+        let (src, mut dst, mut raw_dst) = (vec![1u8; big], vec![0u8; big], vec![0u8; big]);
+        record(
+            "put_lat",
+            big,
+            time_pair(
+                reps,
+                4 * bw_iters(big as u64),
+                || rt.put_blocking(target, &src).expect("put"),
+                || peer.put(&src),
+            ),
+        );
+        record(
+            "get_lat",
+            big,
+            time_pair(
+                reps,
+                4 * bw_iters(big as u64),
+                || rt.get_blocking(&mut dst, target).expect("get"),
+                || peer.get(&mut raw_dst),
             ),
         );
         record(
             "fadd_lat",
+            8,
             time_pair(
                 reps,
                 iters,
@@ -139,6 +165,7 @@ fn in_job_peer(
         );
         record(
             "cas_lat",
+            8,
             time_pair(
                 reps,
                 iters,
@@ -489,13 +516,12 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
         "ratios: latency = gaspar time / peer time (lower is better); bandwidth = gaspar GB/s / peer GB/s (higher is better)"
     );
     // The raw MPI peer inside gaspar's own job (mpi transport), in alternation.
-    let pairs: Vec<(&str, f64, f64)> = ["put_lat", "get_lat", "fadd_lat", "cas_lat"]
-        .into_iter()
-        .filter_map(|name| {
-            let ours_figures = &ours;
-            let ours = ours_figures.get(&(format!("alt_{name}"), 8))?;
-            let raw = ours_figures.get(&(format!("raw_{name}"), 8))?;
-            Some((name, *ours, *raw))
+    let pairs: Vec<(&str, u64, f64, f64)> = ours
+        .iter()
+        .filter_map(|((name, size), &g)| {
+            let name = name.strip_prefix("alt_")?;
+            let raw = ours.get(&(format!("raw_{name}"), *size))?;
+            Some((name, *size, g, *raw))
         })
         .collect();
     if !pairs.is_empty() {
@@ -508,19 +534,19 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
             "{:<10} {:>8} {:>13} {:>13} {:>12}",
             "operation", "size", "gaspar", "raw MPI", "gaspar/MPI"
         );
-        for (name, g, r) in &pairs {
+        for (name, size, g, r) in &pairs {
             let _ = writeln!(
                 stdout,
-                "{:<10} {:>8} {:>13} {:>13} {:>11.2}x",
+                "{:<10} {:>8} {:>13} {:>13} {:>11.3}x",
                 name,
-                "8 B",
+                human_size(*size),
                 format!("{g:.1} ns"),
                 format!("{r:.1} ns"),
                 g / r
             );
             json_rows.push(serde_json::json!({
                 "operation": format!("{name}_in_job"),
-                "size": 8,
+                "size": size,
                 "gaspar_ns": g,
                 "raw_mpi_ns": r,
                 "ratio_vs_raw_mpi": g / r,

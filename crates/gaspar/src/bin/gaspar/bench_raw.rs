@@ -13,6 +13,9 @@ pub(crate) struct RawWindow {
     win: ffi::MPI_Win,
 }
 
+/// Bytes of the raw window: room for the largest in-job transfer.
+pub(crate) const RAW_WINDOW_BYTES: usize = 1 << 20;
+
 const TARGET: c_int = 1;
 
 impl RawWindow {
@@ -32,31 +35,32 @@ impl RawWindow {
             let mut win: ffi::MPI_Win = ffi::RSMPI_WIN_NULL;
             let comm = ffi::RSMPI_COMM_WORLD;
             ffi::MPI_Win_allocate(
-                64,
+                RAW_WINDOW_BYTES as ffi::MPI_Aint,
                 1,
                 ffi::RSMPI_INFO_NULL,
                 comm,
                 (&mut base as *mut *mut c_void).cast(),
                 &mut win,
             );
-            std::ptr::write_bytes(base.cast::<u8>(), 0, 64);
+            std::ptr::write_bytes(base.cast::<u8>(), 0, RAW_WINDOW_BYTES);
             ffi::MPI_Barrier(comm);
             ffi::MPI_Win_lock_all(0, win);
             Some(RawWindow { win })
         }
     }
 
-    /// MPI_Put of 8 bytes + MPI_Win_flush.
-    pub(crate) fn put8(&self, src: &[u8; 8]) {
-        // SAFETY: `src` is 8 readable bytes until the flush; the window holds 64 bytes.
+    /// MPI_Put of `src` (at most [`RAW_WINDOW_BYTES`]) + MPI_Win_flush.
+    pub(crate) fn put(&self, src: &[u8]) {
+        let count = src.len().min(RAW_WINDOW_BYTES) as c_int;
+        // SAFETY: `src` is `count` readable bytes until the flush; the window holds them.
         unsafe {
             ffi::MPI_Put(
                 src.as_ptr().cast(),
-                8,
+                count,
                 ffi::RSMPI_UINT8_T,
                 TARGET,
                 0,
-                8,
+                count,
                 ffi::RSMPI_UINT8_T,
                 self.win,
             );
@@ -64,17 +68,18 @@ impl RawWindow {
         }
     }
 
-    /// MPI_Get of 8 bytes + MPI_Win_flush.
-    pub(crate) fn get8(&self, dst: &mut [u8; 8]) {
-        // SAFETY: `dst` is 8 writable bytes until the flush; the window holds 64 bytes.
+    /// MPI_Get into `dst` (at most [`RAW_WINDOW_BYTES`]) + MPI_Win_flush.
+    pub(crate) fn get(&self, dst: &mut [u8]) {
+        let count = dst.len().min(RAW_WINDOW_BYTES) as c_int;
+        // SAFETY: `dst` is `count` writable bytes until the flush; the window holds them.
         unsafe {
             ffi::MPI_Get(
                 dst.as_mut_ptr().cast(),
-                8,
+                count,
                 ffi::RSMPI_UINT8_T,
                 TARGET,
                 0,
-                8,
+                count,
                 ffi::RSMPI_UINT8_T,
                 self.win,
             );
