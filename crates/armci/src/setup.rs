@@ -103,7 +103,12 @@ pub(crate) unsafe fn world_malloc(
     }
     let procs = s.rt.procs() as usize;
     let mut sizes = vec![0u64; procs];
-    s.check(call, s.rt.transport().allgather_u64(size, &mut sizes));
+    s.check(
+        call,
+        s.rt.transport()
+            .allgather_u64(size, &mut sizes)
+            .map_err(gaspar::Error::from),
+    );
     let largest = sizes.iter().copied().max().unwrap_or(0).max(1);
     let block = s.check(call, s.rt.alloc(largest));
     // SAFETY: the caller provides one slot per rank.
@@ -145,7 +150,12 @@ pub extern "C" fn ARMCI_Free(ptr: *mut c_void) -> c_int {
     // Ranks that passed NULL learn which block from the others.
     let mut offsets = vec![0u64; s.rt.procs() as usize];
     let offset = mine.map_or(u64::MAX, |i| blocks[i].offset());
-    s.check(call, s.rt.transport().allgather_u64(offset, &mut offsets));
+    s.check(
+        call,
+        s.rt.transport()
+            .allgather_u64(offset, &mut offsets)
+            .map_err(gaspar::Error::from),
+    );
     let Some(&target) = offsets.iter().find(|&&o| o != u64::MAX) else {
         return 0;
     };

@@ -162,3 +162,10 @@ impl Error {
 
 /// Result with gaspar's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A transport's boxed error (see [`crate::transport::TransportResult`]) unboxed.
+impl From<Box<Error>> for Error {
+    fn from(boxed: Box<Error>) -> Error {
+        *boxed
+    }
+}

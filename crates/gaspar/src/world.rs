@@ -62,7 +62,7 @@ impl World {
     /// Waits until every rank has reached the barrier (ACP's `acp_sync`). Every put
     /// issued before it is visible everywhere after it.
     pub fn barrier(&self) -> Result<()> {
-        self.transport.barrier()
+        Ok(self.transport.barrier()?)
     }
 
     /// Ends the whole job with `message` (ACP's `acp_abort`).
@@ -118,7 +118,7 @@ impl World {
         }
         self.physical = Some(physical.into_boxed_slice());
         self.rank = new_rank;
-        self.transport.barrier()
+        Ok(self.transport.barrier()?)
     }
 
     /// Leaves the job (ACP's `acp_finalize`): waits until every rank finalizes.
@@ -132,7 +132,7 @@ impl World {
         }
         let result = self.transport.finalize();
         ALIVE.store(false, Ordering::Release);
-        result
+        Ok(result?)
     }
 }
 

@@ -118,7 +118,7 @@ impl Gma {
     pub fn put_blocking(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
         let d = self.locate(dst)?;
         // Complete on return: no handle to issue.
-        self.transport().put_flushed(d, src)
+        Ok(self.transport().put_flushed(d, src)?)
     }
 
     /// Reads `dst.len()` bytes at `src` into `dst` (a blocking get: complete on return,
@@ -126,7 +126,7 @@ impl Gma {
     #[inline]
     pub fn get_blocking(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
         let s = self.locate(src)?;
-        self.transport().get(s, dst)
+        Ok(self.transport().get(s, dst)?)
     }
 
     /// Reads `dst.len()` bytes at `src` into `dst`; the data is there when this returns.
@@ -227,12 +227,12 @@ impl Gma {
     /// Makes every earlier write to logical rank `rank` visible there.
     pub fn fence(&self, rank: u32) -> Result<()> {
         let physical = self.physical(rank.into())?;
-        self.transport().flush(physical)
+        Ok(self.transport().flush(physical)?)
     }
 
     /// Checks that `len` bytes at `ga` are registered memory, without moving any.
     pub fn check_range(&self, ga: GlobalAddr, len: u64) -> Result<()> {
-        self.transport().check_range(self.locate(ga)?, len)
+        Ok(self.transport().check_range(self.locate(ga)?, len)?)
     }
 
     /// Does `op` on the `width`-byte word at `target` (ACP's `acp_cas4` ... `acp_and8`)
@@ -259,7 +259,7 @@ impl Gma {
     #[inline]
     pub fn atomic_blocking(&self, target: GlobalAddr, width: Width, op: AtomicOp) -> Result<u64> {
         let t = self.locate(target)?;
-        self.transport().atomic(t, width, op)
+        Ok(self.transport().atomic(t, width, op)?)
     }
 
     /// Waits until `handle` and every operation issued before it are complete at their

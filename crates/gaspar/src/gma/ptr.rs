@@ -105,16 +105,19 @@ atomic_word! {
 }
 
 impl<T: AtomicWord> GlobalPtr<T> {
+    #[inline]
     fn rmw(self, rt: &Gma, op: AtomicOp) -> Result<T> {
         Ok(T::from_bits(rt.atomic_blocking(self.ga, T::WIDTH, op)?))
     }
 
     /// Atomically adds `value`; returns the previous value.
+    #[inline]
     pub fn fetch_add(self, rt: &Gma, value: T) -> Result<T> {
         self.rmw(rt, AtomicOp::Add(value.to_bits()))
     }
 
     /// Atomically stores `new` if the word equals `expected`; returns the previous value.
+    #[inline]
     pub fn compare_swap(self, rt: &Gma, expected: T, new: T) -> Result<T> {
         self.rmw(
             rt,
@@ -126,31 +129,37 @@ impl<T: AtomicWord> GlobalPtr<T> {
     }
 
     /// Atomically stores `value`; returns the previous value.
+    #[inline]
     pub fn swap(self, rt: &Gma, value: T) -> Result<T> {
         self.rmw(rt, AtomicOp::Swap(value.to_bits()))
     }
 
     /// Atomic exclusive or; returns the previous value.
+    #[inline]
     pub fn fetch_xor(self, rt: &Gma, value: T) -> Result<T> {
         self.rmw(rt, AtomicOp::Xor(value.to_bits()))
     }
 
     /// Atomic or; returns the previous value.
+    #[inline]
     pub fn fetch_or(self, rt: &Gma, value: T) -> Result<T> {
         self.rmw(rt, AtomicOp::Or(value.to_bits()))
     }
 
     /// Atomic and; returns the previous value.
+    #[inline]
     pub fn fetch_and(self, rt: &Gma, value: T) -> Result<T> {
         self.rmw(rt, AtomicOp::And(value.to_bits()))
     }
 
     /// Atomic read.
+    #[inline]
     pub fn atomic_load(self, rt: &Gma) -> Result<T> {
         self.rmw(rt, AtomicOp::Load)
     }
 
     /// Atomic write.
+    #[inline]
     pub fn atomic_store(self, rt: &Gma, value: T) -> Result<()> {
         self.rmw(rt, AtomicOp::Store(value.to_bits())).map(drop)
     }

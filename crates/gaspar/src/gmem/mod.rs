@@ -286,8 +286,8 @@ impl GlobalMemory {
                 base,
                 len,
                 color,
-            } => transport.publish_region(slot, base, len, color),
-            Publication::Retract { slot } => transport.retract_region(slot),
+            } => Ok(transport.publish_region(slot, base, len, color)?),
+            Publication::Retract { slot } => Ok(transport.retract_region(slot)?),
         }
     }
 

@@ -19,7 +19,7 @@ pub(crate) mod barrier;
 pub mod mpi;
 pub mod shm;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gmem::{GlobalAddr, Segment};
 
 /// A physical place in the job's memory: the resolved form of a [`GlobalAddr`].
@@ -230,6 +230,11 @@ pub struct SegmentSizes {
     pub heap: u64,
 }
 
+/// What a transport call returns. The error is boxed so that a result fits in registers:
+/// a `Result<(), Error>` is 64 bytes and comes back through memory, which every transfer
+/// would pay for; only a failing call pays for the box. `?` converts both ways.
+pub type TransportResult<T> = std::result::Result<T, Box<Error>>;
+
 /// What every transport provides. Ranks here are physical ranks; rank remapping is the
 /// world layer's business.
 pub trait Transport: Send + Sync {
@@ -240,53 +245,63 @@ pub trait Transport: Send + Sync {
     /// Sizes of the starter memory and symmetric heap (the same on every rank).
     fn sizes(&self) -> SegmentSizes;
     /// Writes `src` to `dst`. Returns at local completion.
-    fn put(&self, dst: Location, src: &[u8]) -> Result<()>;
+    fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()>;
     /// Writes `src` to `dst` and returns when the write is complete at the target (a put
     /// plus a flush to that rank, which transports can do in one step).
-    fn put_flushed(&self, dst: Location, src: &[u8]) -> Result<()> {
+    fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
         self.put(dst, src)?;
         self.flush(dst.rank)
     }
     /// Reads `dst.len()` bytes at `src`. Returns when the data is in `dst`.
-    fn get(&self, src: Location, dst: &mut [u8]) -> Result<()>;
+    fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()>;
     /// Writes many runs of `src` to one remote segment in one call (issue order kept).
     /// Every run is checked against both buffers before it is copied.
-    fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> Result<()>;
+    fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> TransportResult<()>;
     /// Reads many runs from one remote segment into `dst` in one call.
-    fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> Result<()>;
+    fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> TransportResult<()>;
     /// Writes each `srcs[k]` at byte `offsets[k]` after `dst`, in order, in one call (an
     /// I/O vector: segments at arbitrary places on both sides). Every segment is checked
     /// before any byte moves.
-    fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64]) -> Result<()>;
+    fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64]) -> TransportResult<()>;
     /// Reads the bytes at `offsets[k]` after `src` into each `dsts[k]` (checked first).
-    fn get_segments(&self, src: Location, dsts: &mut [&mut [u8]], offsets: &[u64]) -> Result<()>;
+    fn get_segments(
+        &self,
+        src: Location,
+        dsts: &mut [&mut [u8]],
+        offsets: &[u64],
+    ) -> TransportResult<()>;
     /// Writes a regular pattern of `src` after `dst` (checked as a whole first).
-    fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> Result<()>;
+    fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> TransportResult<()>;
     /// Reads a regular pattern after `src` into `dst` (checked as a whole first).
-    fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>) -> Result<()>;
+    fn get_pattern(
+        &self,
+        src: Location,
+        dst: &mut [u8],
+        pattern: &Pattern<'_>,
+    ) -> TransportResult<()>;
     /// Checks that `len` bytes at `loc` lie in registered memory, without moving any.
-    fn check_range(&self, loc: Location, len: u64) -> Result<()>;
+    fn check_range(&self, loc: Location, len: u64) -> TransportResult<()>;
     /// Copies `len` bytes between two locations, neither of which need be local.
     /// Returns at local completion.
-    fn copy(&self, dst: Location, src: Location, len: u64) -> Result<()>;
+    fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
     /// Does `op` on the word at `target` and returns the word's previous value.
-    fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> Result<u64>;
+    fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
     /// Makes every earlier write to `rank` visible there.
-    fn flush(&self, rank: u32) -> Result<()>;
+    fn flush(&self, rank: u32) -> TransportResult<()>;
     /// Makes every earlier write visible at its target.
-    fn flush_all(&self) -> Result<()>;
+    fn flush_all(&self) -> TransportResult<()>;
     /// Without waiting: whether every earlier write is visible at its target.
-    fn test_all(&self) -> Result<bool>;
+    fn test_all(&self) -> TransportResult<bool>;
     /// Waits until every rank has called `barrier`; implies `flush_all` and makes every
     /// earlier write visible to plain loads on every rank.
-    fn barrier(&self) -> Result<()>;
+    fn barrier(&self) -> TransportResult<()>;
     /// Collective: every rank contributes one word; `out[r]` receives rank r's word.
-    fn allgather_u64(&self, value: u64, out: &mut [u64]) -> Result<()>;
+    fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()>;
     /// Makes `len` bytes of this process's memory at `base` reachable by other ranks as
     /// registration slot `slot`.
-    fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> Result<()>;
+    fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> TransportResult<()>;
     /// Makes registration slot `slot` unreachable.
-    fn retract_region(&self, slot: u8) -> Result<()>;
+    fn retract_region(&self, slot: u8) -> TransportResult<()>;
     /// This process's address of the `len` bytes at `loc` when plain loads and stores
     /// reach them (OpenSHMEM's `shmem_ptr`): the starter memory and heap of this rank on
     /// every transport, and of every rank on `shm`. `None` otherwise, or out of bounds.
@@ -294,7 +309,7 @@ pub trait Transport: Send + Sync {
     /// Ends the whole job with `message`; never returns.
     fn abort(&self, message: &str) -> !;
     /// Leaves the job: waits for every rank to finalize, then releases resources.
-    fn finalize(&self) -> Result<()>;
+    fn finalize(&self) -> TransportResult<()>;
 }
 
 /// Picks and starts the transport for this process from its environment: the `shm`

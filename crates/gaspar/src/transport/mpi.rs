@@ -15,7 +15,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use mpi::ffi;
 
-use super::{segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, Width};
+use super::{
+    segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, TransportResult,
+    Width,
+};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::gmem::{Segment, REGISTRATION_SLOTS};
@@ -1007,16 +1010,16 @@ impl Transport for MpiTransport {
         }
     }
 
-    fn put(&self, dst: Location, src: &[u8]) -> Result<()> {
+    fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(dst, src.len() as u64)?;
         self.put_bytes(win, dst.rank, disp, src)?;
-        self.flush_local(dst.rank)
+        Ok(self.flush_local(dst.rank)?)
     }
 
-    fn put_flushed(&self, dst: Location, src: &[u8]) -> Result<()> {
+    fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
         let Some((disp, count)) = self.heap_target(dst, src.len()) else {
-            return self.put_flushed_anywhere(dst, src);
+            return Ok(self.put_flushed_anywhere(dst, src)?);
         };
         // SAFETY: `src` is borrowed until the flush below; `heap_target` checked the range;
         // the window is locked for the whole run.
@@ -1031,9 +1034,9 @@ impl Transport for MpiTransport {
         Ok(())
     }
 
-    fn get(&self, src: Location, dst: &mut [u8]) -> Result<()> {
+    fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()> {
         let Some((disp, count)) = self.heap_target(src, dst.len()) else {
-            return self.get_anywhere(src, dst);
+            return Ok(self.get_anywhere(src, dst)?);
         };
         // SAFETY: `dst` is borrowed until the flush below; `heap_target` checked the range;
         // the window is locked for the whole run.
@@ -1050,14 +1053,14 @@ impl Transport for MpiTransport {
 
     /// One MPI_Put with hindexed datatypes on both sides (one message, not one per run);
     /// registered memory: one put per run.
-    fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> Result<()> {
+    fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> TransportResult<()> {
         self.on_mpi_thread()?;
         if matches!(dst.segment, Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(dst)?;
             for &run in runs {
                 self.put_run(&span, dst, src, run)?;
             }
-            return self.flush_local(dst.rank);
+            return Ok(self.flush_local(dst.rank)?);
         }
         let extent = runs_extent(runs, src.len())?;
         let offsets: Vec<u64> = runs.iter().map(|r| r.remote).collect();
@@ -1067,17 +1070,17 @@ impl Transport for MpiTransport {
             &offsets,
         )?;
         // SAFETY: every origin block lies inside `src` (checked by `runs_extent`).
-        unsafe { self.put_typed(dst, src.as_ptr(), &origin, &target, extent) }
+        unsafe { Ok(self.put_typed(dst, src.as_ptr(), &origin, &target, extent)?) }
     }
 
-    fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> Result<()> {
+    fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> TransportResult<()> {
         self.on_mpi_thread()?;
         if matches!(src.segment, Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(src)?;
             for &run in runs {
                 self.get_run(&span, src, dst, run)?;
             }
-            return self.flush_local(src.rank);
+            return Ok(self.flush_local(src.rank)?);
         }
         let extent = runs_extent(runs, dst.len())?;
         let offsets: Vec<u64> = runs.iter().map(|r| r.remote).collect();
@@ -1087,10 +1090,10 @@ impl Transport for MpiTransport {
             &offsets,
         )?;
         // SAFETY: every origin block lies inside `dst` (checked by `runs_extent`).
-        unsafe { self.get_typed(src, dst.as_mut_ptr(), &origin, &target, extent) }
+        unsafe { Ok(self.get_typed(src, dst.as_mut_ptr(), &origin, &target, extent)?) }
     }
 
-    fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64]) -> Result<()> {
+    fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64]) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let extent = segments_extent(srcs.iter().map(|s| s.len()), offsets)?;
         let Some(first) = srcs.first() else {
@@ -1107,7 +1110,7 @@ impl Transport for MpiTransport {
                     s,
                 )?;
             }
-            return self.flush_local(dst.rank);
+            return Ok(self.flush_local(dst.rank)?);
         }
         let base = first.as_ptr();
         let (origin, target) = indexed_pair(
@@ -1118,10 +1121,15 @@ impl Transport for MpiTransport {
         )?;
         // SAFETY: the origin blocks are exactly the slices `srcs`, addressed from the
         // first one's start.
-        unsafe { self.put_typed(dst, base, &origin, &target, extent) }
+        unsafe { Ok(self.put_typed(dst, base, &origin, &target, extent)?) }
     }
 
-    fn get_segments(&self, src: Location, dsts: &mut [&mut [u8]], offsets: &[u64]) -> Result<()> {
+    fn get_segments(
+        &self,
+        src: Location,
+        dsts: &mut [&mut [u8]],
+        offsets: &[u64],
+    ) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let extent = segments_extent(dsts.iter().map(|d| d.len()), offsets)?;
         if dsts.is_empty() {
@@ -1134,7 +1142,7 @@ impl Transport for MpiTransport {
                 let disp = span.disp(src, src.offset + o, d.len() as u64)?;
                 self.get_bytes(span.win, src.rank, disp, d)?;
             }
-            return self.flush_local(src.rank);
+            return Ok(self.flush_local(src.rank)?);
         }
         let base = dsts[0].as_mut_ptr();
         let (origin, target) = indexed_pair(
@@ -1145,11 +1153,11 @@ impl Transport for MpiTransport {
         )?;
         // SAFETY: the origin blocks are exactly the slices `dsts`, addressed from the
         // first one's start.
-        unsafe { self.get_typed(src, base, &origin, &target, extent) }
+        unsafe { Ok(self.get_typed(src, base, &origin, &target, extent)?) }
     }
 
     /// One MPI_Put with a derived datatype on each side: one message, not one per chunk.
-    fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> Result<()> {
+    fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let (_, remote_extent) = pattern.checked_extents(src.len())?;
         if matches!(dst.segment, Segment::Registered(_)) {
@@ -1169,16 +1177,21 @@ impl Transport for MpiTransport {
                     },
                 )
             })?;
-            return self.flush_local(dst.rank);
+            return Ok(self.flush_local(dst.rank)?);
         }
         let origin = Datatype::pattern(pattern.chunk, pattern.counts, pattern.local_strides)?;
         let target = Datatype::pattern(pattern.chunk, pattern.counts, pattern.remote_strides)?;
         // SAFETY: the origin type spans at most src.len() bytes of `src` (checked).
-        unsafe { self.put_typed(dst, src.as_ptr(), &origin, &target, remote_extent) }
+        unsafe { Ok(self.put_typed(dst, src.as_ptr(), &origin, &target, remote_extent)?) }
     }
 
     /// One MPI_Get with a derived datatype on each side.
-    fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>) -> Result<()> {
+    fn get_pattern(
+        &self,
+        src: Location,
+        dst: &mut [u8],
+        pattern: &Pattern<'_>,
+    ) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let (_, remote_extent) = pattern.checked_extents(dst.len())?;
         if matches!(src.segment, Segment::Registered(_)) {
@@ -1197,20 +1210,20 @@ impl Transport for MpiTransport {
                     },
                 )
             })?;
-            return self.flush_local(src.rank);
+            return Ok(self.flush_local(src.rank)?);
         }
         let origin = Datatype::pattern(pattern.chunk, pattern.counts, pattern.local_strides)?;
         let target = Datatype::pattern(pattern.chunk, pattern.counts, pattern.remote_strides)?;
         // SAFETY: the origin type spans at most dst.len() bytes of `dst` (checked).
-        unsafe { self.get_typed(src, dst.as_mut_ptr(), &origin, &target, remote_extent) }
+        unsafe { Ok(self.get_typed(src, dst.as_mut_ptr(), &origin, &target, remote_extent)?) }
     }
 
-    fn check_range(&self, loc: Location, len: u64) -> Result<()> {
+    fn check_range(&self, loc: Location, len: u64) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        self.target(loc, len).map(drop)
+        Ok(self.target(loc, len).map(drop)?)
     }
 
-    fn copy(&self, dst: Location, src: Location, len: u64) -> Result<()> {
+    fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()> {
         self.on_mpi_thread()?;
         // Through the initiator: get into a bounce buffer, then put.
         const CHUNK: u64 = 1 << 20;
@@ -1240,16 +1253,16 @@ impl Transport for MpiTransport {
         Ok(())
     }
 
-    fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> Result<u64> {
+    fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64> {
         let bytes = width.bytes() as usize;
         let aligned = target.offset & (bytes as u64 - 1) == 0;
         match self.heap_target(target, bytes) {
-            Some((disp, _)) if aligned => self.atomic_at(target.rank, disp, width, op),
-            _ => self.atomic_anywhere(target, width, op),
+            Some((disp, _)) if aligned => Ok(self.atomic_at(target.rank, disp, width, op)?),
+            _ => Ok(self.atomic_anywhere(target, width, op)?),
         }
     }
 
-    fn flush(&self, rank: u32) -> Result<()> {
+    fn flush(&self, rank: u32) -> TransportResult<()> {
         self.on_mpi_thread()?;
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush", unsafe {
@@ -1259,12 +1272,12 @@ impl Transport for MpiTransport {
             return Ok(());
         }
         // SAFETY: as above, for the dynamic window.
-        check("MPI_Win_flush", unsafe {
+        Ok(check("MPI_Win_flush", unsafe {
             ffi::MPI_Win_flush(rank as c_int, self.dynamic)
-        })
+        })?)
     }
 
-    fn flush_all(&self) -> Result<()> {
+    fn flush_all(&self) -> TransportResult<()> {
         self.on_mpi_thread()?;
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush_all", unsafe {
@@ -1274,18 +1287,18 @@ impl Transport for MpiTransport {
             return Ok(());
         }
         // SAFETY: as above, for the dynamic window.
-        check("MPI_Win_flush_all", unsafe {
+        Ok(check("MPI_Win_flush_all", unsafe {
             ffi::MPI_Win_flush_all(self.dynamic)
-        })
+        })?)
     }
 
-    fn test_all(&self) -> Result<bool> {
+    fn test_all(&self) -> TransportResult<bool> {
         self.on_mpi_thread()?;
         self.flush_all()?;
         Ok(true)
     }
 
-    fn barrier(&self) -> Result<()> {
+    fn barrier(&self) -> TransportResult<()> {
         self.on_mpi_thread()?;
         // flush_all + Win_sync + barrier + Win_sync: every earlier put is complete at its
         // target and visible to plain loads there after the barrier (seed 001's question).
@@ -1300,17 +1313,20 @@ impl Transport for MpiTransport {
             if self.has_dynamic() {
                 check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
             }
-            check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))
+            Ok(check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))?)
         }
     }
 
-    fn allgather_u64(&self, value: u64, out: &mut [u64]) -> Result<()> {
+    fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()> {
         self.on_mpi_thread()?;
         if out.len() != self.procs as usize {
-            return Err(Error::invalid("allgather_u64", "output length != procs"));
+            return Err(Box::new(Error::invalid(
+                "allgather_u64",
+                "output length != procs",
+            )));
         }
         // SAFETY: one u64 in, `procs` u64 out.
-        check("MPI_Allgather", unsafe {
+        Ok(check("MPI_Allgather", unsafe {
             ffi::MPI_Allgather(
                 (&value as *const u64).cast(),
                 1,
@@ -1320,19 +1336,22 @@ impl Transport for MpiTransport {
                 constant::uint64(),
                 self.comm,
             )
-        })
+        })?)
     }
 
-    fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> Result<()> {
+    fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> TransportResult<()> {
         self.on_mpi_thread()?;
         if slot as usize >= REGISTRATION_SLOTS || len == 0 {
-            return Err(Error::invalid("publish_region", "bad slot or empty region"));
+            return Err(Box::new(Error::invalid(
+                "publish_region",
+                "bad slot or empty region",
+            )));
         }
         if !self.has_dynamic() {
-            return Err(Error::invalid(
+            return Err(Box::new(Error::invalid(
                 "register",
                 "this MPI's one-sided component has no dynamic windows (OpenMPI's osc/sm has none; osc/ucx or osc/rdma do)",
-            ));
+            )));
         }
         let size = ffi::MPI_Aint::try_from(len).map_err(|_| Error::LengthOverflow {
             what: "registered length",
@@ -1354,13 +1373,15 @@ impl Transport for MpiTransport {
         self.own_entry(slot)
             .write(base as u64, len, u64::from(color));
         // SAFETY: the window lives until finalize; this orders the table update with RMA.
-        check("MPI_Win_sync", unsafe { ffi::MPI_Win_sync(self.win) })
+        Ok(check("MPI_Win_sync", unsafe {
+            ffi::MPI_Win_sync(self.win)
+        })?)
     }
 
-    fn retract_region(&self, slot: u8) -> Result<()> {
+    fn retract_region(&self, slot: u8) -> TransportResult<()> {
         self.on_mpi_thread()?;
         if slot as usize >= REGISTRATION_SLOTS {
-            return Err(Error::invalid("retract_region", "bad slot"));
+            return Err(Box::new(Error::invalid("retract_region", "bad slot")));
         }
         self.own_entry(slot).write(0, 0, 0);
         // SAFETY: as in `publish_region`.
@@ -1393,7 +1414,7 @@ impl Transport for MpiTransport {
         std::process::exit(1)
     }
 
-    fn finalize(&self) -> Result<()> {
+    fn finalize(&self) -> TransportResult<()> {
         self.on_mpi_thread()?;
         if self.finalized.swap(true, Ordering::AcqRel) {
             return Ok(());

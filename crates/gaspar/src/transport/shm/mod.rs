@@ -18,7 +18,8 @@ use nix::unistd::Pid;
 use self::layout::{state, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
 use self::segment::Segment as Mapping;
 use super::{
-    barrier, segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, Width,
+    barrier, segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport,
+    TransportResult, Width,
 };
 use crate::config;
 use crate::error::{Error, Result};
@@ -660,16 +661,16 @@ impl Transport for ShmTransport {
     }
 
     #[inline]
-    fn put(&self, dst: Location, src: &[u8]) -> Result<()> {
-        self.write_from(dst, src.as_ptr(), src.len() as u64)
+    fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
+        Ok(self.write_from(dst, src.as_ptr(), src.len() as u64)?)
     }
 
     #[inline]
-    fn get(&self, src: Location, dst: &mut [u8]) -> Result<()> {
-        self.read_into(src, dst.as_mut_ptr(), dst.len() as u64)
+    fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()> {
+        Ok(self.read_into(src, dst.as_mut_ptr(), dst.len() as u64)?)
     }
 
-    fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> Result<()> {
+    fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> TransportResult<()> {
         let (base, segment_len) = match self.shared(dst, 0)? {
             Some(base) => (base, self.segment_len(dst.segment)),
             None => {
@@ -697,7 +698,7 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> Result<()> {
+    fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> TransportResult<()> {
         let (base, segment_len) = match self.shared(src, 0)? {
             Some(base) => (base, self.segment_len(src.segment)),
             None => {
@@ -723,7 +724,7 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64]) -> Result<()> {
+    fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64]) -> TransportResult<()> {
         let extent = segments_extent(srcs.iter().map(|s| s.len()), offsets)?;
         let Some(base) = self.shared(dst, extent)? else {
             let (pid, addr) = self.registered(dst, extent)?;
@@ -737,9 +738,15 @@ impl Transport for ShmTransport {
             }
             let lens: Vec<usize> = srcs.iter().map(|s| s.len()).collect();
             let locals: Vec<IoSlice<'_>> = srcs.iter().map(|s| IoSlice::new(s)).collect();
-            return cross_memory_vector(dst, &lens, offsets, addr, |remote, first| {
-                process_vm_writev(pid, &locals[first..first + remote.len()], remote)
-            });
+            return Ok(cross_memory_vector(
+                dst,
+                &lens,
+                offsets,
+                addr,
+                |remote, first| {
+                    process_vm_writev(pid, &locals[first..first + remote.len()], remote)
+                },
+            )?);
         };
         for (s, &o) in srcs.iter().zip(offsets) {
             // SAFETY: `s` is a live slice; `base + o .. + s.len()` ends within `extent`
@@ -749,7 +756,12 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    fn get_segments(&self, src: Location, dsts: &mut [&mut [u8]], offsets: &[u64]) -> Result<()> {
+    fn get_segments(
+        &self,
+        src: Location,
+        dsts: &mut [&mut [u8]],
+        offsets: &[u64],
+    ) -> TransportResult<()> {
         let extent = segments_extent(dsts.iter().map(|d| d.len()), offsets)?;
         let Some(base) = self.shared(src, extent)? else {
             let (pid, addr) = self.registered(src, extent)?;
@@ -765,9 +777,15 @@ impl Transport for ShmTransport {
             let lens: Vec<usize> = dsts.iter().map(|d| d.len()).collect();
             let mut locals: Vec<IoSliceMut<'_>> =
                 dsts.iter_mut().map(|d| IoSliceMut::new(d)).collect();
-            return cross_memory_vector(src, &lens, offsets, addr, |remote, first| {
-                process_vm_readv(pid, &mut locals[first..first + remote.len()], remote)
-            });
+            return Ok(cross_memory_vector(
+                src,
+                &lens,
+                offsets,
+                addr,
+                |remote, first| {
+                    process_vm_readv(pid, &mut locals[first..first + remote.len()], remote)
+                },
+            )?);
         };
         for (d, &o) in dsts.iter_mut().zip(offsets) {
             // SAFETY: as in `put_segments`, with the roles of the buffers swapped.
@@ -776,12 +794,12 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> Result<()> {
+    fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> TransportResult<()> {
         let (_, remote_extent) = pattern.checked_extents(src.len())?;
         let Some(base) = self.shared(dst, remote_extent)? else {
-            return pattern.for_each(|l, r| {
+            return Ok(pattern.for_each(|l, r| {
                 self.write_from(at(dst, r)?, src[l as usize..].as_ptr(), pattern.chunk)
-            });
+            })?);
         };
         let (local_extent, _) = pattern.checked_extents(src.len())?;
         // SAFETY: every chunk lies inside `src` (its extent was checked against
@@ -798,12 +816,17 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>) -> Result<()> {
+    fn get_pattern(
+        &self,
+        src: Location,
+        dst: &mut [u8],
+        pattern: &Pattern<'_>,
+    ) -> TransportResult<()> {
         let (_, remote_extent) = pattern.checked_extents(dst.len())?;
         let Some(base) = self.shared(src, remote_extent)? else {
-            return pattern.for_each(|l, r| {
+            return Ok(pattern.for_each(|l, r| {
                 self.read_into(at(src, r)?, dst[l as usize..].as_mut_ptr(), pattern.chunk)
-            });
+            })?);
         };
         let (local_extent, _) = pattern.checked_extents(dst.len())?;
         // SAFETY: as in `put_pattern`, with the roles of the buffers swapped.
@@ -818,19 +841,19 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    fn check_range(&self, loc: Location, len: u64) -> Result<()> {
+    fn check_range(&self, loc: Location, len: u64) -> TransportResult<()> {
         match loc.segment {
-            Segment::Registered(_) => self.registered(loc, len).map(drop),
-            _ => self.shared(loc, len).map(drop),
+            Segment::Registered(_) => Ok(self.registered(loc, len).map(drop)?),
+            _ => Ok(self.shared(loc, len).map(drop)?),
         }
     }
 
-    fn copy(&self, dst: Location, src: Location, len: u64) -> Result<()> {
+    fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()> {
         if let Some(from) = self.shared(src, len)? {
-            return self.write_from(dst, from, len);
+            return Ok(self.write_from(dst, from, len)?);
         }
         if let Some(to) = self.shared(dst, len)? {
-            return self.read_into(src, to, len);
+            return Ok(self.read_into(src, to, len)?);
         }
         // Registered memory on both sides: bounce through this process in chunks.
         const CHUNK: u64 = 1 << 20;
@@ -851,20 +874,20 @@ impl Transport for ShmTransport {
     }
 
     #[inline]
-    fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> Result<u64> {
+    fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64> {
         let bytes = u64::from(width.bytes());
         // A mask, not `%`: a 64-bit division costs tens of cycles on this hot path.
         if target.offset & (bytes - 1) != 0 {
-            return Err(Error::MisalignedAtomic {
+            return Err(Box::new(Error::MisalignedAtomic {
                 ga: target.ga,
                 width: width.bytes(),
-            });
+            }));
         }
         let Some(ptr) = self.shared(target, bytes)? else {
-            return Err(Error::AtomicUnsupported {
+            return Err(Box::new(Error::AtomicUnsupported {
                 ga: target.ga,
                 reason: "on the shm transport atomics need starter memory or the symmetric heap, not registered memory",
-            });
+            }));
         };
         Ok(match width {
             Width::W8 => {
@@ -883,7 +906,7 @@ impl Transport for ShmTransport {
     }
 
     #[inline]
-    fn flush(&self, _rank: u32) -> Result<()> {
+    fn flush(&self, _rank: u32) -> TransportResult<()> {
         // Copies into shared memory are complete once issued; the fence orders them
         // before whatever this rank does next to tell others about them.
         fence(Ordering::Release);
@@ -891,17 +914,17 @@ impl Transport for ShmTransport {
     }
 
     #[inline]
-    fn flush_all(&self) -> Result<()> {
+    fn flush_all(&self) -> TransportResult<()> {
         fence(Ordering::Release);
         Ok(())
     }
 
-    fn test_all(&self) -> Result<bool> {
+    fn test_all(&self) -> TransportResult<bool> {
         self.flush_all()?;
         Ok(true)
     }
 
-    fn barrier(&self) -> Result<()> {
+    fn barrier(&self) -> TransportResult<()> {
         let epoch = self.barriers.fetch_add(1, Ordering::Relaxed) + 1;
         barrier::dissemination(
             self.rank,
@@ -913,9 +936,12 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    fn allgather_u64(&self, value: u64, out: &mut [u64]) -> Result<()> {
+    fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()> {
         if out.len() != self.procs as usize {
-            return Err(Error::invalid("allgather_u64", "output length != procs"));
+            return Err(Box::new(Error::invalid(
+                "allgather_u64",
+                "output length != procs",
+            )));
         }
         let slot = (self.exchanges.fetch_add(1, Ordering::Relaxed) % 2) as usize;
         self.header(self.rank).exchange[slot]
@@ -930,17 +956,20 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> Result<()> {
+    fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> TransportResult<()> {
         if slot as usize >= REGISTRATION_SLOTS || len == 0 {
-            return Err(Error::invalid("publish_region", "bad slot or empty region"));
+            return Err(Box::new(Error::invalid(
+                "publish_region",
+                "bad slot or empty region",
+            )));
         }
         self.header(self.rank).regions[slot as usize].write(base as u64, len, u64::from(color));
         Ok(())
     }
 
-    fn retract_region(&self, slot: u8) -> Result<()> {
+    fn retract_region(&self, slot: u8) -> TransportResult<()> {
         if slot as usize >= REGISTRATION_SLOTS {
-            return Err(Error::invalid("retract_region", "bad slot"));
+            return Err(Box::new(Error::invalid("retract_region", "bad slot")));
         }
         self.header(self.rank).regions[slot as usize].write(0, 0, 0);
         Ok(())
@@ -966,7 +995,7 @@ impl Transport for ShmTransport {
         std::process::exit(1)
     }
 
-    fn finalize(&self) -> Result<()> {
+    fn finalize(&self) -> TransportResult<()> {
         self.barrier()?;
         self.header(self.rank)
             .state
