@@ -1,5 +1,6 @@
 //! Start-up, shut-down, memory allocation and synchronization.
 
+use gaspar::transport::Transport;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use crate::state::{self, state};

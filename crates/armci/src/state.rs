@@ -8,6 +8,7 @@ use crate::direct::MappedHeap;
 use crate::msg::Channel;
 use gaspar::gmem::Segment;
 use gaspar::strided::Descriptor;
+use gaspar::transport::Transport;
 use gaspar::{GlobalAddr, Runtime, SymmetricAlloc};
 
 /// `armci_hdl_t`: two ints holding gaspar's 64-bit operation handle.

@@ -5,14 +5,14 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{Error, Result};
-use crate::transport::{self, Transport};
+use crate::transport::{self, AnyTransport, Transport};
 
 /// Only one runtime may be alive in a process at a time.
 static ALIVE: AtomicBool = AtomicBool::new(false);
 
 /// The job as this process sees it. Finalizes when dropped.
 pub struct World {
-    transport: Box<dyn Transport>,
+    transport: AnyTransport,
     /// Number of ranks.
     procs: u32,
     /// `physical[logical]`: the transport rank of each logical rank, once a reset has
@@ -87,8 +87,8 @@ impl World {
 
     /// The transport under this world.
     #[inline]
-    pub fn transport(&self) -> &dyn Transport {
-        &*self.transport
+    pub fn transport(&self) -> &AnyTransport {
+        &self.transport
     }
 
     /// Collective: this process becomes logical rank `new_rank` (ACP's `acp_reset` rank

@@ -15,7 +15,7 @@ use std::ops::Deref;
 pub use self::ptr::{AtomicWord, GlobalPtr};
 use crate::error::Result;
 use crate::gmem::{GlobalAddr, GlobalMemory};
-use crate::transport::{AtomicOp, Pattern, Run, Width};
+use crate::transport::{AtomicOp, Pattern, Run, Transport, Width};
 
 /// Names an issued operation (ACP's `acp_handle_t`). Handles are issued in increasing
 /// order; completing one completes every earlier one.
@@ -114,7 +114,7 @@ impl Gma {
 
     /// Writes `src` to `dst` and waits until it is visible at the target (a blocking put:
     /// one step on transports that can complete a single put cheaper than a full flush).
-    #[inline]
+    #[inline(always)]
     pub fn put_blocking(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
         let d = self.locate(dst)?;
         // Complete on return: no handle to issue.
@@ -123,7 +123,7 @@ impl Gma {
 
     /// Reads `dst.len()` bytes at `src` into `dst` (a blocking get: complete on return,
     /// so no handle is issued).
-    #[inline]
+    #[inline(always)]
     pub fn get_blocking(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
         let s = self.locate(src)?;
         Ok(self.transport().get(s, dst)?)
@@ -256,7 +256,7 @@ impl Gma {
 
     /// Does `op` on the `width`-byte word at `target` and returns the previous value; the
     /// atomic is complete at its target on return, so no handle is issued.
-    #[inline]
+    #[inline(always)]
     pub fn atomic_blocking(&self, target: GlobalAddr, width: Width, op: AtomicOp) -> Result<u64> {
         let t = self.locate(target)?;
         Ok(self.transport().atomic(t, width, op)?)

@@ -105,7 +105,7 @@ atomic_word! {
 }
 
 impl<T: AtomicWord> GlobalPtr<T> {
-    #[inline]
+    #[inline(always)]
     fn rmw(self, rt: &Gma, op: AtomicOp) -> Result<T> {
         Ok(T::from_bits(rt.atomic_blocking(self.ga, T::WIDTH, op)?))
     }

@@ -15,7 +15,7 @@ use self::heap::HeapAllocator;
 pub use self::registry::Key;
 use self::registry::{Publication, Registry};
 use crate::error::{Error, Result};
-use crate::transport::Location;
+use crate::transport::{Location, Transport};
 use crate::world::World;
 
 /// A block of the symmetric heap: the same offset and length on every rank.

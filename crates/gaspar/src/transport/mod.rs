@@ -14,11 +14,13 @@
 //! * Remote atomics are atomic with respect to each other; on `shm` also with respect to
 //!   the owner's own processor atomics on the same word.
 
+mod any;
 pub(crate) mod barrier;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod shm;
 
+pub use self::any::AnyTransport;
 use crate::error::{Error, Result};
 use crate::gmem::{GlobalAddr, Segment};
 
@@ -248,10 +250,7 @@ pub trait Transport: Send + Sync {
     fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()>;
     /// Writes `src` to `dst` and returns when the write is complete at the target (a put
     /// plus a flush to that rank, which transports can do in one step).
-    fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
-        self.put(dst, src)?;
-        self.flush(dst.rank)
-    }
+    fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()>;
     /// Reads `dst.len()` bytes at `src`. Returns when the data is in `dst`.
     fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()>;
     /// Writes many runs of `src` to one remote segment in one call (issue order kept).
@@ -314,27 +313,27 @@ pub trait Transport: Send + Sync {
 
 /// Picks and starts the transport for this process from its environment: the `shm`
 /// transport of a `gaspar run` job, or a private 1-rank job when there is no launcher.
-pub(crate) fn select() -> Result<Box<dyn Transport>> {
+pub(crate) fn select() -> Result<AnyTransport> {
     if std::env::var_os(shm::env::JOB).is_none() {
         if let Some(size) = mpirun_size() {
             return under_mpirun(size);
         }
     }
-    Ok(Box::new(shm::ShmTransport::attach_from_env()?))
+    Ok(AnyTransport::Shm(shm::ShmTransport::attach_from_env()?))
 }
 
 /// The transport of a process that mpirun started as one of `size` ranks.
 #[cfg(feature = "mpi")]
-fn under_mpirun(_size: u64) -> Result<Box<dyn Transport>> {
-    Ok(Box::new(mpi::MpiTransport::start()?))
+fn under_mpirun(_size: u64) -> Result<AnyTransport> {
+    Ok(AnyTransport::Mpi(mpi::MpiTransport::start()?))
 }
 
 /// Without the `mpi` feature, a rank of a larger mpirun job is an error, not one private
 /// job per process (which would run N copies of the program side by side, silently).
 #[cfg(not(feature = "mpi"))]
-fn under_mpirun(size: u64) -> Result<Box<dyn Transport>> {
+fn under_mpirun(size: u64) -> Result<AnyTransport> {
     if size == 1 {
-        return Ok(Box::new(shm::ShmTransport::attach_from_env()?));
+        return Ok(AnyTransport::Shm(shm::ShmTransport::attach_from_env()?));
     }
     Err(crate::error::Error::Environment(format!(
         "started by mpirun as one of {} ranks, but this program was built without gaspar's \

@@ -1017,6 +1017,7 @@ impl Transport for MpiTransport {
         Ok(self.flush_local(dst.rank)?)
     }
 
+    #[inline]
     fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
         let Some((disp, count)) = self.heap_target(dst, src.len()) else {
             return Ok(self.put_flushed_anywhere(dst, src)?);
@@ -1034,6 +1035,7 @@ impl Transport for MpiTransport {
         Ok(())
     }
 
+    #[inline]
     fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()> {
         let Some((disp, count)) = self.heap_target(src, dst.len()) else {
             return Ok(self.get_anywhere(src, dst)?);
@@ -1253,6 +1255,7 @@ impl Transport for MpiTransport {
         Ok(())
     }
 
+    #[inline]
     fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64> {
         let bytes = width.bytes() as usize;
         let aligned = target.offset & (bytes as u64 - 1) == 0;

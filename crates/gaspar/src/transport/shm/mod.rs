@@ -207,15 +207,30 @@ impl ShmTransport {
     /// or `None` when the location is registered user memory.
     #[inline]
     fn shared(&self, loc: Location, len: u64) -> Result<Option<*mut u8>> {
+        if matches!(loc.segment, Segment::Registered(_)) {
+            return Ok(None);
+        }
+        match self.shared_range(loc, len) {
+            Some(ptr) => Ok(Some(ptr)),
+            None => check_bounds(loc, len, self.segment_len(loc.segment)).map(|()| None),
+        }
+    }
+
+    /// The fast paths' `shared`: the pointer when `len` bytes at `loc` lie inside a shared
+    /// segment, `None` for anything else (registered memory, out of bounds).
+    #[inline]
+    fn shared_range(&self, loc: Location, len: u64) -> Option<*mut u8> {
         let (start, segment_len) = match loc.segment {
             Segment::Starter => (self.layout.starter_offset, self.layout.starter_len),
             Segment::Heap => (self.layout.heap_offset, self.layout.heap_len),
-            Segment::Registered(_) => return Ok(None),
+            Segment::Registered(_) => return None,
         };
-        check_bounds(loc, len, segment_len)?;
+        if loc.offset.checked_add(len)? > segment_len {
+            return None;
+        }
         let base = self.peers[loc.rank as usize].base;
         // `start + offset + len <= segment total`, which is the mapping's length.
-        Ok(Some(base.wrapping_add((start + loc.offset) as usize)))
+        Some(base.wrapping_add((start + loc.offset) as usize))
     }
 
     /// Length of a shared segment (starter or heap).
@@ -244,6 +259,7 @@ impl ShmTransport {
     }
 
     /// Copies `len` bytes from `loc` into this process's memory at `dst`.
+    #[inline(never)]
     fn read_into(&self, loc: Location, dst: *mut u8, len: u64) -> Result<()> {
         if let Some(src) = self.shared(loc, len)? {
             // SAFETY: `src..src+len` lies inside a live mapping (bounds checked above);
@@ -269,6 +285,7 @@ impl ShmTransport {
     }
 
     /// Copies `len` bytes from this process's memory at `src` to `loc`.
+    #[inline(never)]
     fn write_from(&self, loc: Location, src: *const u8, len: u64) -> Result<()> {
         if let Some(dst) = self.shared(loc, len)? {
             // SAFETY: `dst..dst+len` lies inside a live mapping (bounds checked above);
@@ -662,12 +679,30 @@ impl Transport for ShmTransport {
 
     #[inline]
     fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
-        Ok(self.write_from(dst, src.as_ptr(), src.len() as u64)?)
+        match self.shared_range(dst, src.len() as u64) {
+            // SAFETY: `shared_range` checked the target range against the live mapping;
+            // `src` is a borrowed slice.
+            Some(to) => unsafe { copy_bytes(src.as_ptr(), to, src.len()) },
+            // Registered memory, or the error.
+            None => self.write_from(dst, src.as_ptr(), src.len() as u64)?,
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
+        self.put(dst, src)?;
+        self.flush(dst.rank)
     }
 
     #[inline]
     fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()> {
-        Ok(self.read_into(src, dst.as_mut_ptr(), dst.len() as u64)?)
+        match self.shared_range(src, dst.len() as u64) {
+            // SAFETY: as in `put`, reading the mapping into the borrowed `dst`.
+            Some(from) => unsafe { copy_bytes(from, dst.as_mut_ptr(), dst.len()) },
+            None => self.read_into(src, dst.as_mut_ptr(), dst.len() as u64)?,
+        }
+        Ok(())
     }
 
     fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> TransportResult<()> {

@@ -1,0 +1,65 @@
+//! The transport of this process as one value: an enum over the transports, dispatched with
+//! a `match` instead of a vtable. A `match` lets each transport's small-transfer fast path
+//! (marked `#[inline]`) inline into the caller, so that a blocking 8-byte put on the mpi
+//! transport is a bounds check and two MPI calls in the program's own loop, with no call of
+//! gaspar's in between. The [`Transport`] trait stays the contract every transport meets.
+
+use super::{AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, TransportResult, Width};
+
+/// One of the transports (see the module documentation).
+pub enum AnyTransport {
+    /// The shared-memory transport of a `gaspar run` job.
+    Shm(super::shm::ShmTransport),
+    /// The MPI-3 RMA transport of an mpirun job.
+    #[cfg(feature = "mpi")]
+    Mpi(super::mpi::MpiTransport),
+}
+
+/// Implements each listed method by calling the same method of the transport inside.
+macro_rules! delegate {
+    ($(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)*) => {$(
+        #[inline]
+        fn $name(&self $(, $arg: $ty)*) -> $ret {
+            match self {
+                AnyTransport::Shm(t) => t.$name($($arg),*),
+                #[cfg(feature = "mpi")]
+                AnyTransport::Mpi(t) => t.$name($($arg),*),
+            }
+        }
+    )*};
+}
+
+impl Transport for AnyTransport {
+    delegate! {
+        fn rank(&self) -> u32;
+        fn procs(&self) -> u32;
+        fn sizes(&self) -> SegmentSizes;
+        fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()>;
+        fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()>;
+        fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()>;
+        fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> TransportResult<()>;
+        fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> TransportResult<()>;
+        fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64])
+            -> TransportResult<()>;
+        fn get_segments(&self, src: Location, dsts: &mut [&mut [u8]], offsets: &[u64])
+            -> TransportResult<()>;
+        fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>)
+            -> TransportResult<()>;
+        fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>)
+            -> TransportResult<()>;
+        fn check_range(&self, loc: Location, len: u64) -> TransportResult<()>;
+        fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
+        fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
+        fn flush(&self, rank: u32) -> TransportResult<()>;
+        fn flush_all(&self) -> TransportResult<()>;
+        fn test_all(&self) -> TransportResult<bool>;
+        fn barrier(&self) -> TransportResult<()>;
+        fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()>;
+        fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32)
+            -> TransportResult<()>;
+        fn retract_region(&self, slot: u8) -> TransportResult<()>;
+        fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
+        fn abort(&self, message: &str) -> !;
+        fn finalize(&self) -> TransportResult<()>;
+    }
+}
