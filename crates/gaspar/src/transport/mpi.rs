@@ -152,6 +152,29 @@ fn check(call: &'static str, code: c_int) -> Result<()> {
     }
 }
 
+/// Runs `transfer(byte offset, displacement, count)` over a `len`-byte transfer at `disp`
+/// in pieces of at most `i32::MAX` bytes (MPI counts are ints), stopping at the first
+/// failing MPI code.
+fn in_pieces(
+    call: &'static str,
+    len: usize,
+    disp: ffi::MPI_Aint,
+    mut transfer: impl FnMut(usize, ffi::MPI_Aint, c_int) -> c_int,
+) -> Result<()> {
+    let mut done = 0;
+    loop {
+        let count = (len - done).min(i32::MAX as usize);
+        check(
+            call,
+            transfer(done, disp + done as ffi::MPI_Aint, count as c_int),
+        )?;
+        done += count;
+        if done >= len {
+            return Ok(());
+        }
+    }
+}
+
 /// One MPI_Put of `count` bytes at `src`; returns MPI's code.
 ///
 /// # Safety
@@ -400,9 +423,8 @@ impl MpiTransport {
         self.span(loc)?.disp(loc, loc.offset, len)
     }
 
-    /// MPI_Put of `src` to `disp` of `rank` in `win`, in pieces of at most `i32::MAX`
-    /// bytes (MPI counts are ints); the caller flushes.
-    #[inline]
+    /// MPI_Put of `src` to `disp` of `rank` in `win` (checked by the caller against the
+    /// window); the caller flushes.
     fn put_bytes(
         &self,
         win: ffi::MPI_Win,
@@ -410,36 +432,14 @@ impl MpiTransport {
         disp: ffi::MPI_Aint,
         src: &[u8],
     ) -> Result<()> {
-        match c_int::try_from(src.len()) {
-            // SAFETY: `src` is borrowed until the caller's flush; callers pass a target
-            // range they checked against the window.
-            Ok(count) => check("MPI_Put", unsafe {
-                put_piece(win, rank, disp, src.as_ptr(), count)
-            }),
-            Err(_) => self.put_chunked(win, rank, disp, src),
-        }
-    }
-
-    #[inline(never)]
-    fn put_chunked(
-        &self,
-        win: ffi::MPI_Win,
-        rank: u32,
-        disp: ffi::MPI_Aint,
-        src: &[u8],
-    ) -> Result<()> {
-        for (i, piece) in src.chunks(i32::MAX as usize).enumerate() {
-            let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
-            // SAFETY: as in `put_bytes`, for one piece of `src`.
-            check("MPI_Put", unsafe {
-                put_piece(win, rank, at, piece.as_ptr(), piece.len() as c_int)
-            })?;
-        }
-        Ok(())
+        in_pieces("MPI_Put", src.len(), disp, |at, disp, count| {
+            // SAFETY: `src` is borrowed until the caller's flush and the piece lies inside
+            // it; callers pass a target range they checked against the window.
+            unsafe { put_piece(win, rank, disp, src.as_ptr().add(at), count) }
+        })
     }
 
     /// MPI_Get into `dst` from `disp` of `rank` in `win`, as [`put_bytes`](Self::put_bytes).
-    #[inline]
     fn get_bytes(
         &self,
         win: ffi::MPI_Win,
@@ -447,32 +447,11 @@ impl MpiTransport {
         disp: ffi::MPI_Aint,
         dst: &mut [u8],
     ) -> Result<()> {
-        match c_int::try_from(dst.len()) {
-            // SAFETY: `dst` is borrowed until the caller's flush; callers pass a source
-            // range they checked against the window.
-            Ok(count) => check("MPI_Get", unsafe {
-                get_piece(win, rank, disp, dst.as_mut_ptr(), count)
-            }),
-            Err(_) => self.get_chunked(win, rank, disp, dst),
-        }
-    }
-
-    #[inline(never)]
-    fn get_chunked(
-        &self,
-        win: ffi::MPI_Win,
-        rank: u32,
-        disp: ffi::MPI_Aint,
-        dst: &mut [u8],
-    ) -> Result<()> {
-        for (i, piece) in dst.chunks_mut(i32::MAX as usize).enumerate() {
-            let at = disp + (i * i32::MAX as usize) as ffi::MPI_Aint;
-            // SAFETY: as in `get_bytes`, for one piece of `dst`.
-            check("MPI_Get", unsafe {
-                get_piece(win, rank, at, piece.as_mut_ptr(), piece.len() as c_int)
-            })?;
-        }
-        Ok(())
+        let base = dst.as_mut_ptr();
+        in_pieces("MPI_Get", dst.len(), disp, |at, disp, count| {
+            // SAFETY: as in `put_bytes`, writing into the borrowed `dst`.
+            unsafe { get_piece(win, rank, disp, base.add(at), count) }
+        })
     }
 
     /// Where `loc`'s segment lives: the allocated window for the starter memory and heap,
