@@ -95,9 +95,14 @@ impl GlobalAddr {
     /// The null address (ACP_GA_NULL); names no memory.
     pub const NULL: GlobalAddr = GlobalAddr(0);
 
-    /// Packs the fields; `None` if one does not fit its bit field.
+    /// Packs the fields; `None` if one does not fit its bit field, or names a registration
+    /// slot past [`REGISTRATION_SLOTS`] (whose code would not fit the segment field).
     pub fn new(rank: u32, color: u32, segment: Segment, offset: u64) -> Option<GlobalAddr> {
-        if u64::from(rank) >= MAX_RANKS || color >= COLORS || offset >= MAX_SEGMENT_LEN {
+        if u64::from(rank) >= MAX_RANKS
+            || color >= COLORS
+            || offset >= MAX_SEGMENT_LEN
+            || segment.code() >= 1 << SEGMENT_BITS
+        {
             return None;
         }
         Some(GlobalAddr(
@@ -203,11 +208,25 @@ mod tests {
         assert!(ga.offset(MAX_SEGMENT_LEN).is_none());
     }
 
+    #[test]
+    fn registration_slots_past_the_last_are_refused() {
+        let last = (REGISTRATION_SLOTS - 1) as u8;
+        let ga = GlobalAddr::new(0, 0, Segment::Registered(last), 0).unwrap();
+        assert_eq!(ga.decode().unwrap().segment, Segment::Registered(last));
+        for slot in last + 1..=u8::MAX {
+            assert_eq!(GlobalAddr::new(0, 0, Segment::Registered(slot), 0), None, "slot {slot}");
+        }
+    }
+
     proptest! {
         #[test]
-        fn encode_decode_round_trip(rank in 0u32..(1 << 16), color in 0u32..4, seg in 0u8..=255, offset in 0u64..MAX_SEGMENT_LEN) {
-            let segment = match seg { 0 => Segment::Starter, 1 => Segment::Heap, s => Segment::Registered(s.min(254) - 2) };
-            let ga = GlobalAddr::new(rank, color, segment, offset).unwrap();
+        fn encode_decode_round_trip(rank in 0u32..(1 << 16), color in 0u32..4, seg in 0u16..258, offset in 0u64..MAX_SEGMENT_LEN) {
+            let segment = match seg { 0 => Segment::Starter, 1 => Segment::Heap, s => Segment::Registered((s - 2) as u8) };
+            let Some(ga) = GlobalAddr::new(rank, color, segment, offset) else {
+                // Only a slot past the last may be refused: every field here fits.
+                prop_assert!(seg - 2 >= REGISTRATION_SLOTS as u16);
+                return Ok(());
+            };
             let d = ga.decode().unwrap();
             prop_assert_eq!(d, Decoded { rank, color, segment, offset });
             prop_assert_eq!(ga.rank(), rank);
