@@ -1,6 +1,5 @@
 //! Start-up, shut-down, memory allocation and synchronization.
 
-use gaspar::transport::Transport;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use crate::state::{self, state};
@@ -104,12 +103,7 @@ pub(crate) unsafe fn world_malloc(
     }
     let procs = s.rt.procs() as usize;
     let mut sizes = vec![0u64; procs];
-    s.check(
-        call,
-        s.rt.transport()
-            .allgather_u64(size, &mut sizes)
-            .map_err(gaspar::Error::from),
-    );
+    s.check(call, s.rt.allgather_u64(size, &mut sizes));
     let largest = sizes.iter().copied().max().unwrap_or(0).max(1);
     let block = s.check(call, s.rt.alloc(largest));
     // SAFETY: the caller provides one slot per rank.
@@ -151,12 +145,7 @@ pub extern "C" fn ARMCI_Free(ptr: *mut c_void) -> c_int {
     // Ranks that passed NULL learn which block from the others.
     let mut offsets = vec![0u64; s.rt.procs() as usize];
     let offset = mine.map_or(u64::MAX, |i| blocks[i].offset());
-    s.check(
-        call,
-        s.rt.transport()
-            .allgather_u64(offset, &mut offsets)
-            .map_err(gaspar::Error::from),
-    );
+    s.check(call, s.rt.allgather_u64(offset, &mut offsets));
     let Some(&target) = offsets.iter().find(|&&o| o != u64::MAX) else {
         return 0;
     };

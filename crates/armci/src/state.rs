@@ -8,7 +8,6 @@ use crate::direct::MappedHeap;
 use crate::msg::Channel;
 use gaspar::gmem::Segment;
 use gaspar::strided::Descriptor;
-use gaspar::transport::Transport;
 use gaspar::{GlobalAddr, Runtime, SymmetricAlloc};
 
 /// `armci_hdl_t`: two ints holding gaspar's 64-bit operation handle.
@@ -82,8 +81,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         .local_address(GlobalAddr::new(rt.rank(), 0, Segment::Heap, 0).expect("rank fits"))
         .map_err(|e| e.to_string())?;
     let mut heap_bases = vec![0u64; procs];
-    rt.transport()
-        .allgather_u64(my_base as u64, &mut heap_bases)
+    rt.allgather_u64(my_base as u64, &mut heap_bases)
         .map_err(|e| e.to_string())?;
     let messages = Channel::open(&rt).map_err(|e| e.to_string())?;
     let collectives = Channel::open(&rt).map_err(|e| e.to_string())?;

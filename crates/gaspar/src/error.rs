@@ -163,7 +163,7 @@ impl Error {
 /// Result with gaspar's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// A transport's boxed error (see [`crate::transport::TransportResult`]) unboxed.
+/// A transport's boxed error (the transport returns errors boxed, so results fit in registers) unboxed.
 impl From<Box<Error>> for Error {
     fn from(boxed: Box<Error>) -> Error {
         *boxed

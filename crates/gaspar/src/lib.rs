@@ -1,6 +1,6 @@
 //! gaspar: a partitioned-global-address-space runtime.
 //!
-//! The layers, bottom up (see DESIGN.md): [`transport`] moves bytes between processes;
+//! The layers, bottom up (see DESIGN.md): the transport (internal) moves bytes between processes;
 //! [`world`] is the job (rank, procs, barrier, abort, reset); [`gmem`] gives memory global
 //! addresses (registration, starter memory, symmetric heap); [`gma`] accesses it (copy,
 //! atomics, handles); [`strided`] moves noncontiguous data. Each layer owns the one below it and derefs to it, so the top one,
@@ -14,6 +14,27 @@
 //! rt.barrier()?;
 //! # Ok::<(), gaspar::Error>(())
 //! ```
+//!
+//! Only calls that cannot reach memory outside what the job registered are public: the
+//! transport, resolved locations, the heap allocator and the registration table are
+//! internal, so safe code cannot name arbitrary memory through them.
+//!
+//! ```compile_fail
+//! let rt = gaspar::init()?;
+//! rt.transport(); // internal
+//! # Ok::<(), gaspar::Error>(())
+//! ```
+//! ```compile_fail
+//! use gaspar::transport::Transport; // internal
+//! ```
+//! ```compile_fail
+//! let rt = gaspar::init()?;
+//! rt.locate(gaspar::GlobalAddr::NULL); // internal
+//! # Ok::<(), gaspar::Error>(())
+//! ```
+//! ```compile_fail
+//! let heap = gaspar::gmem::heap::HeapAllocator::new(1024); // internal
+//! ```
 #![deny(unsafe_code)]
 
 pub mod config;
@@ -22,13 +43,15 @@ pub mod gma;
 pub mod gmem;
 pub mod strided;
 #[allow(unsafe_code)]
-pub mod transport;
+pub(crate) mod transport;
 pub mod world;
 
 pub use error::{Error, Result};
 pub use gma::{AtomicWord, Fetched, GlobalPtr, Gma, Handle};
 pub use gmem::{GlobalAddr, Key, LocalAlloc, SymmetricAlloc};
-pub use transport::{AtomicOp, Width};
+/// `gaspar run`'s launcher, for the command-line tool: starts a job's ranks and watches them.
+pub use transport::shm::launcher;
+pub use transport::{AtomicOp, Run, Width};
 
 /// The runtime as a program uses it: the top layer, with every lower layer's calls.
 pub type Runtime = strided::Strided;

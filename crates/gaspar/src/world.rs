@@ -85,9 +85,22 @@ impl World {
         })
     }
 
+    /// Collective: every rank contributes one word; `out[r]` receives (logical) rank r's
+    /// word. `out` must hold one word per rank.
+    pub fn allgather_u64(&self, value: u64, out: &mut [u64]) -> Result<()> {
+        self.transport.allgather_u64(value, out)?;
+        if let Some(physical) = &self.physical {
+            let by_physical = out.to_vec();
+            for (word, &p) in out.iter_mut().zip(physical.iter()) {
+                *word = by_physical[p as usize];
+            }
+        }
+        Ok(())
+    }
+
     /// The transport under this world.
     #[inline]
-    pub fn transport(&self) -> &AnyTransport {
+    pub(crate) fn transport(&self) -> &AnyTransport {
         &self.transport
     }
 

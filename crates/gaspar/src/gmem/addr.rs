@@ -214,7 +214,11 @@ mod tests {
         let ga = GlobalAddr::new(0, 0, Segment::Registered(last), 0).unwrap();
         assert_eq!(ga.decode().unwrap().segment, Segment::Registered(last));
         for slot in last + 1..=u8::MAX {
-            assert_eq!(GlobalAddr::new(0, 0, Segment::Registered(slot), 0), None, "slot {slot}");
+            assert_eq!(
+                GlobalAddr::new(0, 0, Segment::Registered(slot), 0),
+                None,
+                "slot {slot}"
+            );
         }
     }
 

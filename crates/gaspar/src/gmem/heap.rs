@@ -132,16 +132,6 @@ impl HeapAllocator {
     pub fn clear(&mut self) {
         *self = HeapAllocator::new(self.len);
     }
-
-    /// Bytes in live allocations.
-    pub fn used_bytes(&self) -> u64 {
-        self.used.values().sum()
-    }
-
-    /// Length of a live allocation.
-    pub fn len_of(&self, offset: u64) -> Option<u64> {
-        self.used.get(&offset).copied()
-    }
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! memory, and the symmetric heap. Sits on the world layer and derefs to it.
 
 mod addr;
-pub mod heap;
-pub mod registry;
+pub(crate) mod heap;
+pub(crate) mod registry;
 
 use std::ops::Deref;
 use std::sync::{Mutex, MutexGuard};
@@ -120,7 +120,7 @@ impl GlobalMemory {
     /// Resolves a global address to a transport location (checks the rank; the transport
     /// checks the offset against the segment).
     #[inline]
-    pub fn locate(&self, ga: GlobalAddr) -> Result<Location> {
+    pub(crate) fn locate(&self, ga: GlobalAddr) -> Result<Location> {
         // Not `ok_or`: an eagerly built error is dropped (a call) on every success.
         let Some(d) = ga.decode() else {
             return Err(Error::NotRegistered { ga });

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use gaspar::transport::shm::launcher::LaunchSpec;
+use gaspar::launcher::LaunchSpec;
 use gaspar::{GlobalPtr, Handle};
 
 /// Largest transfer measured.
@@ -376,7 +376,7 @@ fn gaspar_figures(reps: u32, iters: u64, dir: &Path, transport: &str) -> Result<
             program,
             args,
         };
-        match gaspar::transport::shm::launcher::run(&spec) {
+        match gaspar::launcher::run(&spec) {
             Ok(None) => {}
             Ok(Some(failure)) => return Err(format!("benchmark job failed: {failure}")),
             Err(e) => return Err(e.to_string()),

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use gaspar::transport::shm::launcher::LaunchSpec;
+use gaspar::launcher::LaunchSpec;
 use gaspar::{GlobalPtr, Handle};
 
 pub(crate) fn launch(procs: u32) -> ExitCode {

@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gaspar::transport::shm::launcher::{self, LaunchSpec};
+use gaspar::launcher::{self, LaunchSpec};
 
 #[derive(Parser)]
 #[command(name = "gaspar", version, about = "gaspar: a PGAS runtime")]
