@@ -65,7 +65,10 @@ impl Members {
 }
 
 /// Reads a group of the caller.
-fn read(s: &State, call: &str, group: *const Group) -> Group {
+///
+/// # Safety
+/// `group` is null or points to an `ARMCI_Group` of the caller.
+unsafe fn read(s: &State, call: &str, group: *const Group) -> Group {
     if group.is_null() {
         s.fail(call, "null group");
     }
@@ -74,11 +77,19 @@ fn read(s: &State, call: &str, group: *const Group) -> Group {
 }
 
 /// The members of `group`, checked.
-pub(crate) fn members(s: &State, call: &str, group: *const Group) -> Members {
-    members_of(s, call, &read(s, call, group))
+///
+/// # Safety
+/// `group` is null or points to a group that ARMCI made (or the world group) and that is
+/// still alive.
+pub(crate) unsafe fn members(s: &State, call: &str, group: *const Group) -> Members {
+    // SAFETY: forwarded contract.
+    unsafe { members_of(s, call, &read(s, call, group)) }
 }
 
-fn members_of(s: &State, call: &str, g: &Group) -> Members {
+/// # Safety
+/// `g` is a group that ARMCI made (its rank list has `size` entries) and that is still
+/// alive, or a group without a rank list.
+unsafe fn members_of(s: &State, call: &str, g: &Group) -> Members {
     let procs = s.rt.procs();
     if g.grp_to_abs.is_null() {
         if g.size != procs as c_int {
@@ -107,12 +118,17 @@ fn members_of(s: &State, call: &str, g: &Group) -> Members {
 /// The default group's members.
 pub(crate) fn default_members(s: &State, call: &str) -> Members {
     match *DEFAULT.lock().unwrap_or_else(|p| p.into_inner()) {
-        Some(g) => members_of(s, call, &g),
-        None => members_of(s, call, &world_group(s)),
+        // SAFETY: the default group is alive: ARMCI_Group_set_default's contract, and
+        // ARMCI_Group_free makes the world the default again before freeing it.
+        Some(g) => unsafe { members_of(s, call, &g) },
+        // SAFETY: the world group has no rank list.
+        None => unsafe { members_of(s, call, &world_group(s)) },
     }
 }
 
-fn write_out(s: &State, call: &str, out: *mut Group, g: Group) {
+/// # Safety
+/// `out` is null or points to an `ARMCI_Group` of the caller.
+unsafe fn write_out(s: &State, call: &str, out: *mut Group, g: Group) {
     if out.is_null() {
         s.fail(call, "null group");
     }
@@ -121,31 +137,46 @@ fn write_out(s: &State, call: &str, out: *mut Group, g: Group) {
 }
 
 /// ARMCI_Group_get_world.
+///
+/// # Safety
+/// `out` is null or points to an `ARMCI_Group`.
 #[no_mangle]
-pub extern "C" fn ARMCI_Group_get_world(out: *mut Group) {
+pub unsafe extern "C" fn ARMCI_Group_get_world(out: *mut Group) {
     let s = state("ARMCI_Group_get_world");
-    write_out(s, "ARMCI_Group_get_world", out, world_group(s));
+    // SAFETY: forwarded contract.
+    unsafe { write_out(s, "ARMCI_Group_get_world", out, world_group(s)) };
 }
 
 /// ARMCI_Group_get_default: the group ARMCI_Malloc and ARMCI_Group_create use.
+///
+/// # Safety
+/// `out` is null or points to an `ARMCI_Group`.
 #[no_mangle]
-pub extern "C" fn ARMCI_Group_get_default(out: *mut Group) {
+pub unsafe extern "C" fn ARMCI_Group_get_default(out: *mut Group) {
     let s = state("ARMCI_Group_get_default");
     let g = DEFAULT
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .unwrap_or_else(|| world_group(s));
-    write_out(s, "ARMCI_Group_get_default", out, g);
+    // SAFETY: forwarded contract.
+    unsafe { write_out(s, "ARMCI_Group_get_default", out, g) };
 }
 
 /// ARMCI_Group_set_default: makes `group` the default (the group must stay alive while
 /// it is the default, as in ARMCI-MPI).
+///
+/// # Safety
+/// `group` is null or points to a live group made by ARMCI, which stays alive while it is
+/// the default.
 #[no_mangle]
-pub extern "C" fn ARMCI_Group_set_default(group: *mut Group) {
+pub unsafe extern "C" fn ARMCI_Group_set_default(group: *mut Group) {
     let call = "ARMCI_Group_set_default";
     let s = state(call);
-    let g = read(s, call, group);
-    let m = members_of(s, call, &g);
+    // SAFETY: forwarded contract.
+    let (g, m) = unsafe {
+        let g = read(s, call, group);
+        (g, members_of(s, call, &g))
+    };
     m.my_index(s, call);
     *DEFAULT.lock().unwrap_or_else(|p| p.into_inner()) = (!m.world).then_some(g);
 }
@@ -156,7 +187,8 @@ pub extern "C" fn ARMCI_Group_set_default(group: *mut Group) {
 /// `out` is null or points to an int of the caller.
 unsafe fn query(call: &str, group: *const Group, out: *mut c_int, field: fn(&Group) -> c_int) {
     let s = state(call);
-    let g = read(s, call, group);
+    // SAFETY: forwarded contract.
+    let g = unsafe { read(s, call, group) };
     if out.is_null() {
         s.fail(call, "null output argument");
     }
@@ -186,11 +218,15 @@ pub unsafe extern "C" fn ARMCI_Group_size(group: *mut Group, size: *mut c_int) {
 }
 
 /// ARMCI_Absolute_id: the world rank of group rank `group_rank`.
+///
+/// # Safety
+/// `group` is null or points to a live group made by ARMCI.
 #[no_mangle]
-pub extern "C" fn ARMCI_Absolute_id(group: *mut Group, group_rank: c_int) -> c_int {
+pub unsafe extern "C" fn ARMCI_Absolute_id(group: *mut Group, group_rank: c_int) -> c_int {
     let call = "ARMCI_Absolute_id";
     let s = state(call);
-    let m = members(s, call, group);
+    // SAFETY: forwarded contract.
+    let m = unsafe { members(s, call, group) };
     match usize::try_from(group_rank)
         .ok()
         .and_then(|i| m.ranks.get(i))
@@ -239,13 +275,15 @@ pub unsafe extern "C" fn ARMCI_Group_create_child(
 ) {
     let call = "ARMCI_Group_create_child";
     let s = state(call);
-    let parent = read(s, call, group_parent);
     // SAFETY: forwarded contract.
-    unsafe { create_child(call, grp_size, pid_list, group_out, &parent) }
+    unsafe {
+        let parent = read(s, call, group_parent);
+        create_child(call, grp_size, pid_list, group_out, &parent)
+    }
 }
 
 /// # Safety
-/// `pid_list` has `grp_size` entries; `out` is valid.
+/// `pid_list` has `grp_size` entries; `out` is valid; `parent` is a live group.
 unsafe fn create_child(
     call: &str,
     grp_size: c_int,
@@ -254,7 +292,8 @@ unsafe fn create_child(
     parent: &Group,
 ) {
     let s = state(call);
-    let parent = members_of(s, call, parent);
+    // SAFETY: forwarded contract.
+    let parent = unsafe { members_of(s, call, parent) };
     let n = usize::try_from(grp_size)
         .unwrap_or_else(|_| s.fail(call, format!("negative group size {grp_size}")));
     if n > 0 && pid_list.is_null() {
@@ -288,19 +327,22 @@ unsafe fn create_child(
     let me = s.rt.rank() as usize;
     let rank = abs_to_grp[me];
     if rank < 0 {
-        write_out(
-            s,
-            call,
-            out,
-            Group {
-                comm: std::ptr::null_mut(),
-                noncoll_pgroup_comm: std::ptr::null_mut(),
-                grp_to_abs: std::ptr::null_mut(),
-                abs_to_grp: std::ptr::null_mut(),
-                rank: -1,
-                size: 0,
-            },
-        );
+        // SAFETY: forwarded contract (the caller's group pointer).
+        unsafe {
+            write_out(
+                s,
+                call,
+                out,
+                Group {
+                    comm: std::ptr::null_mut(),
+                    noncoll_pgroup_comm: std::ptr::null_mut(),
+                    grp_to_abs: std::ptr::null_mut(),
+                    abs_to_grp: std::ptr::null_mut(),
+                    rank: -1,
+                    size: 0,
+                },
+            )
+        };
         return;
     }
     let ranks: Vec<u32> = grp_to_abs.iter().map(|&r| r as u32).collect();
@@ -317,27 +359,34 @@ unsafe fn create_child(
         );
     }
     let grp_to_abs = grp_to_abs.into_boxed_slice();
-    write_out(
-        s,
-        call,
-        out,
-        Group {
-            comm: std::ptr::null_mut(),
-            noncoll_pgroup_comm: std::ptr::null_mut(),
-            grp_to_abs: Box::into_raw(grp_to_abs) as *mut c_int,
-            abs_to_grp: Box::into_raw(abs_to_grp) as *mut c_int,
-            rank,
-            size: n as c_int,
-        },
-    );
+    // SAFETY: forwarded contract (the caller's group pointer).
+    unsafe {
+        write_out(
+            s,
+            call,
+            out,
+            Group {
+                comm: std::ptr::null_mut(),
+                noncoll_pgroup_comm: std::ptr::null_mut(),
+                grp_to_abs: Box::into_raw(grp_to_abs) as *mut c_int,
+                abs_to_grp: Box::into_raw(abs_to_grp) as *mut c_int,
+                rank,
+                size: n as c_int,
+            },
+        )
+    };
 }
 
 /// ARMCI_Group_free: releases a group made by ARMCI_Group_create(_child).
+///
+/// # Safety
+/// `group` is null or points to a group made by ARMCI, not used again after this.
 #[no_mangle]
-pub extern "C" fn ARMCI_Group_free(group: *mut Group) {
+pub unsafe extern "C" fn ARMCI_Group_free(group: *mut Group) {
     let call = "ARMCI_Group_free";
     let s = state(call);
-    let g = read(s, call, group);
+    // SAFETY: forwarded contract.
+    let g = unsafe { read(s, call, group) };
     if g.grp_to_abs.is_null() {
         return;
     }
@@ -361,18 +410,21 @@ pub extern "C" fn ARMCI_Group_free(group: *mut Group) {
             procs,
         )));
     }
-    write_out(
-        s,
-        call,
-        group,
-        Group {
-            grp_to_abs: std::ptr::null_mut(),
-            abs_to_grp: std::ptr::null_mut(),
-            rank: -1,
-            size: 0,
-            ..g
-        },
-    );
+    // SAFETY: forwarded contract (the caller's group pointer).
+    unsafe {
+        write_out(
+            s,
+            call,
+            group,
+            Group {
+                grp_to_abs: std::ptr::null_mut(),
+                abs_to_grp: std::ptr::null_mut(),
+                rank: -1,
+                size: 0,
+                ..g
+            },
+        )
+    };
 }
 
 /// ARMCI_Malloc_group: collective over `group`; `ptr_arr[i]` receives group rank i's
@@ -390,7 +442,8 @@ pub unsafe extern "C" fn ARMCI_Malloc_group(
 ) -> c_int {
     let call = "ARMCI_Malloc_group";
     let s = state(call);
-    let m = members(s, call, group);
+    // SAFETY: forwarded contract.
+    let m = unsafe { members(s, call, group) };
     if m.world {
         // SAFETY: forwarded contract.
         return unsafe { crate::setup::world_malloc(call, ptr_arr, bytes) };
@@ -438,11 +491,15 @@ pub(crate) unsafe fn malloc_in(
 }
 
 /// ARMCI_Free_group: collective over `group`; `ptr` is this rank's block (or NULL).
+///
+/// # Safety
+/// `group` is null or points to a live group made by ARMCI.
 #[no_mangle]
-pub extern "C" fn ARMCI_Free_group(ptr: *mut c_void, group: *mut Group) -> c_int {
+pub unsafe extern "C" fn ARMCI_Free_group(ptr: *mut c_void, group: *mut Group) -> c_int {
     let call = "ARMCI_Free_group";
     let s = state(call);
-    let m = members(s, call, group);
+    // SAFETY: forwarded contract.
+    let m = unsafe { members(s, call, group) };
     if m.world {
         return crate::setup::ARMCI_Free(ptr);
     }

@@ -652,7 +652,8 @@ unsafe fn group_gop<T: Element>(
     let s = state(call);
     // SAFETY: forwarded contract.
     let op = unsafe { parse_op(s, call, op) };
-    let members = crate::group::members(s, call, group);
+    // SAFETY: forwarded contract.
+    let members = unsafe { crate::group::members(s, call, group) };
     let count = s.len(call, n) as usize;
     let bytes = (count * std::mem::size_of::<T>()) as u64;
     // SAFETY: `x` points to `n` elements (caller's contract).
@@ -723,11 +724,15 @@ pub unsafe extern "C" fn armci_msg_group_gop_scope(
 }
 
 /// armci_msg_group_barrier: waits for every member of `group`.
+///
+/// # Safety
+/// `group` is null or points to a live group made by ARMCI.
 #[no_mangle]
-pub extern "C" fn armci_msg_group_barrier(group: *mut Group) {
+pub unsafe extern "C" fn armci_msg_group_barrier(group: *mut Group) {
     let call = "armci_msg_group_barrier";
     let s = state(call);
-    let members = crate::group::members(s, call, group);
+    // SAFETY: forwarded contract.
+    let members = unsafe { crate::group::members(s, call, group) };
     s.check(call, s.rt.all_fence());
     collective::barrier(s, call, &members.ranks);
 }
@@ -746,7 +751,8 @@ pub unsafe extern "C" fn armci_msg_group_bcast_scope(
 ) {
     let call = "armci_msg_group_bcast_scope";
     let s = state(call);
-    let members = crate::group::members(s, call, group);
+    // SAFETY: forwarded contract.
+    let members = unsafe { crate::group::members(s, call, group) };
     let root = usize::try_from(root)
         .ok()
         .filter(|&r| r < members.ranks.len())

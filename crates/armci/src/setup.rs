@@ -7,6 +7,7 @@ use crate::state::{self, state};
 /// ARMCI_Init: joins the gaspar job (run under `gaspar run`; alone, a 1-rank job).
 #[no_mangle]
 pub extern "C" fn ARMCI_Init() -> c_int {
+    crate::panic::install();
     match state::initialize() {
         Ok(()) => 0,
         Err(e) => {
