@@ -91,6 +91,24 @@ impl Setting {
     }
 }
 
+/// The starter memory and heap sizes of each rank (`GASPAR_STARTER_SIZE`,
+/// `GASPAR_HEAP_SIZE`), refused beyond the 256 GiB a global address's offset can reach.
+pub fn segment_sizes() -> Result<(u64, u64)> {
+    let within_reach = |setting: &Setting| {
+        let bytes = setting.bytes()?;
+        if bytes > crate::gmem::MAX_SEGMENT_LEN {
+            return Err(Error::Environment(format!(
+                "{}={:?} is more than the {}G a global address can reach",
+                setting.name,
+                setting.raw(),
+                crate::gmem::MAX_SEGMENT_LEN >> 30
+            )));
+        }
+        Ok(bytes)
+    };
+    Ok((within_reach(&STARTER_SIZE)?, within_reach(&HEAP_SIZE)?))
+}
+
 /// Parses `123`, `64K`, `256M`, `2G` (binary multiples; an optional trailing `B`/`iB`).
 pub fn parse_size(text: &str) -> Option<u64> {
     let text = text.trim();

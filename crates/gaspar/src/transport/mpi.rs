@@ -270,8 +270,7 @@ unsafe impl Sync for MpiTransport {}
 impl MpiTransport {
     /// Joins the MPI job (initializing MPI unless the program already did).
     pub fn start() -> Result<MpiTransport> {
-        let starter_len = config::STARTER_SIZE.bytes()?;
-        let heap_len = config::HEAP_SIZE.bytes()?;
+        let (starter_len, heap_len) = config::segment_sizes()?;
         let heap_offset = starter_len.div_ceil(HEAP_ALIGN) * HEAP_ALIGN;
         let table_offset = (heap_offset + heap_len).div_ceil(64) * 64;
         let total = table_offset
