@@ -17,7 +17,8 @@ pub struct Setting {
 pub const HEAP_SIZE: Setting = Setting {
     name: "GASPAR_HEAP_SIZE",
     default: "256M",
-    description: "bytes of symmetric heap per rank (suffix K, M or G); pages are touched lazily",
+    description:
+        "bytes of symmetric heap per rank (suffix K, M or G; at most 256G); pages are touched lazily",
 };
 /// Size of each rank's starter memory.
 pub const STARTER_SIZE: Setting = Setting {
