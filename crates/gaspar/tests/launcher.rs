@@ -533,7 +533,7 @@ fn two_processes_cannot_attach_as_one_rank() {
         out.stdout
     );
     assert_eq!(
-        out.stderr.matches("is already attached").count(),
+        out.stderr.matches("cannot join").count(),
         2,
         "{}",
         out.stderr
@@ -546,8 +546,7 @@ fn two_ranks_claiming_one_rank_number_end_the_job() {
     let out = run(2, &[&"sh", &"-c", &script]);
     assert_eq!(out.code(), Some(1), "{}", out.stderr);
     assert!(
-        out.stderr
-            .contains("rank 0 of this job is already attached"),
+        out.stderr.contains("rank 0 of this job is taken by pid"),
         "{}",
         out.stderr
     );

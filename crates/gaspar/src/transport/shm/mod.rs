@@ -177,12 +177,12 @@ impl ShmTransport {
         ) {
             let holder = me.pid.load(Ordering::Relaxed);
             let how = if now == state::FINALIZED {
-                "has already finalized"
+                "has finalized"
             } else {
-                "is already attached"
+                "is attached"
             };
             return Err(Error::Environment(format!(
-                "rank {rank} of this job {how} (by pid {holder}); a second process with GASPAR_RANK={rank} cannot join"
+                "rank {rank} of this job is taken by pid {holder} (which {how}); a second process with GASPAR_RANK={rank} cannot join"
             )));
         }
         me.pid
