@@ -135,12 +135,20 @@ struct JobSegments {
     segments: Vec<Segment>,
 }
 
-impl Drop for JobSegments {
-    fn drop(&mut self) {
-        self.segments.clear();
+impl JobSegments {
+    /// Frees the job's memory whoever still holds a descriptor. The launcher's own mappings
+    /// must not be touched afterwards.
+    fn empty(&self) {
         for fd in &self.fds {
             let _ = nix::unistd::ftruncate(fd, 0);
         }
+    }
+}
+
+impl Drop for JobSegments {
+    fn drop(&mut self) {
+        self.segments.clear();
+        self.empty();
     }
 }
 
@@ -328,6 +336,9 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
         .map_err(|e| Error::os("pthread_sigmask", e))?;
     let result = Watchdog::start(spec.procs, &segments).and_then(|watchdog| {
         let failure = supervise(spec, &job, &segments, &watchdog, signals, grace)?;
+        // Emptied before the watchdog is dismissed: no moment is left in which a kill of
+        // the launcher would leave the memory to a daemon.
+        segments.empty();
         watchdog.dismiss();
         Ok(failure)
     });
