@@ -191,9 +191,9 @@ impl Watchdog {
         }
     }
 
-    /// The descriptor the ranks write their pids into.
-    fn tell_fd(&self) -> RawFd {
-        self.tell.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    /// The descriptor the ranks write their pids into (open until the watchdog is dropped).
+    fn tell_fd(&self) -> Option<RawFd> {
+        self.tell.as_ref().map(AsRawFd::as_raw_fd)
     }
 
     /// The launcher ended rank `pid`'s process group and reaped the rank.
@@ -352,7 +352,7 @@ fn spawn_rank(
     job: &str,
     rank: u32,
     fds: &[RawFd],
-    watchdog: RawFd,
+    watchdog: Option<RawFd>,
 ) -> std::io::Result<std::process::Child> {
     let mut cmd = Command::new(&spec.program);
     let fd_list: Vec<String> = fds.iter().map(|fd| fd.to_string()).collect();
@@ -370,7 +370,8 @@ fn spawn_rank(
     cmd.env(env::LAUNCHER_PID, launcher.to_string());
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe system calls (sigprocmask, prctl, fcntl, getpid, write, getppid,
-    // _exit).
+    // _exit); `watchdog` is the launcher's open end of the watchdog's pipe, which the
+    // launcher keeps open while it spawns ranks, so the child has it until exec.
     unsafe {
         cmd.pre_exec(move || {
             // The launcher blocks the signals it reads from its signalfd; a rank starts
@@ -381,8 +382,10 @@ fn spawn_rank(
             segment::keep_across_exec(&fds)?;
             // The watchdog learns this rank's process group before the program runs. (Its
             // pipe is close-on-exec; if the watchdog is gone, the rank runs without it.)
-            let group = nix::unistd::getpid().as_raw().to_ne_bytes();
-            let _ = nix::unistd::write(BorrowedFd::borrow_raw(watchdog), &group);
+            if let Some(watchdog) = watchdog {
+                let group = nix::unistd::getpid().as_raw().to_ne_bytes();
+                let _ = nix::unistd::write(BorrowedFd::borrow_raw(watchdog), &group);
+            }
             // The launcher may have died between fork and prctl.
             if nix::unistd::getppid() != launcher {
                 nix::libc::_exit(1);
