@@ -557,63 +557,6 @@ fn two_ranks_claiming_one_rank_number_end_the_job() {
     );
 }
 
-/// The lines `write()` calls put on stderr, as strace saw them (`None`: no strace here).
-fn stderr_writes(procs: u32, args: &[&str]) -> Option<(Outcome, String)> {
-    if std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: strace is not installed");
-        return None;
-    }
-    let trace = std::env::temp_dir().join(format!("gaspar-strace-{}", std::process::id()));
-    let mut cmd = std::process::Command::new("strace");
-    cmd.args([
-        "-f",
-        "-qq",
-        "-e",
-        "trace=write",
-        "-e",
-        "signal=none",
-        "-s",
-        "1000",
-        "-o",
-    ])
-    .arg(&trace)
-    .arg(gaspar())
-    .args(["run", "-n", &procs.to_string()])
-    .args(args);
-    let out = run_command(cmd);
-    let text = std::fs::read_to_string(&trace).unwrap();
-    let _ = std::fs::remove_file(&trace);
-    Some((out, text))
-}
-
-#[test]
-fn abort_and_failure_messages_are_written_in_one_piece() {
-    let scenarios = example("scenarios").display().to_string();
-    let Some((out, trace)) = stderr_writes(3, &[&scenarios, "abort"]) else {
-        return;
-    };
-    assert_eq!(out.code(), Some(1), "{}", out.stderr);
-    assert!(
-        trace.contains(
-            "write(2, \"gaspar: rank 1 aborted the job: scenario abort: bad thing happened\\n\""
-        ),
-        "{trace}"
-    );
-    let report = trace
-        .lines()
-        .find(|l| l.contains("gaspar run: rank 1 (pid"))
-        .unwrap_or_else(|| panic!("{trace}"));
-    assert!(
-        report.contains("write(2, \"gaspar run: rank 1 (pid "),
-        "{report}"
-    );
-    assert!(report.contains("the job was stopped\\n\""), "{report}");
-}
-
 #[test]
 fn a_segment_descriptor_that_is_not_a_segment_is_left_alone() {
     // fd 2 is a regular file: init refuses it without closing it, so the error reaches it.

@@ -117,7 +117,9 @@ extern "C" fn exit_without_finalize() {
     }
     let status = EXIT_STATUS.load(Ordering::Acquire);
     if status == 1 {
-        eprintln!("gaspar: rank {rank} exited without finalizing; ending the job");
+        // One write: ranks' messages must not interleave.
+        let line = format!("gaspar: rank {rank} exited without finalizing; ending the job\n");
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     }
     let mut finalized: c_int = 0;
     // SAFETY: MPI_Finalized may be called at any time; MPI_Abort only before MPI_Finalize
@@ -1389,7 +1391,9 @@ impl Transport for MpiTransport {
     }
 
     fn abort(&self, message: &str) -> ! {
-        eprintln!("gaspar: rank {} aborted the job: {message}", self.rank);
+        // One write: simultaneous aborts must not interleave.
+        let line = format!("gaspar: rank {} aborted the job: {message}\n", self.rank);
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         // SAFETY: MPI_Abort may be called at any time after init.
         unsafe { ffi::MPI_Abort(self.comm, 1) };
         std::process::exit(1)
