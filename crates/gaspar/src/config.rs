@@ -17,7 +17,8 @@ pub struct Setting {
 pub const HEAP_SIZE: Setting = Setting {
     name: "GASPAR_HEAP_SIZE",
     default: "256M",
-    description: "bytes of symmetric heap per rank (suffix K, M or G); pages are touched lazily",
+    description:
+        "bytes of symmetric heap per rank (suffix K, M or G; at most 256G); pages are touched lazily",
 };
 /// Size of each rank's starter memory.
 pub const STARTER_SIZE: Setting = Setting {
@@ -89,6 +90,24 @@ impl Setting {
             Error::Environment(format!("{}={:?} is not a number", self.name, self.raw()))
         })
     }
+}
+
+/// The starter memory and heap sizes of each rank (`GASPAR_STARTER_SIZE`,
+/// `GASPAR_HEAP_SIZE`), refused beyond the 256 GiB a global address's offset can reach.
+pub fn segment_sizes() -> Result<(u64, u64)> {
+    let within_reach = |setting: &Setting| {
+        let bytes = setting.bytes()?;
+        if bytes > crate::gmem::MAX_SEGMENT_LEN {
+            return Err(Error::Environment(format!(
+                "{}={:?} is more than the {}G a global address can reach",
+                setting.name,
+                setting.raw(),
+                crate::gmem::MAX_SEGMENT_LEN >> 30
+            )));
+        }
+        Ok(bytes)
+    };
+    Ok((within_reach(&STARTER_SIZE)?, within_reach(&HEAP_SIZE)?))
 }
 
 /// Parses `123`, `64K`, `256M`, `2G` (binary multiples; an optional trailing `B`/`iB`).

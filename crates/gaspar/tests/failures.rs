@@ -92,3 +92,61 @@ fn kill_9_of_a_rank_in_a_barrier_ends_the_job_and_leaves_no_process() {
         );
     }
 }
+
+/// The `write()` calls of a job of `procs` ranks of `scenarios NAME` on `transport`, as
+/// `strace -f` saw them (`None`: strace is not installed).
+fn traced_writes(transport: &str, procs: u32, name: &str) -> Option<(Outcome, String)> {
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: strace is not installed");
+        return None;
+    }
+    let trace =
+        std::env::temp_dir().join(format!("gaspar-strace-{transport}-{}", std::process::id()));
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args(["-f", "-qq", "-e", "trace=write", "-e", "signal=none"])
+        .args(["-s", "1000", "-o"])
+        .arg(&trace)
+        .arg(gaspar())
+        .args(["run", "--transport", transport, "-n", &procs.to_string()])
+        .arg(example("scenarios"))
+        .arg(name);
+    let out = run_command(cmd);
+    let text = std::fs::read_to_string(&trace).unwrap_or_default();
+    let _ = std::fs::remove_file(&trace);
+    Some((out, text))
+}
+
+/// Messages of several processes must not mix: each one-line message is one `write()`.
+#[test]
+fn abort_and_failure_messages_are_written_in_one_piece() {
+    // (mpiexec.mpich is not started through `gaspar run`; its ranks use the same code as
+    // the `mpi` transport's.)
+    for t in transports().into_iter().filter(|&t| t != "mpich") {
+        let Some((out, trace)) = traced_writes(t, 3, "abort") else {
+            return;
+        };
+        assert_ne!(out.code(), Some(0), "{t}: {}", out.stderr);
+        let abort =
+            "write(2, \"gaspar: rank 1 aborted the job: scenario abort: bad thing happened\\n\"";
+        assert!(
+            trace.contains(abort),
+            "{t}: stderr:\n{}\ntrace:\n{trace}",
+            out.stderr
+        );
+        if t == "shm" {
+            let report = trace
+                .lines()
+                .find(|l| l.contains("gaspar run: rank 1 (pid"))
+                .unwrap_or_else(|| panic!("{trace}"));
+            assert!(
+                report.contains("write(2, \"gaspar run: rank 1 (pid ")
+                    && report.contains("the job was stopped\\n\""),
+                "{report}"
+            );
+        }
+    }
+}

@@ -2,9 +2,114 @@
 
 mod common;
 
-use std::time::Duration;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use common::*;
+
+/// A process that holds one of a job's segments (`memfd:gaspar-JOB-RANK`): open as a
+/// descriptor (`/proc/PID/fd`) or mapped (`/proc/PID/maps`).
+struct Holder {
+    pid: u32,
+    command: String,
+    /// Bytes of the held segment file (0 once the launcher emptied it); `None` when the
+    /// segment is only mapped.
+    bytes: Option<u64>,
+}
+
+impl std::fmt::Debug for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.bytes {
+            Some(bytes) => write!(f, "{} ({}) has {bytes} bytes open", self.pid, self.command),
+            None => write!(f, "{} ({}) maps it", self.pid, self.command),
+        }
+    }
+}
+
+/// Every process on the machine that holds a segment of job `job`.
+fn segment_holders(job: &str) -> Vec<Holder> {
+    assert!(job.len() >= 16, "bad job id {job:?}");
+    let name = format!("memfd:gaspar-{job}-");
+    let mut holders = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return holders;
+    };
+    for entry in procs.filter_map(|e| e.ok()) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let dir = entry.path();
+        let command = std::fs::read_to_string(dir.join("comm"))
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let fds = std::fs::read_dir(dir.join("fd")).into_iter().flatten();
+        for fd in fds.filter_map(|e| e.ok()) {
+            let target = std::fs::read_link(fd.path()).unwrap_or_default();
+            if target.to_string_lossy().contains(&name) {
+                let bytes = std::fs::metadata(fd.path()).map(|m| m.len()).ok();
+                holders.push(Holder {
+                    pid,
+                    command: command.clone(),
+                    bytes,
+                });
+            }
+        }
+        let maps = std::fs::read_to_string(dir.join("maps")).unwrap_or_default();
+        if maps.lines().any(|l| l.contains(&name)) {
+            holders.push(Holder {
+                pid,
+                command,
+                bytes: None,
+            });
+        }
+    }
+    holders
+}
+
+/// Waits up to two seconds for every holder of job `job`'s segments to be gone (processes
+/// killed by the launcher release their files as they exit); returns those left.
+fn wait_no_holders(job: &str) -> Vec<Holder> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left = segment_holders(job);
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        // Polling an external event (other processes' exit) with a deadline.
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Asserts that no process holds a segment of job `job`, after killing any that does so
+/// that a failing test leaves nothing running either.
+fn assert_nothing_holds_a_segment(job: &str) {
+    let left = wait_no_holders(job);
+    for holder in &left {
+        kill_pid(holder.pid);
+    }
+    assert!(
+        left.is_empty(),
+        "segments of job {job} still held: {left:?}"
+    );
+}
+
+fn kill_pid(pid: u32) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+}
+
+/// The job id from a `job ID` line of a job's output.
+fn job_of(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("job "))
+        .unwrap_or_else(|| panic!("no job id in {stdout:?}"))
+        .trim()
+        .to_string()
+}
 
 #[test]
 fn any_program_runs_on_every_rank() {
@@ -135,8 +240,14 @@ fn a_gaspar_program_without_the_launcher_is_one_rank() {
 }
 
 #[test]
-fn no_segment_is_left_after_a_normal_run() {
-    let out = run(3, &[&example("scenarios"), &"job-id"]);
+fn a_normal_run_leaves_no_process_holding_a_segment() {
+    // Each rank leaves a child behind that inherited the segments' descriptors (not its
+    // output: the job's end does not wait for it).
+    let script = format!(
+        "sleep 300 >/dev/null 2>&1 & exec {} job-id",
+        example("scenarios").display()
+    );
+    let out = run(3, &[&"sh", &"-c", &script]);
     out.assert_success();
     let job = out
         .stdout
@@ -145,7 +256,20 @@ fn no_segment_is_left_after_a_normal_run() {
         .unwrap()
         .trim_start_matches("job ")
         .to_string();
-    assert_eq!(segments_of(&job), Vec::<String>::new());
+    assert_nothing_holds_a_segment(&job);
+}
+
+#[test]
+fn the_children_of_a_failed_rank_are_ended_too() {
+    // Rank 1 fails before it attaches; every rank, the failed one included, has a child
+    // holding the segments.
+    let script = format!(
+        "echo job $GASPAR_JOB_ID; sleep 300 >/dev/null 2>&1 & if [ $GASPAR_RANK = 1 ]; then exit 3; fi; exec {} barrier-wait 9",
+        example("scenarios").display()
+    );
+    let out = run(3, &[&"sh", &"-c", &script]);
+    assert_eq!(out.code(), Some(3), "{}", out.stderr);
+    assert_nothing_holds_a_segment(&job_of(&out.stdout));
 }
 
 #[test]
@@ -197,7 +321,7 @@ fn kill_9_of_a_rank_in_a_barrier_ends_the_job_within_a_second() {
     );
     assert!(stderr.contains("rank 2 (pid"), "{stderr}");
     assert!(stderr.contains("killed by signal 9"), "{stderr}");
-    assert_eq!(segments_of(&k.job), Vec::<String>::new());
+    assert_nothing_holds_a_segment(&k.job);
     assert_eq!(
         wait_gone(&k.pids, Duration::ZERO),
         Vec::<u32>::new(),
@@ -243,14 +367,19 @@ fn sigterm_to_the_launcher_stops_every_rank() {
         assert_eq!(status.code(), Some(128 + signal as i32), "{stderr}");
         assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
         assert!(stderr.contains("launcher received signal"), "{stderr}");
-        assert_eq!(segments_of(&id), Vec::<String>::new());
         assert_eq!(wait_gone(&pids, Duration::ZERO), Vec::<u32>::new());
+        assert_nothing_holds_a_segment(&id);
     }
 }
 
 #[test]
 fn kill_9_of_the_launcher_leaves_nothing_behind() {
-    let mut job = LiveJob::start(3, false, &example("scenarios"), &["barrier-wait", "1"]);
+    // Each rank has a child of its own, which PR_SET_PDEATHSIG does not reach.
+    let script = format!(
+        "sleep 300 >/dev/null 2>&1 & exec {} barrier-wait 1",
+        example("scenarios").display()
+    );
+    let mut job = LiveJob::start(3, false, Path::new("sh"), &["-c", &script]);
     let lines = job.wait_for("waiting", 3);
     let (pids, id) = pids_and_job(&lines);
     job.child.kill().unwrap();
@@ -261,7 +390,7 @@ fn kill_9_of_the_launcher_leaves_nothing_behind() {
         Vec::<u32>::new(),
         "ranks outlived the launcher"
     );
-    assert_eq!(segments_of(&id), Vec::<String>::new());
+    assert_nothing_holds_a_segment(&id);
 }
 
 #[test]
@@ -319,4 +448,152 @@ fn heap_size_comes_from_the_environment() {
     let out = run_command(bad);
     assert!(!out.status.success());
     assert!(out.stderr.contains("GASPAR_HEAP_SIZE"), "{}", out.stderr);
+}
+
+#[test]
+fn label_ends_with_the_ranks_not_with_their_children() {
+    // A child of the rank keeps the rank's stdout open: the job still ends with the rank.
+    let script = format!("sleep 300 & exec {}", example("hello").display());
+    let out = run(2, &[&"--label", &"sh", &"-c", &script]);
+    out.assert_success();
+    assert!(
+        out.stdout.contains("[1] hello from rank 1 of 2"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.elapsed < Duration::from_secs(10),
+        "took {:?}",
+        out.elapsed
+    );
+}
+
+#[test]
+fn label_ends_with_the_ranks_even_when_a_daemon_keeps_their_output() {
+    // A daemon (own session, out of the rank's process group) keeps stdout and the
+    // segments' descriptors: the job ends all the same, and the segments it holds are empty.
+    let script = format!(
+        "setsid sleep 300 & echo daemon $!; echo job $GASPAR_JOB_ID; {}; printf last",
+        example("hello").display()
+    );
+    let out = run(1, &[&"--label", &"sh", &"-c", &script]);
+    let daemon: u32 = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("[0] daemon "))
+        .unwrap_or_else(|| panic!("no daemon pid in {:?}", out.stdout))
+        .parse()
+        .unwrap();
+    let job = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("[0] job "))
+        .unwrap()
+        .to_string();
+    let holders = segment_holders(&job);
+    kill_pid(daemon);
+    out.assert_success();
+    assert!(
+        out.stdout
+            .contains("[0] hello from rank 0 of 1\n[0] last\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.elapsed < Duration::from_secs(10),
+        "took {:?}",
+        out.elapsed
+    );
+    assert!(
+        holders
+            .iter()
+            .all(|h| h.pid == daemon && h.bytes == Some(0)),
+        "{holders:?}"
+    );
+}
+
+#[test]
+fn two_processes_cannot_attach_as_one_rank() {
+    let counter = example("counter").display().to_string();
+    let script = format!("{counter} 1000 & {counter} 1000; wait");
+    let out = run(2, &[&"sh", &"-c", &script]);
+    let counts: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        counts.len(),
+        2,
+        "stdout:\n{}\nstderr:\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        counts
+            .iter()
+            .all(|l| l.ends_with("counter = 2000 (expected 2000)")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        out.stderr.matches("cannot join").count(),
+        2,
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn two_ranks_claiming_one_rank_number_end_the_job() {
+    let script = format!("GASPAR_RANK=0 exec {}", example("hello").display());
+    let out = run(2, &[&"sh", &"-c", &script]);
+    assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("rank 0 of this job is taken by pid"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.elapsed < Duration::from_secs(10),
+        "took {:?}",
+        out.elapsed
+    );
+}
+
+#[test]
+fn a_segment_descriptor_that_is_not_a_segment_is_left_alone() {
+    // fd 2 is a regular file: init refuses it without closing it, so the error reaches it.
+    let file = std::env::temp_dir().join(format!("gaspar-fd2-{}", std::process::id()));
+    let script = format!(
+        "GASPAR_SEGMENT_FDS=2 {} 2>{}; cat {} >&2",
+        example("hello").display(),
+        file.display(),
+        file.display()
+    );
+    let out = run(1, &[&"sh", &"-c", &script]);
+    let _ = std::fs::remove_file(&file);
+    assert!(
+        out.stderr
+            .contains("descriptor 2 (GASPAR_SEGMENT_FDS) is not a gaspar segment"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_heap_larger_than_global_addresses_reach_is_refused() {
+    let mut cmd = std::process::Command::new(gaspar());
+    cmd.env("GASPAR_HEAP_SIZE", "300G")
+        .args(["run", "-n", "1"])
+        .arg(example("hello"));
+    let out = run_command(cmd);
+    assert!(!out.status.success(), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("GASPAR_HEAP_SIZE=\"300G\" is more than the 256G a global address can reach"),
+        "{}",
+        out.stderr
+    );
+    let alone = std::process::Command::new(example("hello"))
+        .env("GASPAR_HEAP_SIZE", "300G")
+        .output()
+        .unwrap();
+    assert!(!alone.status.success());
 }

@@ -117,7 +117,9 @@ extern "C" fn exit_without_finalize() {
     }
     let status = EXIT_STATUS.load(Ordering::Acquire);
     if status == 1 {
-        eprintln!("gaspar: rank {rank} exited without finalizing; ending the job");
+        // One write: ranks' messages must not interleave.
+        let line = format!("gaspar: rank {rank} exited without finalizing; ending the job\n");
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     }
     let mut finalized: c_int = 0;
     // SAFETY: MPI_Finalized may be called at any time; MPI_Abort only before MPI_Finalize
@@ -270,8 +272,7 @@ unsafe impl Sync for MpiTransport {}
 impl MpiTransport {
     /// Joins the MPI job (initializing MPI unless the program already did).
     pub fn start() -> Result<MpiTransport> {
-        let starter_len = config::STARTER_SIZE.bytes()?;
-        let heap_len = config::HEAP_SIZE.bytes()?;
+        let (starter_len, heap_len) = config::segment_sizes()?;
         let heap_offset = starter_len.div_ceil(HEAP_ALIGN) * HEAP_ALIGN;
         let table_offset = (heap_offset + heap_len).div_ceil(64) * 64;
         let total = table_offset
@@ -1390,7 +1391,9 @@ impl Transport for MpiTransport {
     }
 
     fn abort(&self, message: &str) -> ! {
-        eprintln!("gaspar: rank {} aborted the job: {message}", self.rank);
+        // One write: simultaneous aborts must not interleave.
+        let line = format!("gaspar: rank {} aborted the job: {message}\n", self.rank);
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         // SAFETY: MPI_Abort may be called at any time after init.
         unsafe { ffi::MPI_Abort(self.comm, 1) };
         std::process::exit(1)

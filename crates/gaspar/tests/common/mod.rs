@@ -283,21 +283,6 @@ impl LiveJob {
     }
 }
 
-/// Entries in /dev/shm that look like gaspar's. gaspar's segments are anonymous memory
-/// files that never have a name there, so any such entry, of this job or another, is a
-/// leak. (`job` is checked to be a real job id.)
-pub fn segments_of(job: &str) -> Vec<String> {
-    assert!(job.len() >= 16, "bad job id {job:?}");
-    std::fs::read_dir("/dev/shm")
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.contains("gaspar"))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Whether process `pid` still exists (a zombie counts as gone: it runs nothing).
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

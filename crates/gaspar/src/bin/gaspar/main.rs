@@ -68,16 +68,25 @@ fn init_logging() {
         .init();
 }
 
+/// Writes `line` and a newline to stderr in one `write()` (`eprintln!` writes each piece
+/// of its format separately, so that lines of several processes would mix).
+fn report(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(format!("{line}\n").as_bytes());
+}
+
 /// Runs a job and turns its outcome into the launcher's exit code and report line.
 pub(crate) fn launch(spec: &LaunchSpec) -> ExitCode {
     match launcher::run(spec) {
         Ok(None) => ExitCode::SUCCESS,
         Ok(Some(failure)) => {
-            eprintln!("gaspar run: {failure}; the job was stopped");
+            report(&format!("gaspar run: {failure}; the job was stopped"));
             ExitCode::from(failure.exit_code().clamp(1, 255) as u8)
         }
         Err(e) => {
-            eprintln!("gaspar run: {e}");
+            report(&format!("gaspar run: {e}"));
             ExitCode::FAILURE
         }
     }

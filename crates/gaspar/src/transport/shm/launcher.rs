@@ -2,22 +2,27 @@
 //! ending stops the survivors and removes the segments.
 //!
 //! Nothing is left behind: segments are anonymous memory files the ranks inherit (no name
-//! exists anywhere), every rank gets SIGKILL if the launcher itself dies
-//! (PR_SET_PDEATHSIG), and each rank runs in its own process group so that stopping it
-//! stops what it started.
+//! exists anywhere); each rank runs in its own process group, which is ended with the rank
+//! (so that what a rank started does not outlive it); every rank gets SIGKILL if the
+//! launcher itself dies (PR_SET_PDEATHSIG), and a watchdog process ends the ranks' groups
+//! then; at the end the segments are emptied, so that even a daemon a rank started, which
+//! escaped its group with the descriptors, keeps no memory.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use nix::errno::Errno;
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{killpg, SigSet, SigmaskHow, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
-use nix::unistd::Pid;
+use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
+use nix::unistd::{ForkResult, Pid};
 
 use super::env;
 use super::layout::{state, Layout, ABORTED_BY_LAUNCHER};
@@ -118,14 +123,140 @@ fn signal_name(sig: i32) -> &'static str {
 }
 
 struct Rank {
-    child: Option<Child>,
     pid: Pid,
+    running: bool,
 }
 
-/// The job's segments and the descriptors the ranks inherit.
+/// The job's segments and the descriptors the ranks inherit. Dropping them empties the
+/// segment files: a process that still holds a descriptor (a daemon a rank started) keeps
+/// an empty file, not the job's memory.
 struct JobSegments {
-    fds: Vec<std::os::fd::OwnedFd>,
+    fds: Vec<OwnedFd>,
     segments: Vec<Segment>,
+}
+
+impl JobSegments {
+    /// Frees the job's memory whoever still holds a descriptor. The launcher's own mappings
+    /// must not be touched afterwards.
+    fn empty(&self) {
+        for fd in &self.fds {
+            let _ = nix::unistd::ftruncate(fd, 0);
+        }
+    }
+}
+
+impl Drop for JobSegments {
+    fn drop(&mut self) {
+        self.segments.clear();
+        self.empty();
+    }
+}
+
+/// A process forked before the ranks start that ends their process groups and empties
+/// the segments if the launcher dies without doing so itself (`kill -9`): PR_SET_PDEATHSIG
+/// reaches the ranks but not the processes they started.
+///
+/// Each rank writes its pid (= its process group id) into the watchdog's pipe before it
+/// execs; the launcher writes minus the pid once it has ended that group and reaped the rank
+/// (the number may name another group later), and 0 when it has ended the job itself. End
+/// of file without that 0 means the launcher is gone.
+struct Watchdog {
+    pid: Pid,
+    tell: Option<OwnedFd>,
+}
+
+/// The launcher's "job over, nothing to do" word on the watchdog's pipe.
+const JOB_OVER: i32 = 0;
+
+impl Watchdog {
+    fn start(procs: u32, segments: &JobSegments) -> Result<Watchdog> {
+        let (listen, tell) =
+            nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| Error::os("pipe2", e))?;
+        // Allocated before the fork: the watchdog itself must not allocate.
+        let groups = Vec::with_capacity(procs as usize);
+        let memfds = segment::raw(&segments.fds);
+        // SAFETY: the child only makes async-signal-safe system calls (close, setsid, read,
+        // kill, ftruncate, _exit) and pushes into a vector within its capacity, so it is
+        // sound even if the launcher's process has other threads.
+        match unsafe { nix::unistd::fork() } {
+            Ok(ForkResult::Child) => {
+                drop(tell);
+                watch(listen, groups, &memfds)
+            }
+            Ok(ForkResult::Parent { child }) => Ok(Watchdog {
+                pid: child,
+                tell: Some(tell),
+            }),
+            Err(e) => Err(Error::os("fork (launcher watchdog)", e)),
+        }
+    }
+
+    /// The descriptor the ranks write their pids into (open until the watchdog is dropped).
+    fn tell_fd(&self) -> Option<RawFd> {
+        self.tell.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// The launcher ended rank `pid`'s process group and reaped the rank.
+    fn forget(&self, pid: Pid) {
+        if let Some(tell) = &self.tell {
+            let _ = nix::unistd::write(tell, &(-pid.as_raw()).to_ne_bytes());
+        }
+    }
+
+    /// The launcher ended every rank's process group itself: the watchdog leaves quietly.
+    fn dismiss(self) {
+        if let Some(tell) = &self.tell {
+            let _ = nix::unistd::write(tell, &JOB_OVER.to_ne_bytes());
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        // End of file: the watchdog acts (unless dismissed) and exits.
+        self.tell = None;
+        let _ = waitpid(self.pid, None);
+    }
+}
+
+/// The watchdog's life: collects the ranks' process groups until the launcher says the job
+/// is over or disappears; in the second case ends the groups and empties the segments.
+fn watch(listen: OwnedFd, mut groups: Vec<i32>, memfds: &[RawFd]) -> ! {
+    // Its own session: a terminal's ^C or a kill of the launcher's process group does not
+    // reach it (the signals the launcher reads are blocked here too, inherited).
+    let _ = nix::unistd::setsid();
+    let mut word = [0u8; 4];
+    loop {
+        match nix::unistd::read(listen.as_raw_fd(), &mut word) {
+            Ok(4) => {
+                let pid = i32::from_ne_bytes(word);
+                if pid == JOB_OVER {
+                    // SAFETY: _exit ends the process without running anything of ours.
+                    unsafe { nix::libc::_exit(0) }
+                }
+                if pid < 0 {
+                    if let Some(at) = groups.iter().position(|&g| g == -pid) {
+                        groups.swap_remove(at);
+                    }
+                } else if groups.len() < groups.capacity() {
+                    groups.push(pid);
+                }
+            }
+            Err(Errno::EINTR) => {}
+            // End of file (or an error): the launcher is gone.
+            _ => break,
+        }
+    }
+    for &group in &groups {
+        let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+    }
+    for &fd in memfds {
+        // SAFETY: `fd` is one of the segment descriptors inherited from the launcher,
+        // open in this process until it exits.
+        let _ = nix::unistd::ftruncate(unsafe { BorrowedFd::borrow_raw(fd) }, 0);
+    }
+    // SAFETY: as above.
+    unsafe { nix::libc::_exit(0) }
 }
 
 impl JobSegments {
@@ -181,11 +312,10 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
             format!("-n must be between 1 and {}", crate::gmem::MAX_RANKS),
         ));
     }
-    let layout = Layout::new(config::STARTER_SIZE.bytes()?, config::HEAP_SIZE.bytes()?).ok_or(
-        Error::LengthOverflow {
-            what: "segment size",
-        },
-    )?;
+    let (starter_len, heap_len) = config::segment_sizes()?;
+    let layout = Layout::new(starter_len, heap_len).ok_or(Error::LengthOverflow {
+        what: "segment size",
+    })?;
     let grace = Duration::from_millis(config::KILL_GRACE_MS.number()?);
     let job = segment::new_job_id()?;
     let segments = JobSegments::create(&job, spec.procs, &layout)?;
@@ -204,7 +334,14 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     let mut old_mask = SigSet::empty();
     nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&signals), Some(&mut old_mask))
         .map_err(|e| Error::os("pthread_sigmask", e))?;
-    let result = supervise(spec, &job, &segments, signals, grace);
+    let result = Watchdog::start(spec.procs, &segments).and_then(|watchdog| {
+        let failure = supervise(spec, &job, &segments, &watchdog, signals, grace)?;
+        // Emptied before the watchdog is dismissed: no moment is left in which a kill of
+        // the launcher would leave the memory to a daemon.
+        segments.empty();
+        watchdog.dismiss();
+        Ok(failure)
+    });
     let _ = nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old_mask), None);
     drop(segments);
     result
@@ -214,8 +351,9 @@ fn spawn_rank(
     spec: &LaunchSpec,
     job: &str,
     rank: u32,
-    fds: &[std::os::fd::RawFd],
-) -> std::io::Result<Child> {
+    fds: &[RawFd],
+    watchdog: Option<RawFd>,
+) -> std::io::Result<std::process::Child> {
     let mut cmd = Command::new(&spec.program);
     let fd_list: Vec<String> = fds.iter().map(|fd| fd.to_string()).collect();
     cmd.args(&spec.args)
@@ -229,8 +367,11 @@ fn spawn_rank(
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     }
     let launcher = nix::unistd::getpid();
+    cmd.env(env::LAUNCHER_PID, launcher.to_string());
     // SAFETY: the closure runs in the forked child before exec and only makes
-    // async-signal-safe system calls (sigprocmask, prctl, fcntl, getppid, _exit).
+    // async-signal-safe system calls (sigprocmask, prctl, fcntl, getpid, write, getppid,
+    // _exit); `watchdog` is the launcher's open end of the watchdog's pipe, which the
+    // launcher keeps open while it spawns ranks, so the child has it until exec.
     unsafe {
         cmd.pre_exec(move || {
             // The launcher blocks the signals it reads from its signalfd; a rank starts
@@ -239,6 +380,12 @@ fn spawn_rank(
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
             // The segments, opened close-on-exec in the launcher, stay open in the rank.
             segment::keep_across_exec(&fds)?;
+            // The watchdog learns this rank's process group before the program runs. (Its
+            // pipe is close-on-exec; if the watchdog is gone, the rank runs without it.)
+            if let Some(watchdog) = watchdog {
+                let group = nix::unistd::getpid().as_raw().to_ne_bytes();
+                let _ = nix::unistd::write(BorrowedFd::borrow_raw(watchdog), &group);
+            }
             // The launcher may have died between fork and prctl.
             if nix::unistd::getppid() != launcher {
                 nix::libc::_exit(1);
@@ -249,38 +396,98 @@ fn spawn_rank(
     cmd.spawn()
 }
 
-/// Copies `from` to `to` line by line, each line prefixed with `[rank] `.
-fn forward_labeled<W: Write>(rank: u32, from: impl Read, mut to: impl FnMut() -> W) {
-    let mut reader = BufReader::new(from);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {
-                if !line.ends_with(b"\n") {
-                    line.push(b'\n');
+/// A rank's piped stdout or stderr, forwarded line by line with the `[rank] ` prefix by
+/// the launcher's own loop (not a thread per pipe: the job ends when its ranks end, even if
+/// a process they started keeps the pipe open).
+struct Forward {
+    rank: u32,
+    to_stderr: bool,
+    pipe: OwnedFd,
+    pending: Vec<u8>,
+}
+
+impl Forward {
+    fn new(rank: u32, to_stderr: bool, pipe: OwnedFd) -> Result<Forward> {
+        fcntl(pipe.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK))
+            .map_err(|e| Error::os("fcntl(O_NONBLOCK) on an output pipe", e))?;
+        Ok(Forward {
+            rank,
+            to_stderr,
+            pipe,
+            pending: Vec::new(),
+        })
+    }
+
+    /// Forwards every complete line that can be read without waiting. Returns `false`
+    /// once the pipe is closed (a last line without newline is forwarded then).
+    fn pump(&mut self) -> bool {
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match nix::unistd::read(self.pipe.as_raw_fd(), &mut chunk) {
+                Ok(0) => break,
+                Ok(n) => {
+                    self.pending.extend_from_slice(&chunk[..n]);
+                    while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+                        let line: Vec<u8> = self.pending.drain(..=end).collect();
+                        self.emit(&line);
+                    }
                 }
-                let mut out = to();
-                let _ = write!(out, "[{rank}] ");
-                let _ = out.write_all(&line);
-                let _ = out.flush();
+                Err(Errno::EINTR) => {}
+                Err(Errno::EAGAIN) => return true,
+                Err(_) => break,
             }
         }
+        self.emit_partial_line();
+        false
     }
+
+    /// Forwards what is left when the job ends, without waiting for the pipe to close.
+    fn finish(mut self) {
+        self.pump();
+        self.emit_partial_line();
+    }
+
+    fn emit_partial_line(&mut self) {
+        if !self.pending.is_empty() {
+            let mut line = std::mem::take(&mut self.pending);
+            line.push(b'\n');
+            self.emit(&line);
+        }
+    }
+
+    /// Writes `[rank] line` in one write, so that lines of different ranks never mix.
+    fn emit(&self, line: &[u8]) {
+        let mut labeled = format!("[{}] ", self.rank).into_bytes();
+        labeled.extend_from_slice(line);
+        if self.to_stderr {
+            let _ = std::io::stderr().lock().write_all(&labeled);
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&labeled).and_then(|()| out.flush());
+        }
+    }
+}
+
+/// Writes `line` and a newline to stderr in one `write()`, so that it cannot interleave
+/// with another process's message.
+pub(crate) fn report(line: &str) {
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(format!("{line}\n").as_bytes());
 }
 
 fn supervise(
     spec: &LaunchSpec,
     job: &str,
     segments: &JobSegments,
+    watchdog: &Watchdog,
     signals: SigSet,
     grace: Duration,
 ) -> Result<Option<Failure>> {
     let signal_fd = SignalFd::with_flags(&signals, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
         .map_err(|e| Error::os("signalfd", e))?;
     let mut ranks: Vec<Rank> = Vec::with_capacity(spec.procs as usize);
-    let mut forwarders = Vec::new();
+    let mut forwards: Vec<Forward> = Vec::new();
     let mut failure: Option<Failure> = None;
     let mut ends: Vec<Option<(Pid, RankEnd)>> = vec![None; spec.procs as usize];
     let mut kill_at: Option<Instant> = None;
@@ -288,7 +495,7 @@ fn supervise(
     let fds = segment::raw(&segments.fds);
 
     let signal_all = |ranks: &[Rank], sig: Signal| {
-        for r in ranks.iter().filter(|r| r.child.is_some()) {
+        for r in ranks.iter().filter(|r| r.running) {
             let _ = killpg(r.pid, sig);
         }
     };
@@ -298,38 +505,32 @@ fn supervise(
     let stop = |ranks: &[Rank]| {
         segments.abort_all();
         for (rank, r) in ranks.iter().enumerate() {
-            if r.child.is_some() && segments.state(rank as u32) != state::ATTACHED {
+            if r.running && segments.state(rank as u32) != state::ATTACHED {
                 let _ = killpg(r.pid, Signal::SIGTERM);
             }
         }
     };
 
     for rank in 0..spec.procs {
-        match spawn_rank(spec, job, rank, &fds) {
+        match spawn_rank(spec, job, rank, &fds, watchdog.tell_fd()) {
             Ok(mut child) => {
-                if spec.label {
-                    if let Some(out) = child.stdout.take() {
-                        forwarders.push(std::thread::spawn(move || {
-                            forward_labeled(rank, out, || std::io::stdout().lock())
-                        }));
-                    }
-                    if let Some(err) = child.stderr.take() {
-                        forwarders.push(std::thread::spawn(move || {
-                            forward_labeled(rank, err, || std::io::stderr().lock())
-                        }));
-                    }
-                }
-                ranks.push(Rank {
-                    pid: Pid::from_raw(child.id() as i32),
-                    child: Some(child),
-                });
+                let pid = Pid::from_raw(child.id() as i32);
+                ranks.push(Rank { pid, running: true });
                 live += 1;
+                if let Some(out) = child.stdout.take() {
+                    forwards.push(Forward::new(rank, false, out.into())?);
+                }
+                if let Some(err) = child.stderr.take() {
+                    forwards.push(Forward::new(rank, true, err.into())?);
+                }
+                // The rank is reaped below by its pid; std's handle is not needed.
+                drop(child);
             }
             Err(e) => {
-                eprintln!(
+                report(&format!(
                     "gaspar run: cannot start {}: {e}",
                     spec.program.to_string_lossy()
-                );
+                ));
                 segments.abort_all();
                 signal_all(&ranks, Signal::SIGKILL);
                 failure = Some(Failure::Rank {
@@ -356,14 +557,27 @@ fn supervise(
                     .unwrap_or(PollTimeout::NONE)
             }
         };
-        let mut fds = [PollFd::new(
-            std::os::fd::AsFd::as_fd(&signal_fd),
-            PollFlags::POLLIN,
-        )];
-        match poll(&mut fds, timeout) {
-            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+        let mut polled = vec![PollFd::new(signal_fd.as_fd(), PollFlags::POLLIN)];
+        polled.extend(
+            forwards
+                .iter()
+                .map(|f| PollFd::new(f.pipe.as_fd(), PollFlags::POLLIN)),
+        );
+        match poll(&mut polled, timeout) {
+            Ok(_) | Err(Errno::EINTR) => {}
             Err(e) => return Err(Error::os("poll", e)),
         }
+        let ready: Vec<bool> = polled[1..]
+            .iter()
+            .map(|p| p.revents().is_some_and(|r| !r.is_empty()))
+            .collect();
+        drop(polled);
+        let mut index = 0;
+        forwards.retain_mut(|f| {
+            let open = !ready[index] || f.pump();
+            index += 1;
+            open
+        });
         while let Ok(Some(info)) = signal_fd.read_signal() {
             let sig = info.ssi_signo as i32;
             if sig != Signal::SIGCHLD as i32 && failure.is_none() {
@@ -374,23 +588,27 @@ fn supervise(
                 kill_at = Some(Instant::now() + grace);
             }
         }
-        // Reap every rank that ended.
+        // Reap every rank that ended, after ending its process group: while the rank is
+        // an unreaped zombie, its pid cannot name another process group.
         loop {
-            let status = match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) | Err(_) => break,
-                Ok(s) => s,
+            let peek = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+            let (pid, end) = match waitid(Id::All, peek) {
+                Ok(WaitStatus::Exited(pid, code)) => (pid, RankEnd::Exited(code)),
+                Ok(WaitStatus::Signaled(pid, sig, _)) => (pid, RankEnd::Signaled(sig as i32)),
+                _ => break,
             };
-            let (pid, end) = match status {
-                WaitStatus::Exited(pid, code) => (pid, RankEnd::Exited(code)),
-                WaitStatus::Signaled(pid, sig, _) => (pid, RankEnd::Signaled(sig as i32)),
-                _ => continue,
-            };
-            let Some(index) = ranks.iter().position(|r| r.pid == pid && r.child.is_some()) else {
+            let index = ranks.iter().position(|r| r.pid == pid && r.running);
+            if index.is_some() {
+                let _ = killpg(pid, Signal::SIGKILL);
+            }
+            let _ = waitpid(pid, None);
+            // (Not a rank: the watchdog, which only ends early if it was killed.)
+            let Some(index) = index else {
                 continue;
             };
+            watchdog.forget(pid);
             let rank = index as u32;
-            // Already reaped by waitpid: drop std's handle without waiting again.
-            ranks[index].child = None;
+            ranks[index].running = false;
             live -= 1;
             let end = match end {
                 RankEnd::Exited(0) if segments.state(rank) == state::ATTACHED => {
@@ -419,8 +637,9 @@ fn supervise(
             }
         }
     }
-    for f in forwarders {
-        let _ = f.join();
+    // The ranks are gone: forward what they wrote, not what outlives them.
+    for forward in forwards {
+        forward.finish();
     }
     // Ranks that saw the abort flag may have exited before the rank that called abort
     // was reaped: the job failed because of the one that aborted.

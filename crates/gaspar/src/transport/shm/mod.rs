@@ -35,6 +35,9 @@ pub(crate) mod env {
     pub(crate) const PROCS: &str = "GASPAR_PROCS";
     /// The inherited descriptors of every rank's segment, in rank order.
     pub(crate) const SEGMENT_FDS: &str = "GASPAR_SEGMENT_FDS";
+    /// The launcher's pid: its descendants (the job's ranks) may use cross-memory attach
+    /// on this rank.
+    pub(crate) const LAUNCHER_PID: &str = "GASPAR_LAUNCHER_PID";
 }
 
 /// One peer's mapping, as this process sees it.
@@ -76,10 +79,10 @@ impl ShmTransport {
     pub fn attach_from_env() -> Result<ShmTransport> {
         let spin_limit = config::SPIN_LIMIT.number()?;
         let Ok(job) = std::env::var(env::JOB) else {
-            let layout = Layout::new(config::STARTER_SIZE.bytes()?, config::HEAP_SIZE.bytes()?)
-                .ok_or(Error::LengthOverflow {
-                    what: "segment size",
-                })?;
+            let (starter_len, heap_len) = config::segment_sizes()?;
+            let layout = Layout::new(starter_len, heap_len).ok_or(Error::LengthOverflow {
+                what: "segment size",
+            })?;
             let mapping = Mapping::anonymous(&layout)?;
             return Self::start(0, 1, layout, vec![mapping], spin_limit);
         };
@@ -88,30 +91,34 @@ impl ShmTransport {
         if procs == 0 || rank >= procs {
             return Err(Error::Environment(format!("rank {rank} of {procs} ranks")));
         }
-        let fds: Vec<std::os::fd::RawFd> = std::env::var(env::SEGMENT_FDS)
-            .map_err(|_| Error::Environment(format!("{} is not set", env::SEGMENT_FDS)))?
-            .split(',')
-            .map(|fd| {
-                fd.parse().map_err(|_| {
-                    Error::Environment(format!("bad {} entry {fd:?}", env::SEGMENT_FDS))
-                })
-            })
-            .collect::<Result<_>>()?;
-        if fds.len() != procs as usize {
-            return Err(Error::Environment(format!(
-                "{} segments for {procs} ranks",
-                fds.len()
-            )));
-        }
+        let launcher = env_number(env::LAUNCHER_PID)?;
+        let fds = segment::fd_list(
+            &std::env::var(env::SEGMENT_FDS)
+                .map_err(|_| Error::Environment(format!("{} is not set", env::SEGMENT_FDS)))?,
+            procs,
+        )?;
         // The descriptors are taken once: an init after finalize in the same process must
         // not take them again (their numbers may name other files by then).
         static TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        if TAKEN.swap(true, Ordering::AcqRel) {
-            return Err(Error::Environment(
+        let taken_before = || {
+            Error::Environment(
                 "this process already used its job's segments; a rank can init only once".into(),
-            ));
+            )
+        };
+        if TAKEN.load(Ordering::Acquire) {
+            return Err(taken_before());
         }
-        let mappings = fds
+        // Every descriptor is checked to be a segment of this job before any is taken: a
+        // refused one stays open, as it was.
+        let checked = fds
+            .iter()
+            .enumerate()
+            .map(|(r, &fd)| segment::check_inherited(fd, &job, r as u32))
+            .collect::<Result<Vec<_>>>()?;
+        if TAKEN.swap(true, Ordering::AcqRel) {
+            return Err(taken_before());
+        }
+        let mappings = checked
             .into_iter()
             .map(Mapping::inherited)
             .collect::<Result<Vec<_>>>()?;
@@ -132,6 +139,7 @@ impl ShmTransport {
             }
         }
         tracing::debug!(job, "attaching");
+        allow_cross_memory_attach(Pid::from_raw(launcher as i32));
         Self::start(rank, procs, layout, mappings, spin_limit)
     }
 
@@ -159,11 +167,26 @@ impl ShmTransport {
             spin_limit,
             mappings,
         };
+        // Attaching is exclusive: one process per rank, once.
         let me = transport.header(rank);
+        if let Err(now) = me.state.compare_exchange(
+            state::CREATED,
+            state::ATTACHED,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            let holder = me.pid.load(Ordering::Relaxed);
+            let how = if now == state::FINALIZED {
+                "has finalized"
+            } else {
+                "is attached"
+            };
+            return Err(Error::Environment(format!(
+                "rank {rank} of this job is taken by pid {holder} (which {how}); a second process with GASPAR_RANK={rank} cannot join"
+            )));
+        }
         me.pid
             .store(u64::from(std::process::id()), Ordering::Relaxed);
-        me.state.store(state::ATTACHED, Ordering::Release);
-        allow_cross_memory_attach();
         // Start-up barrier: every rank has mapped every segment and published its pid.
         transport.barrier()?;
         for r in 0..procs {
@@ -668,14 +691,16 @@ fn cross_memory_vector(
     Ok(())
 }
 
-/// Lets sibling ranks use process_vm_readv/writev on this process under Yama's
-/// restricted ptrace scope (a no-op where Yama is absent).
-fn allow_cross_memory_attach() {
-    // SAFETY: PR_SET_PTRACER takes two integer arguments and touches no memory of ours.
+/// Lets the job's other ranks use process_vm_readv/writev on this process under Yama's
+/// restricted ptrace scope (`kernel.yama.ptrace_scope = 1`), and nobody else: Yama lets
+/// the named process and its descendants attach, and the ranks are the launcher's
+/// descendants. (A no-op where Yama is absent; Yama keeps one such exception per process.)
+fn allow_cross_memory_attach(launcher: Pid) {
+    // SAFETY: PR_SET_PTRACER takes integer arguments and touches no memory of ours.
     let _ = unsafe {
         nix::libc::prctl(
             nix::libc::PR_SET_PTRACER,
-            nix::libc::PR_SET_PTRACER_ANY,
+            launcher.as_raw() as nix::libc::c_ulong,
             0,
             0,
             0,
@@ -1040,7 +1065,10 @@ impl Transport for ShmTransport {
     }
 
     fn abort(&self, message: &str) -> ! {
-        eprintln!("gaspar: rank {} aborted the job: {message}", self.rank);
+        launcher::report(&format!(
+            "gaspar: rank {} aborted the job: {message}",
+            self.rank
+        ));
         for r in 0..self.procs {
             let _ = self.header(r).abort.0.compare_exchange(
                 0,
