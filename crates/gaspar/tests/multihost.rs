@@ -194,6 +194,16 @@ fn allgather_and_counter_across_two_hosts() {
         "{}",
         out.stdout
     );
+    // Ordering over the network, where MPI orders neither put after put nor get after put
+    // (osc/ucx): a get sees the earlier put, the later put wins, strided puts in order.
+    let out = hosts.mpirun(&dir, &example("scenarios"), &["ordering", "300"]);
+    out.assert_success();
+    assert_eq!(
+        out.stdout.matches("ordering ok in 300 rounds").count(),
+        2,
+        "{}",
+        out.stdout
+    );
     let after = hosts.received_bytes();
     assert!(
         after > before + 10_000,

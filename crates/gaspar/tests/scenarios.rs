@@ -180,3 +180,26 @@ fn under_a_program_initialized_mpi_below_thread_multiple_other_threads_are_refus
         );
     }
 }
+
+#[test]
+fn a_get_sees_the_earlier_put_and_strided_puts_land_in_issue_order() {
+    for t in transports() {
+        for procs in [1u32, 2, 3] {
+            let out = scenario(t, procs, "ordering");
+            assert_eq!(
+                count(&out, "ordering ok in 2000 rounds"),
+                procs as usize,
+                "{t}: {}",
+                out.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn heap_blocks_are_aligned_on_every_transport() {
+    for t in transports() {
+        let out = scenario(t, 2, "heap-alignment");
+        assert_eq!(count(&out, "heap blocks aligned"), 2, "{t}: {}", out.stdout);
+    }
+}
