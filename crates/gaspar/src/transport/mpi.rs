@@ -419,27 +419,18 @@ unsafe fn get_piece(
     }
 }
 
-/// The puts to one target rank that completed only locally (MPI_Put + flush_local): MPI
-/// orders neither a put after a put nor a get after a put to the same target (only
-/// accumulates among themselves), so before the next operation on that target's memory
-/// they are completed there with MPI_Win_flush, and the transport's order promise holds
-/// on every one-sided component, not only on those (osc/sm) that happen to complete a put
-/// at once. Two counters, not a flag, so that threads sharing the transport cannot lose a
-/// put: `issued` counts such puts, `flushed` is the highest `issued` a flush has covered.
-#[derive(Default)]
-#[repr(align(64))]
+/// The puts that completed only locally (MPI_Put + flush_local) and that no flush has
+/// completed at their target yet. MPI orders neither a put after a put nor a get after a
+/// put to the same target (only accumulates among themselves), so before the next
+/// operation on a target's memory its pending puts are completed there with
+/// MPI_Win_flush: the transport's order promise then holds on every one-sided component,
+/// not only on those (osc/sm) that happen to complete a put at once. `total` is the fast
+/// paths' one check (zero: nothing to do); the counts are changed under `flushing`, so
+/// that threads sharing the transport neither lose a put nor count one twice.
 struct Unflushed {
-    issued: AtomicU64,
-    flushed: AtomicU64,
-}
-
-impl Unflushed {
-    /// Whether a put to this target may not have reached it yet.
-    #[inline(always)]
-    fn pending(&self) -> bool {
-        let issued = self.issued.load(Ordering::Acquire);
-        self.flushed.load(Ordering::Acquire) < issued
-    }
+    total: AtomicU64,
+    by_rank: Box<[AtomicU64]>,
+    flushing: std::sync::Mutex<()>,
 }
 
 /// The `mpi` transport of one rank.
@@ -465,8 +456,8 @@ pub struct MpiTransport {
     /// MPI runs below MPI_THREAD_MULTIPLE, so that every call takes the general path,
     /// which checks the calling thread.
     fast_reach: [u64; 2],
-    /// Per target rank, the puts that completed only locally (see [`Unflushed`]).
-    unflushed: Box<[Unflushed]>,
+    /// The puts that completed only locally, by target rank.
+    unflushed: Unflushed,
     we_initialized: bool,
     finalized: AtomicBool,
     /// When MPI runs below MPI_THREAD_MULTIPLE: its level, and the only thread that may
@@ -648,7 +639,11 @@ impl MpiTransport {
                 Some(_) => [0, 0],
                 None => [starter_len, heap_len].map(|len| len.min(i32::MAX as u64) + 1),
             },
-            unflushed: (0..procs).map(|_| Unflushed::default()).collect(),
+            unflushed: Unflushed {
+                total: AtomicU64::new(0),
+                by_rank: (0..procs).map(|_| AtomicU64::new(0)).collect(),
+                flushing: std::sync::Mutex::new(()),
+            },
             we_initialized,
             finalized: AtomicBool::new(false),
             single_thread,
@@ -674,39 +669,57 @@ impl MpiTransport {
     /// Records a put to `rank` that completed only locally (see [`Unflushed`]).
     #[inline]
     fn put_left_unflushed(&self, rank: u32) {
-        if let Some(target) = self.unflushed.get(rank as usize) {
-            target.issued.fetch_add(1, Ordering::AcqRel);
+        if let Some(count) = self.unflushed.by_rank.get(rank as usize) {
+            count.fetch_add(1, Ordering::AcqRel);
+            self.unflushed.total.fetch_add(1, Ordering::AcqRel);
         }
     }
 
     /// Before an operation on `rank`'s memory: completes there every earlier put to `rank`
     /// that completed only locally, so that MPI cannot apply the operation before them.
-    /// One load and a branch when there is none (the flush is out of line).
+    /// One load and a branch while no put is pending (the rest is out of line).
     #[inline(always)]
     fn order_after_puts(&self, rank: u32) {
-        if let Some(target) = self.unflushed.get(rank as usize) {
-            if target.pending() {
-                self.complete_puts(rank, target);
-            }
+        if self.unflushed.total.load(Ordering::Acquire) != 0 {
+            self.complete_puts(Some(rank), false);
         }
     }
 
-    /// MPI_Win_flush of every window to `rank`; records what it covered in `target`.
+    /// MPI_Win_flush to `rank` (every rank: `None`) of every window, when a put is pending
+    /// there or `always`; then the pending counts drop by what the flush covered.
     #[inline(never)]
-    fn complete_puts(&self, rank: u32, target: &Unflushed) {
-        let issued = target.issued.load(Ordering::Acquire);
-        // SAFETY: the windows are locked for the whole run; both run under
-        // MPI_ERRORS_ARE_FATAL (see `succeeded`).
-        unsafe {
-            succeeded("MPI_Win_flush", ffi::MPI_Win_flush(rank as c_int, self.win));
-            if self.has_dynamic() {
-                succeeded(
-                    "MPI_Win_flush",
-                    ffi::MPI_Win_flush(rank as c_int, self.dynamic),
-                );
+    fn complete_puts(&self, rank: Option<u32>, always: bool) {
+        let _flushing = self
+            .unflushed
+            .flushing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let counts = match rank {
+            Some(r) => self.unflushed.by_rank.get(r as usize..=r as usize),
+            None => Some(&self.unflushed.by_rank[..]),
+        }
+        .unwrap_or_default();
+        let covered: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Acquire)).collect();
+        if !always && covered.iter().all(|&c| c == 0) {
+            return;
+        }
+        for win in [self.win, self.dynamic] {
+            if win == constant::win_null() {
+                continue;
+            }
+            // SAFETY: the windows are locked for the whole run and run under
+            // MPI_ERRORS_ARE_FATAL (see `succeeded`).
+            unsafe {
+                match rank {
+                    Some(r) => succeeded("MPI_Win_flush", ffi::MPI_Win_flush(r as c_int, win)),
+                    None => succeeded("MPI_Win_flush_all", ffi::MPI_Win_flush_all(win)),
+                }
             }
         }
-        target.flushed.fetch_max(issued, Ordering::AcqRel);
+        for (count, covered) in counts.iter().zip(covered) {
+            count.fetch_sub(covered, Ordering::AcqRel);
+            self.unflushed.total.fetch_sub(covered, Ordering::AcqRel);
+        }
     }
 
     /// Window displacement of `len` bytes at `loc` in the allocated window (starter memory
@@ -1569,37 +1582,19 @@ impl Transport for MpiTransport {
 
     fn flush(&self, rank: u32) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        let target = self
-            .unflushed
-            .get(rank as usize)
-            .ok_or(Error::RankOutOfRange {
+        if rank >= self.procs {
+            return Err(Box::new(Error::RankOutOfRange {
                 rank: rank.into(),
                 procs: self.procs,
-            })?;
-        self.complete_puts(rank, target);
+            }));
+        }
+        self.complete_puts(Some(rank), true);
         Ok(())
     }
 
     fn flush_all(&self) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        let issued: Vec<u64> = self
-            .unflushed
-            .iter()
-            .map(|target| target.issued.load(Ordering::Acquire))
-            .collect();
-        // SAFETY: the window is locked for the whole run.
-        check("MPI_Win_flush_all", unsafe {
-            ffi::MPI_Win_flush_all(self.win)
-        })?;
-        if self.has_dynamic() {
-            // SAFETY: as above, for the dynamic window.
-            check("MPI_Win_flush_all", unsafe {
-                ffi::MPI_Win_flush_all(self.dynamic)
-            })?;
-        }
-        for (target, issued) in self.unflushed.iter().zip(issued) {
-            target.flushed.fetch_max(issued, Ordering::AcqRel);
-        }
+        self.complete_puts(None, true);
         Ok(())
     }
 
