@@ -9,6 +9,13 @@
 //! registration table (slot -> address, length) at the end of its allocated window, which
 //! others read with MPI_Get, so decoding a global address needs no collective. Atomics on
 //! registered memory are refused, as on shm.
+//!
+//! What MPI does not promise, the transport makes sure of: the order of a rank's
+//! operations to one target (a put completed only locally is completed at its target
+//! before the next operation there, [`Unflushed`]), the alignment of each rank's memory
+//! in the window (a pad, the same on every rank), and a one-sided component that works
+//! (OpenMPI's osc/rdma is steered away from when gaspar is loaded, and refused with what
+//! to pass where it cannot be: `steer_openmpi_away_from_rdma`).
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
