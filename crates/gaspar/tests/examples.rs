@@ -151,28 +151,43 @@ fn the_examples_run_under_plain_mpirun_and_mpiexec() {
     }
 }
 
-/// Where the user chose OpenMPI's osc/rdma, gaspar cannot steer: the job stops with one
-/// line saying what to pass, instead of a crash.
+/// Where the user chose OpenMPI's osc/rdma (with `--mca osc rdma`, or in OpenMPI's
+/// parameter file `~/.openmpi/mca-params.conf`), gaspar respects the choice and cannot
+/// steer: the job stops with one line saying what to pass, instead of a crash.
 #[cfg(feature = "mpi")]
 #[test]
 fn a_chosen_osc_rdma_stops_the_job_with_what_to_pass() {
     if !transports().contains(&"mpi") {
         return;
     }
-    let mut cmd = std::process::Command::new("mpirun");
-    cmd.args(["-n", "2", "--mca", "osc", "rdma"])
-        .arg(example("counter"))
-        .arg("1000")
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    let out = run_command(cmd);
-    assert_ne!(out.code(), Some(0), "{}", out.stdout);
-    assert_ne!(out.code(), None, "ended by a signal: {}", out.stderr);
-    let advice: Vec<&str> = out
-        .stderr
-        .lines()
-        .filter(|l| l.contains("osc/rdma") && l.contains("pass `--mca osc sm`"))
-        .collect();
-    assert!(!advice.is_empty(), "{}", out.stderr);
-    assert!(!out.stdout.contains("counter ="), "{}", out.stdout);
+    let home = std::env::temp_dir().join(format!("gaspar-osc-choice-{}", std::process::id()));
+    std::fs::create_dir_all(home.join(".openmpi")).unwrap();
+    std::fs::write(home.join(".openmpi/mca-params.conf"), "osc = rdma\n").unwrap();
+    for by_file in [false, true] {
+        let mut cmd = std::process::Command::new("mpirun");
+        cmd.args(["-n", "2"]);
+        if by_file {
+            cmd.env("HOME", &home);
+        } else {
+            cmd.args(["--mca", "osc", "rdma"]);
+        }
+        cmd.arg(example("counter"))
+            .arg("1000")
+            .env_remove("OMPI_MCA_osc")
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        let out = run_command(cmd);
+        assert_ne!(out.code(), Some(0), "{}", out.stdout);
+        assert_ne!(out.code(), None, "ended by a signal: {}", out.stderr);
+        assert!(
+            out.stderr.contains("(allowed by its setting `osc = rdma`)")
+                && out
+                    .stderr
+                    .contains("pass `--mca osc sm` to mpirun on one host"),
+            "chosen by file: {by_file}: {}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains("counter ="), "{}", out.stdout);
+    }
+    let _ = std::fs::remove_dir_all(&home);
 }
