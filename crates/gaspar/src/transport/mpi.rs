@@ -696,6 +696,14 @@ impl MpiTransport {
     /// there or `always`; then the pending counts drop by what the flush covered.
     #[inline(never)]
     fn complete_puts(&self, rank: Option<u32>, always: bool) {
+        // Puts pending elsewhere only: nothing to do, without the lock. (This thread's own
+        // puts to `rank` were counted there before they were counted in the total.)
+        if let (Some(r), false) = (rank, always) {
+            let count = self.unflushed.by_rank.get(r as usize);
+            if count.map_or(true, |c| c.load(Ordering::Acquire) == 0) {
+                return;
+            }
+        }
         let _flushing = self
             .unflushed
             .flushing
