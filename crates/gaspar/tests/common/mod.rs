@@ -143,7 +143,7 @@ fn job_command(transport: &str, procs: u32) -> Command {
 }
 
 /// The program as `transport` runs it: for `mpich`, the same example built against MPICH.
-fn program_for(transport: &str, program: &std::ffi::OsStr) -> std::ffi::OsString {
+pub fn program_for(transport: &str, program: &std::ffi::OsStr) -> std::ffi::OsString {
     if transport != "mpich" {
         return program.to_os_string();
     }
