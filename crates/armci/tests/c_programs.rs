@@ -1,9 +1,13 @@
 //! C programs written against armci.h, compiled with cc, linked to libarmci.so and run
 //! through `gaspar run` as users run them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Once;
+
+use common::*;
 
 /// target/<profile>, found from this test executable (target/<profile>/deps/...).
 fn target_dir() -> PathBuf {
@@ -37,6 +41,11 @@ fn compile(name: &str) -> PathBuf {
 /// `variant`s so that none overwrites a program another is running.
 fn compile_with(compiler: &str, name: &str, variant: &str) -> PathBuf {
     ensure_built();
+    compile_against(&target_dir(), compiler, name, variant)
+}
+
+/// Compiles tests/c/NAME.c with `compiler` against the libarmci.so in `lib_dir`.
+fn compile_against(lib_dir: &Path, compiler: &str, name: &str, variant: &str) -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = target_dir().join(format!("armci-test-{variant}{name}"));
     let status = Command::new(compiler)
@@ -46,9 +55,9 @@ fn compile_with(compiler: &str, name: &str, variant: &str) -> PathBuf {
         .arg(manifest.join("include"))
         .arg(manifest.join("tests/c").join(format!("{name}.c")))
         .arg("-L")
-        .arg(target_dir())
+        .arg(lib_dir)
         .arg("-larmci")
-        .arg(format!("-Wl,-rpath,{}", target_dir().display()))
+        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
         .arg("-o")
         .arg(&out)
         .status()
@@ -57,31 +66,13 @@ fn compile_with(compiler: &str, name: &str, variant: &str) -> PathBuf {
     out
 }
 
-/// `gaspar run -n procs program args`; a job that hangs fails the test after 2 minutes.
+/// `gaspar run -n procs program args`; a job that hangs fails the test.
 fn run(procs: u32, program: &Path, args: &[&str]) -> std::process::Output {
-    let child = Command::new(target_dir().join("gaspar"))
-        .args(["run", "-n", &procs.to_string()])
+    let mut cmd = Command::new(target_dir().join("gaspar"));
+    cmd.args(["run", "-n", &procs.to_string()])
         .arg(program)
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("gaspar run");
-    let pid = child.id() as i32;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(std::time::Duration::from_secs(120)) {
-        Ok(out) => out.expect("wait"),
-        Err(_) => {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGTERM,
-            );
-            panic!("{} did not finish within 2 minutes", program.display());
-        }
-    }
+        .args(args);
+    output_within_timeout(cmd)
 }
 
 /// Runs tests/c/NAME.c under the launcher with each job size; every rank must print
@@ -145,49 +136,95 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
     }
 }
 
-/// An ARMCI-MPI program (MPI_Init first, MPI calls of its own) under mpirun, on gaspar's
-/// mpi transport.
+/// The programs under an MPI launcher exactly as a user types it (`mpirun -n 2 PROG`:
+/// OpenMPI with its defaults, whose osc/rdma crashes on a 64-bit compare-and-swap unless
+/// gaspar steers it away, also when the program called MPI_Init before ARMCI_Init), or
+/// `mpiexec.mpich -n 2 PROG`: an ARMCI-MPI program with MPI calls of its own, then the
+/// basic and group programs (no MPI calls; gaspar initializes MPI itself). `compile`
+/// builds a program with the C compiler given, against the right libarmci.
 #[cfg(feature = "mpi")]
-#[test]
-fn armci_mpi_programs_run_unchanged_under_mpirun() {
-    if Command::new("mpicc").arg("--version").output().is_err() {
-        eprintln!("skipped: mpicc is not installed");
-        return;
-    }
-    // An ARMCI-MPI program with MPI calls of its own, then the basic and group programs
-    // (no MPI calls; gaspar initializes MPI itself).
+fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str) -> PathBuf) {
     for (name, compiler) in [
-        ("armci_with_mpi", "mpicc"),
+        ("armci_with_mpi", mpicc),
         ("armci_basic", "cc"),
         ("armci_groups", "cc"),
     ] {
-        let program = compile_with(compiler, name, "mpirun-");
-        let out = Command::new("mpirun")
-            .args([
-                "-n",
-                "3",
-                "--oversubscribe",
-                "--allow-run-as-root",
-                "--mca",
-                "osc",
-                "sm",
-            ])
+        let program = compile(compiler, name);
+        let mut cmd = Command::new(launcher);
+        // As from a user's shell: cargo's LD_LIBRARY_PATH (target/<profile>) would take
+        // the OpenMPI build of libarmci over the program's run path.
+        cmd.args(["-n", "2"])
             .arg(&program)
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("OMPI_MCA_osc")
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .output()
-            .expect("mpirun");
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        let out = output_within_timeout(cmd);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
-            "{name}: {stdout}\n{}",
+            "{launcher} {name}: {stdout}\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        for rank in 0..3 {
+        for rank in 0..2 {
             assert!(
-                stdout.contains(&format!("{name} ok rank {rank} of 3")),
-                "{stdout}"
+                stdout.contains(&format!("{name} ok rank {rank} of 2")),
+                "{launcher} {name}: {stdout}"
             );
         }
     }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn armci_mpi_programs_run_unchanged_under_plain_mpirun() {
+    if Command::new("mpicc").arg("--version").output().is_err() {
+        return skip("mpicc is not installed (apt-get install libopenmpi-dev)");
+    }
+    run_under_a_launcher("mpirun", "mpicc", |compiler, name| {
+        compile_with(compiler, name, "mpirun-")
+    });
+}
+
+/// The same under MPICH: the programs are built against a libarmci built with MPICH,
+/// in `GASPAR_TEST_MPICH_ARMCI` (scripts/test builds it).
+#[cfg(feature = "mpi")]
+#[test]
+fn armci_mpi_programs_run_unchanged_under_mpiexec_mpich() {
+    let Some(lib_dir) = std::env::var_os("GASPAR_TEST_MPICH_ARMCI") else {
+        return skip(
+            "GASPAR_TEST_MPICH_ARMCI does not name a libarmci built with MPICH (scripts/test \
+             builds one when MPICH is installed)",
+        );
+    };
+    run_under_a_launcher("mpiexec.mpich", "mpicc.mpich", |compiler, name| {
+        compile_against(Path::new(&lib_dir), compiler, name, "mpich-")
+    });
+}
+
+/// A program that initialized MPI itself on a one-sided component gaspar cannot work
+/// with (OpenMPI's osc/rdma, chosen by the user) stops with one line saying what to pass.
+#[cfg(feature = "mpi")]
+#[test]
+fn an_mpi_program_on_osc_rdma_stops_at_armci_init_with_what_to_pass() {
+    if Command::new("mpicc").arg("--version").output().is_err() {
+        return skip("mpicc is not installed (apt-get install libopenmpi-dev)");
+    }
+    let program = compile_with("mpicc", "armci_with_mpi", "rdma-");
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["-n", "2", "--mca", "osc", "rdma"])
+        .arg(&program)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    let out = output_within_timeout(cmd);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("gaspar armci: ARMCI_Init: ")
+                && l.contains("osc/rdma")
+                && l.contains("pass `--mca osc sm`")),
+        "{stderr}"
+    );
 }

@@ -29,6 +29,8 @@ fn main() {
         "where" => where_am_i(),
         #[cfg(feature = "mpi")]
         "mpi-single-thread" => mpi_single_thread(),
+        "ordering" => ordering(args.next().and_then(|a| a.parse().ok()).unwrap_or(2000)),
+        "heap-alignment" => heap_alignment(),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -801,4 +803,86 @@ fn mpi_single_thread() -> Result<()> {
     // SAFETY: every MPI call of this program is done.
     unsafe { mpi::ffi::MPI_Finalize() };
     Ok(())
+}
+
+/// What one rank's operations to one target promise about their order, `rounds` times
+/// with fresh values each round (every rank works on its right neighbour's memory):
+/// a get sees the same rank's earlier put (8 bytes, and the last word of 4 KiB), the
+/// later of two puts to one place wins, an atomic sees an earlier put, and two
+/// overlapping strided puts land in issue order.
+fn ordering(rounds: u64) -> Result<()> {
+    use gaspar::strided::Descriptor;
+    let rt = gaspar::init()?;
+    let (me, n) = (rt.rank(), rt.procs());
+    let right = (me + 1) % n;
+    let block = rt.alloc(16 * 1024)?;
+    let word = block.ga(right)?;
+    let page = word.offset(64).expect("in block");
+    let grid = word.offset(8192).expect("in block");
+    // 16 rows of 16 bytes, 32 bytes apart; the second put starts 8 bytes later, so each
+    // of its rows covers the second half of one of the first put's rows.
+    let desc = Descriptor::new(&[16, 16], &[16], &[32])?;
+    let later = grid.offset(8).expect("in block");
+    let extent = (desc.dst_extent() + 8) as usize;
+    let mut back = vec![0u8; 4096];
+    for round in 0..rounds {
+        let value = (u64::from(me) << 48) | (round << 8);
+        rt.put(word, &value.to_ne_bytes(), Handle::NULL)?;
+        rt.get_blocking(&mut back[..8], word)?;
+        check(&rt, back[..8] == value.to_ne_bytes(), || {
+            format!("round {round}: a get missed the put of {value:#x} before it")
+        });
+
+        let fill = vec![round as u8 ^ 0x5a; 4096];
+        rt.put(page, &fill, Handle::NULL)?;
+        rt.get_blocking(&mut back[..8], page.offset(4088).expect("in block"))?;
+        check(&rt, back[..8] == fill[..8], || {
+            format!("round {round}: a get missed the end of the 4 KiB put before it")
+        });
+
+        rt.put(word, &(value + 1).to_ne_bytes(), Handle::NULL)?;
+        rt.put(word, &(value + 2).to_ne_bytes(), Handle::NULL)?;
+        let old = GlobalPtr::<u64>::new(word).fetch_add(&rt, 1)?;
+        check(&rt, old == value + 2, || {
+            format!(
+                "round {round}: the atomic after two puts saw {old:#x}, not {:#x}",
+                value + 2
+            )
+        });
+
+        let (first, second) = ([round as u8; 256], [!(round as u8); 256]);
+        rt.put_strided(&first, &desc, grid, Handle::NULL)?;
+        rt.put_strided(&second, &desc, later, Handle::NULL)?;
+        rt.get_blocking(&mut back[..extent], grid)?;
+        let mut expected = vec![0u8; extent];
+        for row in 0..16 {
+            expected[row * 32..row * 32 + 8].fill(first[0]);
+            expected[row * 32 + 8..row * 32 + 24].fill(second[0]);
+        }
+        let rows_differ =
+            (0..16).any(|row| back[row * 32..row * 32 + 24] != expected[row * 32..row * 32 + 24]);
+        check(&rt, !rows_differ, || {
+            format!("round {round}: overlapping strided puts did not land in issue order")
+        });
+    }
+    rt.barrier()?;
+    say(&format!("rank {me}: ordering ok in {rounds} rounds"));
+    rt.finalize()
+}
+
+/// Heap blocks are aligned to `gmem::heap::ALIGN` (64) bytes in this process's memory,
+/// whatever alignment the transport's memory came with.
+fn heap_alignment() -> Result<()> {
+    let rt = gaspar::init()?;
+    let me = rt.rank();
+    for len in [1u64, 24, 100, 4096, 7] {
+        let block = rt.alloc(len)?;
+        let address = rt.local_address(block.ga(me)?)?;
+        check(&rt, address % 64 == 0, || {
+            format!("a {len}-byte heap block is at {address:#x}, not 64-byte aligned")
+        });
+    }
+    rt.barrier()?;
+    say(&format!("rank {me}: heap blocks aligned"));
+    rt.finalize()
 }

@@ -102,12 +102,7 @@ fn allgather_larger_than_starter_memory_is_an_error_not_a_crash() {
 #[cfg(not(feature = "mpi"))]
 #[test]
 fn a_program_without_the_mpi_feature_refuses_to_run_under_mpirun() {
-    let mpirun = std::process::Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !mpirun {
-        eprintln!("skipped: mpirun is not installed");
+    if !mpirun_installed() {
         return;
     }
     let mut cmd = std::process::Command::new("mpirun");
@@ -123,4 +118,76 @@ fn a_program_without_the_mpi_feature_refuses_to_run_under_mpirun() {
         out.stderr
     );
     assert!(!out.stdout.contains("hello from rank"), "{}", out.stdout);
+}
+
+/// The examples under the MPI libraries' own launchers exactly as a user types them,
+/// `mpirun -n 2 PROG` (OpenMPI with its defaults, whose osc/rdma crashes on a 64-bit
+/// compare-and-swap unless gaspar steers it away; the README's
+/// `mpirun -n 2 target/release/examples/counter`) and `mpiexec.mpich -n 2 PROG`.
+#[cfg(feature = "mpi")]
+#[test]
+fn the_examples_run_under_plain_mpirun_and_mpiexec() {
+    let cases: [(&str, &[&str], &str); 4] = [
+        ("hello", &[], "hello from rank 1 of 2"),
+        ("ring", &[], "rank 1: ring of 2 ok, last value from rank 0"),
+        ("allgather", &["1000"], "allgather of 2 x 1000 bytes ok"),
+        ("counter", &[], "counter = 200000 (expected 200000)"),
+    ];
+    for t in transports().into_iter().filter(|&t| t != "shm") {
+        for (name, args, line) in cases {
+            let out = if t == "mpi" {
+                plain_mpirun(2, &example(name), args)
+            } else {
+                let program = example(name);
+                let mut job: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&program];
+                for a in args {
+                    job.push(a);
+                }
+                run_on(t, 2, &job)
+            };
+            out.assert_success();
+            assert!(out.stdout.contains(line), "{t} {name}: {}", out.stdout);
+        }
+    }
+}
+
+/// Where the user chose OpenMPI's osc/rdma (with `--mca osc rdma`, or in OpenMPI's
+/// parameter file `~/.openmpi/mca-params.conf`), gaspar respects the choice and cannot
+/// steer: the job stops with one line saying what to pass, instead of a crash.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_chosen_osc_rdma_stops_the_job_with_what_to_pass() {
+    if !transports().contains(&"mpi") {
+        return;
+    }
+    let home = std::env::temp_dir().join(format!("gaspar-osc-choice-{}", std::process::id()));
+    std::fs::create_dir_all(home.join(".openmpi")).unwrap();
+    std::fs::write(home.join(".openmpi/mca-params.conf"), "osc = rdma\n").unwrap();
+    for by_file in [false, true] {
+        let mut cmd = std::process::Command::new("mpirun");
+        cmd.args(["-n", "2"]);
+        if by_file {
+            cmd.env("HOME", &home);
+        } else {
+            cmd.args(["--mca", "osc", "rdma"]);
+        }
+        cmd.arg(example("counter"))
+            .arg("1000")
+            .env_remove("OMPI_MCA_osc")
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        let out = run_command(cmd);
+        assert_ne!(out.code(), Some(0), "{}", out.stdout);
+        assert_ne!(out.code(), None, "ended by a signal: {}", out.stderr);
+        assert!(
+            out.stderr.contains("(allowed by its setting `osc = rdma`)")
+                && out
+                    .stderr
+                    .contains("pass `--mca osc sm` to mpirun on one host"),
+            "chosen by file: {by_file}: {}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains("counter ="), "{}", out.stdout);
+    }
+    let _ = std::fs::remove_dir_all(&home);
 }

@@ -126,19 +126,14 @@ impl Drop for Hosts {
 #[test]
 fn allgather_and_counter_across_two_hosts() {
     if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: network namespaces need root");
-        return;
+        return skip("network namespaces need root");
     }
-    if Command::new("mpirun").arg("--version").output().is_err() {
-        eprintln!("skipped: mpirun is not installed");
+    if !mpirun_installed() {
         return;
     }
     let hosts = match Hosts::new() {
         Ok(h) => h,
-        Err(e) => {
-            eprintln!("skipped: cannot make network namespaces here: {e}");
-            return;
-        }
+        Err(e) => return skip(&format!("cannot make network namespaces here: {e}")),
     };
     let dir = std::env::temp_dir().join(format!("gaspar-multihost-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -190,6 +185,16 @@ fn allgather_and_counter_across_two_hosts() {
     out.assert_success();
     assert_eq!(
         out.stdout.matches("counter = 4000 (expected 4000)").count(),
+        2,
+        "{}",
+        out.stdout
+    );
+    // Ordering over the network, where MPI orders neither put after put nor get after put
+    // (osc/ucx): a get sees the earlier put, the later put wins, strided puts in order.
+    let out = hosts.mpirun(&dir, &example("scenarios"), &["ordering", "300"]);
+    out.assert_success();
+    assert_eq!(
+        out.stdout.matches("ordering ok in 300 rounds").count(),
         2,
         "{}",
         out.stdout

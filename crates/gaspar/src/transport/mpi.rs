@@ -9,9 +9,16 @@
 //! registration table (slot -> address, length) at the end of its allocated window, which
 //! others read with MPI_Get, so decoding a global address needs no collective. Atomics on
 //! registered memory are refused, as on shm.
+//!
+//! What MPI does not promise, the transport makes sure of: the order of a rank's
+//! operations to one target (a put completed only locally is completed at its target
+//! before the next operation there, [`Unflushed`]), the alignment of each rank's memory
+//! in the window (a pad, the same on every rank), and a one-sided component that works
+//! (OpenMPI's osc/rdma is steered away from when gaspar is loaded, and refused with what
+//! to pass where it cannot be: `steer_openmpi_away_from_rdma`).
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use mpi::ffi;
 
@@ -26,8 +33,42 @@ use crate::transport::shm::layout::RegionEntry;
 
 /// The heap starts on a 64 KiB boundary of the window.
 const HEAP_ALIGN: u64 = 64 * 1024;
-/// One 32-byte entry (sequence, base, length, color) per registration slot.
-const TABLE_BYTES: u64 = 32 * REGISTRATION_SLOTS as u64;
+/// One registration-table entry: a [`RegionEntry`] (sequence, base, length, color), which
+/// other ranks read with MPI_Get as four 8-byte words (`registered_span`).
+const ENTRY_BYTES: u64 = std::mem::size_of::<RegionEntry>() as u64;
+const _: () = assert!(
+    ENTRY_BYTES == 4 * 8 && std::mem::align_of::<RegionEntry>() == 8,
+    "a registration-table entry must be four 8-byte words, as registered_span reads it"
+);
+/// One entry per registration slot.
+const TABLE_BYTES: u64 = ENTRY_BYTES * REGISTRATION_SLOTS as u64;
+
+/// The alignment gaspar needs where its memory starts in a window: the heap begins a
+/// multiple of 64 KiB after the starter memory, and heap blocks are promised
+/// `heap::ALIGN`-byte alignment (which also covers the registration table's 8-byte
+/// atomics). MPI promises none: OpenMPI's osc/sm returns bases 8 bytes past a cache line,
+/// or at any byte for windows whose size is not a multiple of a page.
+const WINDOW_ALIGN: u64 = crate::gmem::heap::ALIGN;
+
+/// How many bytes after this rank's window base the next `WINDOW_ALIGN` boundary lies.
+fn alignment_pad(base: usize) -> u64 {
+    (WINDOW_ALIGN - base as u64 % WINDOW_ALIGN) % WINDOW_ALIGN
+}
+
+/// The pad every rank skips at the start of its window (displacements are computed
+/// locally for every target, so it must be the same everywhere), or an error when the
+/// library aligned the ranks' windows differently.
+fn common_pad(pads: &[u64]) -> Result<u64> {
+    let first = pads.first().copied().unwrap_or(0);
+    if pads.iter().all(|&p| p == first) {
+        return Ok(first);
+    }
+    Err(Error::Environment(format!(
+        "MPI_Win_allocate aligned the ranks' windows differently (bytes to the next \
+         {WINDOW_ALIGN}-byte boundary, by rank: {pads:?}); gaspar needs the same alignment \
+         on every rank"
+    )))
+}
 
 /// The MPI constants gaspar uses, read from the bindings' shims.
 mod constant {
@@ -65,6 +106,80 @@ mod constant {
     }
 }
 
+/// The MPI tool interface (MPI_T), which may be used before MPI is initialized. It stays
+/// initialized once started: MPICH 4.0 crashes in MPI_Init after an MPI_T_finalize.
+fn tool_interface() -> bool {
+    let mut provided: c_int = 0;
+    // SAFETY: MPI_T_init_thread may be called at any time, also before MPI_Init, and
+    // writes one int.
+    unsafe { ffi::MPI_T_init_thread(constant::thread_multiple(), &mut provided) == 0 }
+}
+
+/// A control variable of the MPI tool interface, by name (MPI_T must be initialized).
+struct ControlVariable {
+    handle: ffi::MPI_T_cvar_handle,
+    count: c_int,
+}
+
+impl ControlVariable {
+    /// The variable `name`, or `None` when this MPI library has none of that name.
+    fn find(name: &std::ffi::CStr) -> Option<ControlVariable> {
+        let mut index: c_int = 0;
+        let mut handle: ffi::MPI_T_cvar_handle = std::ptr::null_mut();
+        let mut count: c_int = 0;
+        // SAFETY: `name` is NUL-terminated; every out-pointer is a valid local; the
+        // variables gaspar asks for are not bound to an MPI object (null object handle).
+        let found = unsafe {
+            ffi::MPI_T_cvar_get_index(name.as_ptr(), &mut index) == 0
+                && ffi::MPI_T_cvar_handle_alloc(
+                    index,
+                    std::ptr::null_mut(),
+                    &mut handle,
+                    &mut count,
+                ) == 0
+        };
+        found.then_some(ControlVariable { handle, count })
+    }
+
+    /// The value of an integer variable.
+    fn read_int(&self) -> Option<c_int> {
+        let mut value: c_int = 0;
+        // SAFETY: an integer variable of count 1 writes one int.
+        let code = unsafe { ffi::MPI_T_cvar_read(self.handle, (&mut value as *mut c_int).cast()) };
+        (code == 0 && self.count == 1).then_some(value)
+    }
+
+    /// The value of a string variable.
+    fn read_string(&self) -> Option<String> {
+        // `count` is the string's length; room for more in case the library counts less.
+        let mut buffer = vec![0u8; self.count.max(0) as usize + 4096];
+        // SAFETY: a string variable writes at most `count` characters and a NUL into the
+        // buffer, which is longer.
+        let code = unsafe { ffi::MPI_T_cvar_read(self.handle, buffer.as_mut_ptr().cast()) };
+        let text = std::ffi::CStr::from_bytes_until_nul(&buffer).ok()?;
+        (code == 0).then(|| text.to_string_lossy().into_owned())
+    }
+
+    /// Sets a string variable.
+    fn write_string(&self, value: &std::ffi::CStr) -> bool {
+        // SAFETY: a NUL-terminated string for a string variable.
+        unsafe { ffi::MPI_T_cvar_write(self.handle, value.as_ptr().cast()) == 0 }
+    }
+
+    /// Sets an integer variable.
+    fn write_int(&self, value: c_int) -> bool {
+        // SAFETY: one int for an integer variable.
+        unsafe { ffi::MPI_T_cvar_write(self.handle, (&value as *const c_int).cast()) == 0 }
+    }
+}
+
+impl Drop for ControlVariable {
+    fn drop(&mut self) {
+        // SAFETY: a handle allocated by `find`, freed once.
+        unsafe { ffi::MPI_T_cvar_handle_free(&mut self.handle) };
+    }
+}
+
 /// MPICH completes one-sided operations only while the target is inside an MPI call,
 /// unless its asynchronous progress thread runs (`MPIR_CVAR_ASYNC_PROGRESS`): gaspar's
 /// operations must complete whatever the target does, so it switches that thread on
@@ -73,32 +188,112 @@ mod constant {
 /// alone. Best effort: any failure leaves the library's default.
 fn enable_async_progress() {
     const NAME: &std::ffi::CStr = c"MPIR_CVAR_ASYNC_PROGRESS";
-    if std::env::var_os(NAME.to_str().expect("ASCII")).is_some() {
+    if std::env::var_os(NAME.to_str().expect("ASCII")).is_some() || !tool_interface() {
         return;
     }
-    let mut provided: c_int = 0;
-    // SAFETY: the MPI tool interface may be initialized before MPI; every pointer is a
-    // valid local, the name is NUL-terminated, and the handle is freed before MPI_T ends.
-    unsafe {
-        if ffi::MPI_T_init_thread(constant::thread_multiple(), &mut provided) != 0 {
-            return;
-        }
-        let mut index: c_int = 0;
-        if ffi::MPI_T_cvar_get_index(NAME.as_ptr(), &mut index) == 0 {
-            let mut handle: ffi::MPI_T_cvar_handle = std::ptr::null_mut();
-            let mut count: c_int = 0;
-            if ffi::MPI_T_cvar_handle_alloc(index, std::ptr::null_mut(), &mut handle, &mut count)
-                == 0
-            {
-                let on: c_int = 1;
-                if ffi::MPI_T_cvar_write(handle, (&on as *const c_int).cast()) == 0 {
-                    tracing::debug!("MPICH asynchronous progress switched on");
-                }
-                ffi::MPI_T_cvar_handle_free(&mut handle);
-            }
-        }
-        // MPI_T stays initialized: MPICH 4.0 crashes in MPI_Init after an MPI_T_finalize.
+    if ControlVariable::find(NAME).is_some_and(|v| v.write_int(1)) {
+        tracing::debug!("MPICH asynchronous progress switched on");
     }
+}
+
+/// OpenMPI 4.1's default one-sided component on one host, osc/rdma, crashes the target of
+/// a 64-bit MPI_Compare_and_swap (in the shared-memory BTL's emulated atomics), which
+/// gaspar's atomics and ARMCI's locks use. So when a process of an OpenMPI job loads
+/// gaspar and the user has not chosen the component, gaspar adds osc/rdma to the
+/// components OpenMPI excludes, before MPI is initialized: OpenMPI then picks osc/sm on
+/// one host (osc/ucx across hosts, when the system allows it). This runs when the library
+/// is loaded (an ELF constructor), because a C program that links libarmci may call
+/// MPI_Init itself, before any gaspar call.
+///
+/// "Chosen" means: `OMPI_MCA_osc` in the environment (which is also how mpirun passes
+/// `--mca osc X` to its ranks), or an `osc` setting in OpenMPI's parameter files that
+/// lists components to use. A list of components to exclude (Debian's
+/// /etc/openmpi/openmpi-mca-params.conf has `osc = ^ucx,pt2pt`) is kept and extended.
+/// The setting goes through the MPI tool interface, which reads it exactly as MPI_Init
+/// will (environment, parameter files, defaults). Where it is chosen and still allows
+/// osc/rdma, [`refuse_broken_component`] stops the job with what to pass.
+extern "C" fn steer_openmpi_away_from_rdma() {
+    if std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none()
+        || std::env::var_os("OMPI_MCA_osc").is_some()
+    {
+        return;
+    }
+    let mut initialized: c_int = 0;
+    // SAFETY: MPI_Initialized may be called at any time and writes one int.
+    if unsafe { ffi::MPI_Initialized(&mut initialized) } != 0 || initialized != 0 {
+        return;
+    }
+    if !tool_interface() {
+        return;
+    }
+    let Some(osc) = ControlVariable::find(c"osc") else {
+        return;
+    };
+    let Some(current) = osc.read_string() else {
+        return;
+    };
+    if let Some(steered) = exclude_rdma(&current) {
+        let steered = std::ffi::CString::new(steered).expect("no NUL in a component list");
+        osc.write_string(&steered);
+    }
+}
+
+/// The component selection that excludes osc/rdma in addition to what `current` (OpenMPI's
+/// `osc` setting) excludes, or `None` when `current` names components to use (the user's
+/// choice) or already excludes osc/rdma.
+fn exclude_rdma(current: &str) -> Option<String> {
+    let current = current.trim();
+    if current.is_empty() {
+        return Some("^rdma".to_string());
+    }
+    let excluded = current.strip_prefix('^')?;
+    if excluded.split(',').any(|c| c.trim() == "rdma") {
+        return None;
+    }
+    Some(format!("^{excluded},rdma"))
+}
+
+/// The ELF constructor that runs [`steer_openmpi_away_from_rdma`] when gaspar is loaded.
+#[used]
+#[link_section = ".init_array"]
+static STEER_OPENMPI_AT_LOAD: extern "C" fn() = steer_openmpi_away_from_rdma;
+
+/// Once MPI is initialized: an error saying what to pass when this job's windows would
+/// be served by OpenMPI 4's osc/rdma (see [`steer_openmpi_away_from_rdma`]), which the
+/// user chose or which the program's own MPI_Init selected before gaspar could steer.
+/// osc/rdma serves them when its component is open (its parameters exist only then) and
+/// its priority beats osc/sm's 100, as its default (101) does.
+fn refuse_broken_component() -> Result<()> {
+    if !library_version().starts_with("Open MPI v4.") || !tool_interface() {
+        return Ok(());
+    }
+    let rdma_priority = ControlVariable::find(c"osc_rdma_priority").and_then(|v| v.read_int());
+    if !rdma_priority.is_some_and(|p| p >= 100) {
+        return Ok(());
+    }
+    let setting = ControlVariable::find(c"osc")
+        .and_then(|v| v.read_string())
+        .unwrap_or_default();
+    Err(Error::Environment(format!(
+        "OpenMPI's one-sided component osc/rdma (allowed by its setting `osc = {setting}`) \
+         crashes on gaspar's 64-bit compare-and-swap: pass `--mca osc sm` to mpirun on one \
+         host, or `--mca osc ucx` across hosts"
+    )))
+}
+
+/// The MPI library's version string (MPI_Get_library_version may be called at any time).
+fn library_version() -> String {
+    // SAFETY: a constant the bindings' shim initializes at load time.
+    let max = unsafe { ffi::RSMPI_MAX_LIBRARY_VERSION_STRING }.max(0) as usize;
+    let mut buffer = vec![0u8; max + 1];
+    let mut len: c_int = 0;
+    // SAFETY: the buffer holds MPI_MAX_LIBRARY_VERSION_STRING characters.
+    let code = unsafe { ffi::MPI_Get_library_version(buffer.as_mut_ptr().cast(), &mut len) };
+    if code != 0 {
+        return String::new();
+    }
+    buffer.truncate(len.clamp(0, max as c_int) as usize);
+    String::from_utf8_lossy(&buffer).into_owned()
 }
 
 /// The rank of this process's live (started, not finalized) mpi transport, or -1.
@@ -233,6 +428,20 @@ unsafe fn get_piece(
     }
 }
 
+/// The puts that completed only locally (MPI_Put + flush_local) and that no flush has
+/// completed at their target yet. MPI orders neither a put after a put nor a get after a
+/// put to the same target (only accumulates among themselves), so before the next
+/// operation on a target's memory its pending puts are completed there with
+/// MPI_Win_flush: the transport's order promise then holds on every one-sided component,
+/// not only on those (osc/sm) that happen to complete a put at once. `total` is the fast
+/// paths' one check (zero: nothing to do); the counts are changed under `flushing`, so
+/// that threads sharing the transport neither lose a put nor count one twice.
+struct Unflushed {
+    total: AtomicU64,
+    by_rank: Box<[AtomicU64]>,
+    flushing: std::sync::Mutex<()>,
+}
+
 /// The `mpi` transport of one rank.
 pub struct MpiTransport {
     rank: u32,
@@ -246,6 +455,8 @@ pub struct MpiTransport {
     /// What this rank attached to `dynamic`, by slot.
     attached: std::sync::Mutex<Vec<Option<usize>>>,
     base: *mut u8,
+    /// Where the starter memory begins in every rank's window: the alignment pad.
+    starter_offset: u64,
     starter_len: u64,
     heap_offset: u64,
     heap_len: u64,
@@ -254,6 +465,8 @@ pub struct MpiTransport {
     /// MPI runs below MPI_THREAD_MULTIPLE, so that every call takes the general path,
     /// which checks the calling thread.
     fast_reach: [u64; 2],
+    /// The puts that completed only locally, by target rank.
+    unflushed: Unflushed,
     we_initialized: bool,
     finalized: AtomicBool,
     /// When MPI runs below MPI_THREAD_MULTIPLE: its level, and the only thread that may
@@ -275,8 +488,11 @@ impl MpiTransport {
         let (starter_len, heap_len) = config::segment_sizes()?;
         let heap_offset = starter_len.div_ceil(HEAP_ALIGN) * HEAP_ALIGN;
         let table_offset = (heap_offset + heap_len).div_ceil(64) * 64;
+        // Room for the alignment pad; a whole number of pages, so that libraries which
+        // place the ranks' windows one after another keep them equally aligned.
         let total = table_offset
-            .checked_add(TABLE_BYTES)
+            .checked_add(TABLE_BYTES + WINDOW_ALIGN)
+            .and_then(|t| t.checked_next_multiple_of(4096))
             .ok_or(Error::LengthOverflow {
                 what: "window size",
             })?;
@@ -304,6 +520,14 @@ impl MpiTransport {
         check("MPI_Query_thread", unsafe {
             ffi::MPI_Query_thread(&mut level)
         })?;
+        if let Err(broken) = refuse_broken_component() {
+            if we_initialized {
+                // Every rank finds the same settings and ends MPI here, before any window.
+                // SAFETY: MPI was initialized above and nothing of gaspar's is open.
+                unsafe { ffi::MPI_Finalize() };
+            }
+            return Err(broken);
+        }
         let single_thread = if level >= constant::thread_multiple() {
             None
         } else if we_initialized {
@@ -334,17 +558,23 @@ impl MpiTransport {
             )?;
             check("MPI_Comm_rank", ffi::MPI_Comm_rank(comm, &mut rank))?;
             check("MPI_Comm_size", ffi::MPI_Comm_size(comm, &mut procs))?;
+            // Each rank's window on its own pages (osc/sm, MPICH), equally aligned.
+            let mut info = constant::info_null();
+            check("MPI_Info_create", ffi::MPI_Info_create(&mut info))?;
             check(
-                "MPI_Win_allocate",
-                ffi::MPI_Win_allocate(
-                    total as ffi::MPI_Aint,
-                    1,
-                    constant::info_null(),
-                    comm,
-                    &mut base as *mut *mut u8 as *mut std::ffi::c_void,
-                    &mut win,
-                ),
+                "MPI_Info_set",
+                ffi::MPI_Info_set(info, c"alloc_shared_noncontig".as_ptr(), c"true".as_ptr()),
             )?;
+            let allocated = ffi::MPI_Win_allocate(
+                total as ffi::MPI_Aint,
+                1,
+                info,
+                comm,
+                &mut base as *mut *mut u8 as *mut std::ffi::c_void,
+                &mut win,
+            );
+            ffi::MPI_Info_free(&mut info);
+            check("MPI_Win_allocate", allocated)?;
             check(
                 "MPI_Win_lock_all",
                 ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, win),
@@ -360,6 +590,10 @@ impl MpiTransport {
             ffi::MPI_Comm_set_errhandler(comm, constant::errors_return());
             if ffi::MPI_Win_create_dynamic(constant::info_null(), comm, &mut dynamic) == 0 {
                 check(
+                    "MPI_Win_set_errhandler",
+                    ffi::MPI_Win_set_errhandler(dynamic, constant::errors_are_fatal()),
+                )?;
+                check(
                     "MPI_Win_lock_all",
                     ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, dynamic),
                 )?;
@@ -367,8 +601,27 @@ impl MpiTransport {
                 dynamic = constant::win_null();
             }
             ffi::MPI_Comm_set_errhandler(comm, constant::errors_are_fatal());
+            let mut pads = vec![0u64; procs as usize];
+            let pad = alignment_pad(base as usize);
+            check(
+                "MPI_Allgather",
+                ffi::MPI_Allgather(
+                    (&pad as *const u64).cast(),
+                    1,
+                    constant::uint64(),
+                    pads.as_mut_ptr().cast(),
+                    1,
+                    constant::uint64(),
+                    comm,
+                ),
+            )?;
+            common_pad(&pads)?;
             // An empty registration table (the window's memory is not zeroed by MPI).
-            std::ptr::write_bytes(base.add(table_offset as usize), 0, TABLE_BYTES as usize);
+            std::ptr::write_bytes(
+                base.add((pad + table_offset) as usize),
+                0,
+                TABLE_BYTES as usize,
+            );
         }
         static EXIT_CHECK: std::sync::Once = std::sync::Once::new();
         EXIT_CHECK.call_once(|| {
@@ -376,21 +629,28 @@ impl MpiTransport {
             unsafe { nix::libc::atexit(exit_without_finalize) };
         });
         LIVE_RANK.store(i64::from(rank), Ordering::Release);
+        let pad = alignment_pad(base as usize);
         let transport = MpiTransport {
             rank: rank as u32,
             procs: procs as u32,
             comm,
             win,
             dynamic,
-            table_offset,
+            table_offset: pad + table_offset,
             attached: std::sync::Mutex::new(vec![None; REGISTRATION_SLOTS]),
             base,
+            starter_offset: pad,
             starter_len,
-            heap_offset,
+            heap_offset: pad + heap_offset,
             heap_len,
             fast_reach: match single_thread {
                 Some(_) => [0, 0],
                 None => [starter_len, heap_len].map(|len| len.min(i32::MAX as u64) + 1),
+            },
+            unflushed: Unflushed {
+                total: AtomicU64::new(0),
+                by_rank: (0..procs).map(|_| AtomicU64::new(0)).collect(),
+                flushing: std::sync::Mutex::new(()),
             },
             we_initialized,
             finalized: AtomicBool::new(false),
@@ -411,6 +671,70 @@ impl MpiTransport {
                 Err(Error::WrongThread { level })
             }
             Some(_) => Ok(()),
+        }
+    }
+
+    /// Records a put to `rank` that completed only locally (see [`Unflushed`]).
+    #[inline]
+    fn put_left_unflushed(&self, rank: u32) {
+        if let Some(count) = self.unflushed.by_rank.get(rank as usize) {
+            count.fetch_add(1, Ordering::AcqRel);
+            self.unflushed.total.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Before an operation on `rank`'s memory: completes there every earlier put to `rank`
+    /// that completed only locally, so that MPI cannot apply the operation before them.
+    /// One load and a branch while no put is pending (the rest is out of line).
+    #[inline(always)]
+    fn order_after_puts(&self, rank: u32) {
+        if self.unflushed.total.load(Ordering::Acquire) != 0 {
+            self.complete_puts(Some(rank), false);
+        }
+    }
+
+    /// MPI_Win_flush to `rank` (every rank: `None`) of every window, when a put is pending
+    /// there or `always`; then the pending counts drop by what the flush covered.
+    #[inline(never)]
+    fn complete_puts(&self, rank: Option<u32>, always: bool) {
+        // Puts pending elsewhere only: nothing to do, without the lock. (This thread's own
+        // puts to `rank` were counted there before they were counted in the total.)
+        if let (Some(r), false) = (rank, always) {
+            let count = self.unflushed.by_rank.get(r as usize);
+            if count.map_or(true, |c| c.load(Ordering::Acquire) == 0) {
+                return;
+            }
+        }
+        let _flushing = self
+            .unflushed
+            .flushing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let counts = match rank {
+            Some(r) => self.unflushed.by_rank.get(r as usize..=r as usize),
+            None => Some(&self.unflushed.by_rank[..]),
+        }
+        .unwrap_or_default();
+        let covered: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Acquire)).collect();
+        if !always && covered.iter().all(|&c| c == 0) {
+            return;
+        }
+        for win in [self.win, self.dynamic] {
+            if win == constant::win_null() {
+                continue;
+            }
+            // SAFETY: the windows are locked for the whole run and run under
+            // MPI_ERRORS_ARE_FATAL (see `succeeded`).
+            unsafe {
+                match rank {
+                    Some(r) => succeeded("MPI_Win_flush", ffi::MPI_Win_flush(r as c_int, win)),
+                    None => succeeded("MPI_Win_flush_all", ffi::MPI_Win_flush_all(win)),
+                }
+            }
+        }
+        for (count, covered) in counts.iter().zip(covered) {
+            count.fetch_sub(covered, Ordering::AcqRel);
+            self.unflushed.total.fetch_sub(covered, Ordering::AcqRel);
         }
     }
 
@@ -464,7 +788,7 @@ impl MpiTransport {
             Segment::Starter => {
                 return Ok(Span {
                     win: self.win,
-                    start: 0,
+                    start: self.starter_offset,
                     len: self.starter_len,
                 })
             }
@@ -483,7 +807,7 @@ impl MpiTransport {
     /// `span` of registered memory: the owner's table entry, read consistently.
     #[inline(never)]
     fn registered_span(&self, loc: Location, slot: u8) -> Result<Span> {
-        let entry = (self.table_offset + 32 * u64::from(slot)) as ffi::MPI_Aint;
+        let entry = (self.table_offset + ENTRY_BYTES * u64::from(slot)) as ffi::MPI_Aint;
         let (base, len) = loop {
             let mut fields = [0u64; 4];
             self.get_bytes(
@@ -523,7 +847,7 @@ impl MpiTransport {
     #[inline]
     fn heap_target(&self, loc: Location, len: usize) -> Option<(ffi::MPI_Aint, c_int)> {
         let (start, reach) = match loc.segment {
-            Segment::Starter => (0, self.fast_reach[0]),
+            Segment::Starter => (self.starter_offset, self.fast_reach[0]),
             Segment::Heap => (self.heap_offset, self.fast_reach[1]),
             Segment::Registered(_) => return None,
         };
@@ -579,6 +903,7 @@ impl MpiTransport {
         extent: u64,
     ) -> Result<()> {
         let disp = self.disp(dst, extent)?;
+        self.order_after_puts(dst.rank);
         // SAFETY: the origin blocks are readable (caller's contract); the target blocks
         // end within `extent` bytes, bounds-checked against the segment; both types live
         // until after the flush.
@@ -594,7 +919,9 @@ impl MpiTransport {
                 self.win,
             )
         })?;
-        self.flush_local(dst.rank)
+        self.flush_local(dst.rank)?;
+        self.put_left_unflushed(dst.rank);
+        Ok(())
     }
 
     /// One MPI_Get of `target` at `src` into `origin` (relative to `base`), as
@@ -611,6 +938,7 @@ impl MpiTransport {
         extent: u64,
     ) -> Result<()> {
         let disp = self.disp(src, extent)?;
+        self.order_after_puts(src.rank);
         // SAFETY: as in `put_typed`, writing into the origin blocks.
         check("MPI_Get", unsafe {
             ffi::MPI_Get(
@@ -632,6 +960,7 @@ impl MpiTransport {
     fn put_flushed_anywhere(&self, dst: Location, src: &[u8]) -> Result<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(dst, src.len() as u64)?;
+        self.order_after_puts(dst.rank);
         self.put_bytes(win, dst.rank, disp, src)?;
         // A flush of the one window used completes the put at the target (and locally).
         // SAFETY: the window is locked for the whole run.
@@ -645,6 +974,7 @@ impl MpiTransport {
     fn get_anywhere(&self, src: Location, dst: &mut [u8]) -> Result<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(src, dst.len() as u64)?;
+        self.order_after_puts(src.rank);
         self.get_bytes(win, src.rank, disp, dst)?;
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush_local", unsafe {
@@ -668,6 +998,7 @@ impl MpiTransport {
             return Err(unsupported_registered(target));
         }
         let disp = self.span(target)?.disp(target, target.offset, bytes)?;
+        self.order_after_puts(target.rank);
         self.atomic_at(target.rank, disp, width, op)
     }
 
@@ -702,7 +1033,7 @@ impl MpiTransport {
         unsafe {
             &*(self
                 .base
-                .add((self.table_offset + 32 * u64::from(slot)) as usize)
+                .add((self.table_offset + ENTRY_BYTES * u64::from(slot)) as usize)
                 as *const RegionEntry)
         }
     }
@@ -993,8 +1324,11 @@ impl Transport for MpiTransport {
     fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(dst, src.len() as u64)?;
+        self.order_after_puts(dst.rank);
         self.put_bytes(win, dst.rank, disp, src)?;
-        Ok(self.flush_local(dst.rank)?)
+        self.flush_local(dst.rank)?;
+        self.put_left_unflushed(dst.rank);
+        Ok(())
     }
 
     #[inline]
@@ -1002,6 +1336,7 @@ impl Transport for MpiTransport {
         let Some((disp, count)) = self.heap_target(dst, src.len()) else {
             return Ok(self.put_flushed_anywhere(dst, src)?);
         };
+        self.order_after_puts(dst.rank);
         // SAFETY: `src` is borrowed until the flush below; `heap_target` checked the range;
         // the window is locked for the whole run.
         let (put, flush) = unsafe {
@@ -1020,6 +1355,7 @@ impl Transport for MpiTransport {
         let Some((disp, count)) = self.heap_target(src, dst.len()) else {
             return Ok(self.get_anywhere(src, dst)?);
         };
+        self.order_after_puts(src.rank);
         // SAFETY: `dst` is borrowed until the flush below; `heap_target` checked the range;
         // the window is locked for the whole run.
         let (get, flush) = unsafe {
@@ -1039,10 +1375,13 @@ impl Transport for MpiTransport {
         self.on_mpi_thread()?;
         if matches!(dst.segment, Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(dst)?;
+            self.order_after_puts(dst.rank);
             for &run in runs {
                 self.put_run(&span, dst, src, run)?;
             }
-            return Ok(self.flush_local(dst.rank)?);
+            self.flush_local(dst.rank)?;
+            self.put_left_unflushed(dst.rank);
+            return Ok(());
         }
         let extent = runs_extent(runs, src.len())?;
         let offsets: Vec<u64> = runs.iter().map(|r| r.remote).collect();
@@ -1059,6 +1398,7 @@ impl Transport for MpiTransport {
         self.on_mpi_thread()?;
         if matches!(src.segment, Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(src)?;
+            self.order_after_puts(src.rank);
             for &run in runs {
                 self.get_run(&span, src, dst, run)?;
             }
@@ -1083,6 +1423,7 @@ impl Transport for MpiTransport {
         };
         if matches!(dst.segment, Segment::Registered(_)) {
             let span = self.span(dst)?;
+            self.order_after_puts(dst.rank);
             span.disp(dst, dst.offset, extent)?;
             for (s, &o) in srcs.iter().zip(offsets) {
                 self.put_bytes(
@@ -1092,7 +1433,9 @@ impl Transport for MpiTransport {
                     s,
                 )?;
             }
-            return Ok(self.flush_local(dst.rank)?);
+            self.flush_local(dst.rank)?;
+            self.put_left_unflushed(dst.rank);
+            return Ok(());
         }
         let base = first.as_ptr();
         let (origin, target) = indexed_pair(
@@ -1119,6 +1462,7 @@ impl Transport for MpiTransport {
         }
         if matches!(src.segment, Segment::Registered(_)) {
             let span = self.span(src)?;
+            self.order_after_puts(src.rank);
             span.disp(src, src.offset, extent)?;
             for (d, &o) in dsts.iter_mut().zip(offsets) {
                 let disp = span.disp(src, src.offset + o, d.len() as u64)?;
@@ -1145,6 +1489,7 @@ impl Transport for MpiTransport {
         if matches!(dst.segment, Segment::Registered(_)) {
             // No datatypes into attached memory here: one put per chunk, one table read.
             let span = self.span(dst)?;
+            self.order_after_puts(dst.rank);
             span.disp(dst, dst.offset, remote_extent)?;
             let chunk = pattern.chunk;
             pattern.for_each(|l, r| {
@@ -1159,7 +1504,9 @@ impl Transport for MpiTransport {
                     },
                 )
             })?;
-            return Ok(self.flush_local(dst.rank)?);
+            self.flush_local(dst.rank)?;
+            self.put_left_unflushed(dst.rank);
+            return Ok(());
         }
         let origin = Datatype::pattern(pattern.chunk, pattern.counts, pattern.local_strides)?;
         let target = Datatype::pattern(pattern.chunk, pattern.counts, pattern.remote_strides)?;
@@ -1178,6 +1525,7 @@ impl Transport for MpiTransport {
         let (_, remote_extent) = pattern.checked_extents(dst.len())?;
         if matches!(src.segment, Segment::Registered(_)) {
             let span = self.span(src)?;
+            self.order_after_puts(src.rank);
             span.disp(src, src.offset, remote_extent)?;
             let chunk = pattern.chunk;
             pattern.for_each(|l, r| {
@@ -1240,39 +1588,30 @@ impl Transport for MpiTransport {
         let bytes = width.bytes() as usize;
         let aligned = target.offset & (bytes as u64 - 1) == 0;
         match self.heap_target(target, bytes) {
-            Some((disp, _)) if aligned => Ok(self.atomic_at(target.rank, disp, width, op)?),
+            Some((disp, _)) if aligned => {
+                self.order_after_puts(target.rank);
+                Ok(self.atomic_at(target.rank, disp, width, op)?)
+            }
             _ => Ok(self.atomic_anywhere(target, width, op)?),
         }
     }
 
     fn flush(&self, rank: u32) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        // SAFETY: the window is locked for the whole run.
-        check("MPI_Win_flush", unsafe {
-            ffi::MPI_Win_flush(rank as c_int, self.win)
-        })?;
-        if !self.has_dynamic() {
-            return Ok(());
+        if rank >= self.procs {
+            return Err(Box::new(Error::RankOutOfRange {
+                rank: rank.into(),
+                procs: self.procs,
+            }));
         }
-        // SAFETY: as above, for the dynamic window.
-        Ok(check("MPI_Win_flush", unsafe {
-            ffi::MPI_Win_flush(rank as c_int, self.dynamic)
-        })?)
+        self.complete_puts(Some(rank), true);
+        Ok(())
     }
 
     fn flush_all(&self) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        // SAFETY: the window is locked for the whole run.
-        check("MPI_Win_flush_all", unsafe {
-            ffi::MPI_Win_flush_all(self.win)
-        })?;
-        if !self.has_dynamic() {
-            return Ok(());
-        }
-        // SAFETY: as above, for the dynamic window.
-        Ok(check("MPI_Win_flush_all", unsafe {
-            ffi::MPI_Win_flush_all(self.dynamic)
-        })?)
+        self.complete_puts(None, true);
+        Ok(())
     }
 
     fn test_all(&self) -> TransportResult<bool> {
@@ -1381,7 +1720,7 @@ impl Transport for MpiTransport {
 
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize> {
         let (start, segment_len) = match loc.segment {
-            Segment::Starter => (0, self.starter_len),
+            Segment::Starter => (self.starter_offset, self.starter_len),
             Segment::Heap => (self.heap_offset, self.heap_len),
             Segment::Registered(_) => return None,
         };
@@ -1424,5 +1763,36 @@ impl Transport for MpiTransport {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_start_at_the_heap_alignment_on_every_rank_or_not_at_all() {
+        assert_eq!(alignment_pad(0x7f00_0000_0000), 0);
+        assert_eq!(alignment_pad(0x7f00_0000_0108), 56);
+        assert_eq!(alignment_pad(0x7f00_0000_0d39), 7);
+        assert_eq!(common_pad(&[56, 56, 56]).unwrap(), 56);
+        let message = common_pad(&[56, 24]).unwrap_err().to_string();
+        assert!(
+            message.contains("aligned the ranks' windows differently"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn osc_rdma_joins_a_list_of_exclusions_and_leaves_a_choice_alone() {
+        assert_eq!(exclude_rdma("").as_deref(), Some("^rdma"));
+        assert_eq!(
+            exclude_rdma("^ucx,pt2pt").as_deref(),
+            Some("^ucx,pt2pt,rdma")
+        );
+        assert_eq!(exclude_rdma("^ucx, rdma"), None);
+        assert_eq!(exclude_rdma("sm"), None);
+        assert_eq!(exclude_rdma("rdma"), None);
+        assert_eq!(exclude_rdma("ucx,sm"), None);
     }
 }

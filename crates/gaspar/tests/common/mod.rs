@@ -71,6 +71,43 @@ impl Outcome {
     }
 }
 
+/// Says why a test cannot run here ("skipped: <reason>" on stderr) before it returns
+/// early. Where everything the tests need is installed (CI sets
+/// `GASPAR_TEST_REQUIRE_ALL=1`), a test that cannot run fails instead.
+pub fn skip(reason: &str) {
+    if std::env::var("GASPAR_TEST_REQUIRE_ALL").as_deref() == Ok("1") {
+        panic!("this test cannot run here ({reason}), and GASPAR_TEST_REQUIRE_ALL=1");
+    }
+    eprintln!("skipped: {reason}");
+}
+
+/// Whether OpenMPI's `mpirun` is installed (says "skipped" through [`skip`] otherwise).
+pub fn mpirun_installed() -> bool {
+    let installed = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        skip("mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)");
+    }
+    installed
+}
+
+/// `mpirun -n N PROG ARGS`, exactly as a user types it: no options, OpenMPI's defaults
+/// (no `OMPI_MCA_osc` inherited from the test's environment). Only running as root needs
+/// OpenMPI's permission, given through the environment.
+pub fn plain_mpirun(procs: u32, program: &Path, args: &[&str]) -> Outcome {
+    let mut cmd = Command::new("mpirun");
+    cmd.arg("-n")
+        .arg(procs.to_string())
+        .arg(program)
+        .args(args)
+        .env_remove("OMPI_MCA_osc")
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    run_command(cmd)
+}
+
 /// The transports the multi-process tests run on: `shm` always; `mpi` (OpenMPI) when
 /// gaspar was built with the `mpi` feature and mpirun is installed. `GASPAR_TEST_TRANSPORTS`
 /// (a comma list) chooses instead; `mpich` runs the examples built against MPICH in
@@ -83,16 +120,8 @@ pub fn transports() -> Vec<&'static str> {
             .collect();
     }
     let mut list = vec!["shm"];
-    let mpirun = Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if cfg!(feature = "mpi") {
-        if mpirun {
-            list.push("mpi");
-        } else {
-            eprintln!("skipped: mpi transport (mpirun is not installed)");
-        }
+    if cfg!(feature = "mpi") && mpirun_installed() {
+        list.push("mpi");
     }
     list
 }
@@ -114,7 +143,7 @@ fn job_command(transport: &str, procs: u32) -> Command {
 }
 
 /// The program as `transport` runs it: for `mpich`, the same example built against MPICH.
-fn program_for(transport: &str, program: &std::ffi::OsStr) -> std::ffi::OsString {
+pub fn program_for(transport: &str, program: &std::ffi::OsStr) -> std::ffi::OsString {
     if transport != "mpich" {
         return program.to_os_string();
     }
