@@ -101,7 +101,7 @@ fn traced_writes(transport: &str, procs: u32, name: &str) -> Option<(Outcome, St
         .output()
         .is_err()
     {
-        eprintln!("skipped: strace is not installed");
+        skip("strace is not installed (apt-get install strace)");
         return None;
     }
     let trace =
