@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use gaspar::gmem::Collective;
 use gaspar::{Error, GlobalAddr, GlobalPtr, Handle, Result, Runtime};
 
 fn main() {
@@ -69,7 +70,7 @@ fn mismatched_alloc() -> Result<()> {
     let me = rt.rank();
     match rt.alloc(64 * (u64::from(me) + 1)) {
         Err(Error::MismatchedCollective {
-            call: "alloc",
+            call: Collective::Alloc { .. },
             rank,
             ..
         }) if rank == me => {}
@@ -79,27 +80,32 @@ fn mismatched_alloc() -> Result<()> {
     if rt.procs() > 1 {
         // Rank 0 frees while the others allocate: caught on every rank, nothing changes.
         let result = if me == 0 {
-            rt.free(block)
+            rt.free(block.clone())
         } else {
             rt.alloc(128).map(drop)
         };
         match result {
             Err(Error::MismatchedCollective { other_call, .. }) => {
-                let expected = if me == 0 { "alloc" } else { "free" };
-                check(&rt, other_call == expected, || {
-                    format!("other call named {other_call}")
-                });
+                let expected = if me == 0 {
+                    other_call == Collective::Alloc { len: 128 }
+                } else {
+                    other_call
+                        == Collective::Free {
+                            offset: block.offset(),
+                        }
+                };
+                check(&rt, expected, || format!("other call named {other_call}"));
             }
             other => rt.abort(&format!("expected a free/alloc mismatch, got {other:?}")),
         }
     }
+    let freed_offset = block.offset();
     rt.free(block)?;
     let again = rt.alloc(64)?;
-    check(&rt, again.offset() == block.offset(), || {
+    check(&rt, again.offset() == freed_offset, || {
         format!(
-            "freed block not reused: {} != {}",
+            "freed block not reused: {} != {freed_offset}",
             again.offset(),
-            block.offset()
         )
     });
     // A local allocation on rank 0 leaves no room there for half the heap: the symmetric

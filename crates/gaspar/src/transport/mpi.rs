@@ -28,6 +28,9 @@ use crate::transport::shm::layout::RegionEntry;
 const HEAP_ALIGN: u64 = 64 * 1024;
 /// One 32-byte entry (sequence, base, length, color) per registration slot.
 const TABLE_BYTES: u64 = 32 * REGISTRATION_SLOTS as u64;
+/// The runtime's own words after the table, where no global address reaches: the
+/// accumulate lock (8 bytes).
+const RUNTIME_WORDS_BYTES: u64 = 8;
 
 /// The MPI constants gaspar uses, read from the bindings' shims.
 mod constant {
@@ -275,7 +278,7 @@ impl MpiTransport {
         let heap_offset = starter_len.div_ceil(HEAP_ALIGN) * HEAP_ALIGN;
         let table_offset = (heap_offset + heap_len).div_ceil(64) * 64;
         let total = table_offset
-            .checked_add(TABLE_BYTES)
+            .checked_add(TABLE_BYTES + RUNTIME_WORDS_BYTES)
             .ok_or(Error::LengthOverflow {
                 what: "window size",
             })?;
@@ -366,8 +369,13 @@ impl MpiTransport {
                 dynamic = constant::win_null();
             }
             ffi::MPI_Comm_set_errhandler(comm, constant::errors_are_fatal());
-            // An empty registration table (the window's memory is not zeroed by MPI).
-            std::ptr::write_bytes(base.add(table_offset as usize), 0, TABLE_BYTES as usize);
+            // An empty registration table and free accumulate lock (the window's memory is
+            // not zeroed by MPI).
+            std::ptr::write_bytes(
+                base.add(table_offset as usize),
+                0,
+                (TABLE_BYTES + RUNTIME_WORDS_BYTES) as usize,
+            );
         }
         static EXIT_CHECK: std::sync::Once = std::sync::Once::new();
         EXIT_CHECK.call_once(|| {
@@ -1244,6 +1252,14 @@ impl Transport for MpiTransport {
         }
     }
 
+    fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64> {
+        self.on_mpi_thread()?;
+        // After the registration table: 8-byte aligned (the table starts on 64 bytes and
+        // its length is a multiple of 8).
+        let disp = (self.table_offset + TABLE_BYTES) as ffi::MPI_Aint;
+        Ok(self.atomic_at(rank, disp, Width::W8, op)?)
+    }
+
     fn flush(&self, rank: u32) -> TransportResult<()> {
         self.on_mpi_thread()?;
         // SAFETY: the window is locked for the whole run.
@@ -1307,18 +1323,32 @@ impl Transport for MpiTransport {
                 "output length != procs",
             )));
         }
-        // SAFETY: one u64 in, `procs` u64 out.
-        Ok(check("MPI_Allgather", unsafe {
-            ffi::MPI_Allgather(
-                (&value as *const u64).cast(),
-                1,
-                constant::uint64(),
-                out.as_mut_ptr().cast(),
-                1,
-                constant::uint64(),
-                self.comm,
-            )
-        })?)
+        // A barrier as well (see `barrier`): the runtime's barrier is an allgather.
+        self.flush_all()?;
+        // SAFETY: window and communicator live until finalize; one u64 in, `procs` u64
+        // out.
+        unsafe {
+            check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))?;
+            if self.has_dynamic() {
+                check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
+            }
+            check(
+                "MPI_Allgather",
+                ffi::MPI_Allgather(
+                    (&value as *const u64).cast(),
+                    1,
+                    constant::uint64(),
+                    out.as_mut_ptr().cast(),
+                    1,
+                    constant::uint64(),
+                    self.comm,
+                ),
+            )?;
+            if self.has_dynamic() {
+                check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
+            }
+            Ok(check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))?)
+        }
     }
 
     fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> TransportResult<()> {

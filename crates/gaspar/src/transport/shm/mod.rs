@@ -940,6 +940,10 @@ impl Transport for ShmTransport {
         })
     }
 
+    fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64> {
+        Ok(atomic_u64(&self.header(rank).accumulate_lock.0, op))
+    }
+
     #[inline]
     fn flush(&self, _rank: u32) -> TransportResult<()> {
         // Copies into shared memory are complete once issued; the fence orders them
