@@ -30,6 +30,8 @@ fn main() {
         "where" => where_am_i(),
         #[cfg(feature = "mpi")]
         "mpi-single-thread" => mpi_single_thread(),
+        "collective-messages" => collective_messages(),
+        "remote-heap-bounds" => remote_heap_bounds(),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -807,4 +809,59 @@ fn mpi_single_thread() -> Result<()> {
     // SAFETY: every MPI call of this program is done.
     unsafe { mpi::ffi::MPI_Finalize() };
     Ok(())
+}
+
+/// Rank 0 makes another collective call than the rest, twice (alloc, then free, against
+/// barrier): every rank gets the error, naming the calls as they were made, and the job
+/// goes on.
+fn collective_messages() -> Result<()> {
+    let rt = gaspar::init()?;
+    let me = rt.rank();
+    let odd_one_out = |call: &dyn Fn() -> Result<()>| {
+        let result = if me == 0 { call() } else { rt.barrier() };
+        match result {
+            Err(e @ Error::MismatchedCollective { .. }) => say(&format!("rank {me}: {e}")),
+            other => rt.abort(&format!("expected a mismatch, got {other:?}")),
+        }
+    };
+    odd_one_out(&|| rt.alloc(64).map(drop));
+    let block = rt.alloc(64)?;
+    odd_one_out(&|| rt.free(block.clone()));
+    rt.barrier()?;
+    block.ga(me)?;
+    rt.free(block)?;
+    say(&format!("rank {me}: collective messages ok"));
+    rt.finalize()
+}
+
+/// Transfers to another rank's heap are checked against the allocation too: a put past
+/// a block's end and one through a freed handle are refused, and nothing is written.
+fn remote_heap_bounds() -> Result<()> {
+    let rt = gaspar::init()?;
+    let me = rt.rank();
+    let right = (me + 1) % rt.procs();
+    let a = rt.alloc(64)?;
+    let b = rt.alloc(64)?;
+    let gone = rt.alloc(64)?;
+    rt.put(b.ga(me)?, &[me as u8 + 1; 64], Handle::NULL)?;
+    rt.free(gone.clone())?;
+    rt.barrier()?;
+    match rt.put(a.ga(right)?, &[0xee; 128], Handle::NULL) {
+        Err(Error::OutsideAllocation { .. }) => {}
+        other => rt.abort(&format!("a put past a remote block gave {other:?}")),
+    }
+    match gone.ga(right) {
+        Err(Error::FreedAllocation { .. }) => {}
+        other => rt.abort(&format!("a freed handle gave {other:?}")),
+    }
+    rt.barrier()?;
+    let mut back = [0u8; 64];
+    rt.get(&mut back, b.ga(me)?, Handle::NULL)?;
+    check(&rt, back == [me as u8 + 1; 64], || {
+        format!("rank {me}: the block after a refused put changed: {back:?}")
+    });
+    rt.free(b)?;
+    rt.free(a)?;
+    say(&format!("rank {me}: remote heap bounds ok"));
+    rt.finalize()
 }

@@ -431,3 +431,35 @@ fn a_failed_reset_keeps_the_heap_as_it_was() {
         assert_eq!(i64::from_ne_bytes(back), i64::from_ne_bytes([1u8; 8]) + 1);
     });
 }
+
+/// A copy between two registered regions is checked whole before a byte moves: a copy
+/// that runs past the destination writes nothing (it used to write its first MiB).
+#[test]
+fn a_copy_past_a_registered_region_writes_nothing() {
+    with_runtime(|rt| {
+        let mut src = vec![7u8; 2 << 20];
+        let mut dst = vec![0u8; 3 << 19];
+        // SAFETY: both buffers outlive their registrations, which end below, and are not
+        // read while registered.
+        let (src_key, dst_key) = unsafe {
+            (
+                rt.register(src.as_mut_ptr(), src.len() as u64, 0).unwrap(),
+                rt.register(dst.as_mut_ptr(), dst.len() as u64, 0).unwrap(),
+            )
+        };
+        let from = rt.ga(src_key, src.as_ptr()).unwrap();
+        let to = rt.ga(dst_key, dst.as_ptr()).unwrap();
+        match rt.copy(to, from, src.len() as u64, Handle::NULL) {
+            Err(Error::OutOfBounds {
+                len, segment_len, ..
+            }) => assert_eq!((len, segment_len), (2 << 20, 3 << 19)),
+            other => panic!("a copy past the destination gave {other:?}"),
+        }
+        rt.unregister(src_key).unwrap();
+        rt.unregister(dst_key).unwrap();
+        assert!(
+            dst.iter().all(|&b| b == 0),
+            "a refused copy wrote something"
+        );
+    });
+}

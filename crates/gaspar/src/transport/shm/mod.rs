@@ -890,7 +890,10 @@ impl Transport for ShmTransport {
         if let Some(to) = self.shared(dst, len)? {
             return Ok(self.read_into(src, to, len)?);
         }
-        // Registered memory on both sides: bounce through this process in chunks.
+        // Registered memory on both sides: bounce through this process in chunks, once
+        // both whole ranges are known to be registered (nothing moves otherwise).
+        self.registered(src, len)?;
+        self.registered(dst, len)?;
         const CHUNK: u64 = 1 << 20;
         let mut bounce = vec![0u8; len.min(CHUNK) as usize];
         let mut done = 0;
