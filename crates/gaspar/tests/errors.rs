@@ -306,6 +306,12 @@ fn a_put_past_its_allocation_is_refused_and_writes_nothing() {
         let mut back = [0u8; 64];
         rt.get(&mut back, b.ga(0).unwrap(), Handle::NULL).unwrap();
         assert_eq!(back, [5u8; 64], "the next block was overwritten");
+        // An I/O vector may gather from several allocations, each piece inside one.
+        let pieces: [&[u8]; 2] = [&[2u8; 8], &[3u8; 8]];
+        let base = a.ga(0).unwrap();
+        rt.put_segments(&pieces, base, &[0, b.offset() - a.offset()], Handle::NULL)
+            .unwrap();
+        rt.put(b.ga(0).unwrap(), &[5u8; 8], Handle::NULL).unwrap();
         // Up to the end is fine; raw addresses where nothing is allocated are not.
         rt.put(past, &[1u8; 4], Handle::NULL).unwrap();
         let nowhere = GlobalAddr::new(0, 0, Segment::Heap, 1 << 20).unwrap();

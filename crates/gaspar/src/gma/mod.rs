@@ -13,9 +13,9 @@ mod ptr;
 use std::ops::Deref;
 
 pub use self::ptr::{AtomicWord, GlobalPtr};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::gmem::{GlobalAddr, GlobalMemory};
-use crate::transport::{segments_extent, AtomicOp, Pattern, Run, Transport, Width};
+use crate::transport::{AtomicOp, Pattern, Run, Transport, Width};
 
 /// Names an issued operation (ACP's `acp_handle_t`). Handles are issued in increasing
 /// order; completing one completes every earlier one.
@@ -146,7 +146,7 @@ impl Gma {
         runs: &[Run],
         order: Handle,
     ) -> Result<Handle> {
-        let d = self.locate_extent(dst, || runs_extent(runs))?;
+        let d = self.locate_pieces(dst, runs.iter().map(|r| (r.remote, r.len)))?;
         self.wait_for(order)?;
         self.transport().put_runs(d, src, runs)?;
         Ok(self.issue_write())
@@ -160,7 +160,7 @@ impl Gma {
         runs: &[Run],
         order: Handle,
     ) -> Result<Handle> {
-        let s = self.locate_extent(src, || runs_extent(runs))?;
+        let s = self.locate_pieces(src, runs.iter().map(|r| (r.remote, r.len)))?;
         self.wait_for(order)?;
         self.transport().get_runs(s, dst, runs)?;
         Ok(self.issue())
@@ -175,9 +175,7 @@ impl Gma {
         offsets: &[u64],
         order: Handle,
     ) -> Result<Handle> {
-        let d = self.locate_extent(dst, || {
-            segments_extent(srcs.iter().map(|s| s.len()), offsets)
-        })?;
+        let d = self.locate_pieces(dst, pieces(offsets, srcs.iter().map(|s| s.len())))?;
         self.wait_for(order)?;
         self.transport().put_segments(d, srcs, offsets)?;
         Ok(self.issue_write())
@@ -192,9 +190,7 @@ impl Gma {
         offsets: &[u64],
         order: Handle,
     ) -> Result<Handle> {
-        let s = self.locate_extent(src, || {
-            segments_extent(dsts.iter().map(|d| d.len()), offsets)
-        })?;
+        let s = self.locate_pieces(src, pieces(offsets, dsts.iter().map(|d| d.len())))?;
         self.wait_for(order)?;
         self.transport().get_segments(s, dsts, offsets)?;
         Ok(self.issue())
@@ -315,15 +311,10 @@ impl Gma {
     }
 }
 
-/// One past the furthest remote byte of `runs`.
-fn runs_extent(runs: &[Run]) -> Result<u64> {
-    runs.iter().try_fold(0u64, |extent, run| {
-        let end = run
-            .remote
-            .checked_add(run.len)
-            .ok_or(Error::LengthOverflow {
-                what: "run offset + length",
-            })?;
-        Ok(extent.max(end))
-    })
+/// The (offset, length) pieces of an I/O vector.
+fn pieces<'a>(
+    offsets: &'a [u64],
+    lens: impl Iterator<Item = usize> + 'a,
+) -> impl Iterator<Item = (u64, u64)> + 'a {
+    offsets.iter().zip(lens).map(|(&o, len)| (o, len as u64))
 }

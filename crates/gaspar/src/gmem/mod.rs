@@ -292,6 +292,28 @@ impl GlobalMemory {
         Ok(loc)
     }
 
+    /// [`locate_range`](Self::locate_range) for a transfer in pieces (I/O vectors, run
+    /// lists): each `(offset, len)` is `len` bytes at `offset` after `ga`, and on the heap
+    /// each must lie inside a live allocation — not necessarily the same one, since a
+    /// vector may gather from several. The transport checks the pieces against the
+    /// segment.
+    pub fn locate_pieces(
+        &self,
+        ga: GlobalAddr,
+        pieces: impl Iterator<Item = (u64, u64)>,
+    ) -> Result<Location> {
+        let loc = self.locate(ga)?;
+        if matches!(loc.segment, Segment::Heap) {
+            for (offset, len) in pieces {
+                let at = ga.offset(offset).ok_or(Error::LengthOverflow {
+                    what: "offset of a piece",
+                })?;
+                self.check_heap(at, loc.offset + offset, len)?;
+            }
+        }
+        Ok(loc)
+    }
+
     /// The heap part of [`locate_range`](Self::locate_range): a hit in the last
     /// allocation found costs one load and a few compares; anything else asks the
     /// allocator.

@@ -24,7 +24,7 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::gma::{GlobalPtr, Gma, Handle};
 use crate::gmem::GlobalAddr;
-use crate::transport::Run;
+use crate::transport::{Run, Transport};
 
 /// The packing buffer and the scatter list of buffered transfers (reused, not
 /// reallocated per transfer).
@@ -277,7 +277,12 @@ impl Strided {
                 format!("a local segment ends at byte {local_span} of a {local_len}-byte buffer"),
             ));
         }
-        self.check_range(remote_base, span(remote)?)
+        // Each remote segment inside a live heap allocation, the whole span inside the
+        // segment.
+        let loc = self
+            .gma
+            .locate_pieces(remote_base, remote.iter().map(|&o| (o, bytes)))?;
+        Ok(self.transport().check_range(loc, span(remote)?)?)
     }
 
     /// I/O-vector put (ARMCI_PutV): `bytes` from each `src` offset to the matching offset
