@@ -622,3 +622,39 @@ impl GlobalMemory {
         self.world
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Collective;
+
+    #[test]
+    fn collective_calls_survive_the_exchange_and_stale_words_are_told_apart() {
+        let calls = [
+            Collective::Barrier,
+            Collective::Alloc { len: 64 },
+            Collective::Free { offset: 0x40 },
+            Collective::Reset { rank: 3 },
+        ];
+        for call in calls {
+            assert_eq!(Collective::decode(call.encode(5), 5), call);
+            // A word left from an earlier call (another sequence number) is no call.
+            assert_eq!(Collective::decode(call.encode(3), 5), Collective::Other);
+            assert!(!call.agrees_with(Collective::Other));
+        }
+        assert_eq!(
+            Collective::decode(0, 0),
+            Collective::Other,
+            "an untagged word"
+        );
+        // Arguments too large for the word saturate: both sides compare the same value.
+        let huge = Collective::decode(Collective::Alloc { len: u64::MAX }.encode(1), 1);
+        assert_eq!(huge, Collective::Alloc { len: (1 << 48) - 1 });
+        assert!(Collective::Reset { rank: 0 }.agrees_with(Collective::Reset { rank: 1 }));
+        assert!(!Collective::Alloc { len: 64 }.agrees_with(Collective::Alloc { len: 128 }));
+        assert!(!Collective::Barrier.agrees_with(Collective::Alloc { len: 64 }));
+        assert_eq!(
+            Collective::Free { offset: 0x40 }.to_string(),
+            "free(the block at heap offset 0x40)"
+        );
+    }
+}
