@@ -29,8 +29,9 @@ const HEAP_ALIGN: u64 = 64 * 1024;
 /// One 32-byte entry (sequence, base, length, color) per registration slot.
 const TABLE_BYTES: u64 = 32 * REGISTRATION_SLOTS as u64;
 /// The runtime's own words after the table, where no global address reaches: the
-/// accumulate lock (8 bytes).
-const RUNTIME_WORDS_BYTES: u64 = 8;
+/// accumulate lock (its first 8 bytes). A whole cache line: with 8 bytes, MPICH 4.0
+/// (ch4:ucx) crashed in a put to registered memory (a window length it handles badly).
+const RUNTIME_WORDS_BYTES: u64 = 64;
 
 /// The MPI constants gaspar uses, read from the bindings' shims.
 mod constant {
