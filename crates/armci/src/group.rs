@@ -469,7 +469,7 @@ pub(crate) unsafe fn malloc_in(
     if ptr_arr.is_null() {
         s.fail(call, "null ptr_arr");
     }
-    let mine = if bytes == 0 {
+    let address = if bytes == 0 {
         0u64
     } else {
         let block = s.check(call, s.rt.alloc_local(bytes));
@@ -480,11 +480,20 @@ pub(crate) unsafe fn malloc_in(
             .push(block);
         address
     };
-    let all = collective::allgather(s, call, &m.ranks, &mine.to_ne_bytes());
+    let mine: Vec<u8> = [address, bytes]
+        .iter()
+        .flat_map(|w| w.to_ne_bytes())
+        .collect();
+    let all = collective::allgather(s, call, &m.ranks, &mine);
     // SAFETY: the caller provides one slot per member.
     let out = unsafe { std::slice::from_raw_parts_mut(ptr_arr, m.ranks.len()) };
-    for (slot, word) in out.iter_mut().zip(&all) {
-        let address = u64::from_ne_bytes(word.as_slice().try_into().expect("8-byte words"));
+    for ((slot, words), &rank) in out.iter_mut().zip(&all).zip(&m.ranks) {
+        let word =
+            |k: usize| u64::from_ne_bytes(words[8 * k..8 * k + 8].try_into().expect("16 bytes"));
+        let (address, len) = (word(0), word(1));
+        if address != 0 {
+            s.add_block(rank, s.heap_offset_of(rank, address as usize), len);
+        }
         *slot = address as usize as *mut c_void;
     }
     0
@@ -509,8 +518,17 @@ pub unsafe extern "C" fn ARMCI_Free_group(ptr: *mut c_void, group: *mut Group) -
 /// ARMCI_Free_group's body for a group other than the world.
 pub(crate) fn free_in(s: &State, call: &str, m: &Members, ptr: *mut c_void) -> c_int {
     m.my_index(s, call);
-    // Every member is done with the blocks before any goes.
-    collective::barrier(s, call, &m.ranks);
+    // Every member is done with the blocks before any goes, and learns which go.
+    let mine = (ptr as usize as u64).to_ne_bytes();
+    for (words, &rank) in collective::allgather(s, call, &m.ranks, &mine)
+        .iter()
+        .zip(&m.ranks)
+    {
+        let address = u64::from_ne_bytes(words.as_slice().try_into().expect("8 bytes"));
+        if address != 0 {
+            s.remove_block(rank, s.heap_offset_of(rank, address as usize));
+        }
+    }
     if !ptr.is_null() {
         let mut blocks = GROUP_BLOCKS.lock().unwrap_or_else(|p| p.into_inner());
         let Some(k) = blocks

@@ -37,8 +37,8 @@ unsafe fn put_s(
     proc: c_int,
 ) -> GasparHandle {
     let s = state(call);
-    let ga = s.remote(call, dst, proc);
     let run = |desc: &Descriptor| {
+        let ga = s.remote(call, dst, desc.dst_extent(), proc);
         // SAFETY: the source spans `src_extent` bytes (ARMCI's contract).
         let local = unsafe { s.local(call, src, desc.src_extent()) };
         s.check(call, s.rt.put_strided(local, desc, ga, NULL))
@@ -61,8 +61,8 @@ unsafe fn get_s(
     proc: c_int,
 ) -> GasparHandle {
     let s = state(call);
-    let ga = s.remote(call, src, proc);
     let run = |desc: &Descriptor| {
+        let ga = s.remote(call, src, desc.src_extent(), proc);
         // SAFETY: the destination spans `dst_extent` writable bytes (ARMCI's contract).
         let local = unsafe { s.local_mut(call, dst, desc.dst_extent()) };
         s.check(call, s.rt.get_strided(local, desc, ga, NULL))
@@ -90,8 +90,8 @@ unsafe fn acc_s(
     let kind = acc_kind(s, call, datatype);
     // SAFETY: forwarded contract.
     let scale = unsafe { scale_bytes(s, call, kind, scale) };
-    let ga = s.remote(call, dst, proc);
     let run = |desc: &Descriptor| {
+        let ga = s.remote(call, dst, desc.dst_extent(), proc);
         // SAFETY: the source spans `src_extent` bytes.
         let local = unsafe { s.local(call, src, desc.src_extent()) };
         s.check(call, s.rt.acc_strided(kind, scale, local, desc, ga, NULL))
@@ -118,7 +118,7 @@ unsafe fn put_contiguous(
     }
     // SAFETY: forwarded contract.
     let local = unsafe { s.local(call, src, n) };
-    s.check(call, s.rt.put(s.remote(call, dst, proc), local, NULL))
+    s.check(call, s.rt.put(s.remote(call, dst, n, proc), local, NULL))
 }
 
 /// Contiguous get, as `put_contiguous`.
@@ -139,7 +139,7 @@ unsafe fn get_contiguous(
     }
     // SAFETY: forwarded contract.
     let local = unsafe { s.local_mut(call, dst, n) };
-    s.check(call, s.rt.get(local, s.remote(call, src, proc), NULL))
+    s.check(call, s.rt.get(local, s.remote(call, src, n, proc), NULL))
 }
 
 fn contiguous(s: &State, call: &str, bytes: c_int) -> (c_int, [c_int; 1]) {
@@ -572,9 +572,17 @@ unsafe fn vector(
                 std::slice::from_raw_parts(set.dst_ptr_array, count),
             )
         };
+        let remotes = match direction {
+            Direction::Get => srcs,
+            _ => dsts,
+        };
         if let (Some(heap), Direction::Put | Direction::Get) =
             (s.mapped_heap(call, proc), direction)
         {
+            // Every remote segment is checked against the live blocks before any moves.
+            for &p in remotes {
+                offset_of(p, bytes);
+            }
             // Plain loads and stores must not overtake an earlier transfer to the rank.
             s.check(call, s.rt.fence(s.rank_of(call, proc)));
             // SAFETY: `put`/`get` check every remote segment against the mapped heap and
@@ -601,9 +609,9 @@ unsafe fn vector(
             }
             continue;
         }
+        let remote: Vec<u64> = remotes.iter().map(|&p| offset_of(p, bytes)).collect();
         last = match direction {
             Direction::Get => {
-                let remote: Vec<u64> = srcs.iter().map(|&p| offset_of(p)).collect();
                 let mut local: Vec<&mut [u8]> = dsts
                     .iter()
                     // SAFETY: each destination segment has `bytes` writable bytes and
@@ -613,7 +621,6 @@ unsafe fn vector(
                 s.check(call, s.rt.get_segments(&mut local, heap, &remote, NULL))
             }
             Direction::Put => {
-                let remote: Vec<u64> = dsts.iter().map(|&p| offset_of(p)).collect();
                 let local: Vec<&[u8]> = srcs
                     .iter()
                     // SAFETY: each source segment has `bytes` readable bytes.
@@ -628,7 +635,6 @@ unsafe fn vector(
                     packed.extend_from_slice(unsafe { s.local(call, src, bytes) });
                 }
                 let local_offsets: Vec<u64> = (0..count as u64).map(|k| k * bytes).collect();
-                let remote: Vec<u64> = dsts.iter().map(|&p| offset_of(p)).collect();
                 // SAFETY: `scale` points to one element (caller's contract).
                 let scale = unsafe { scale_bytes(s, call, kind, scale) };
                 s.check(
@@ -776,7 +782,7 @@ pub unsafe extern "C" fn ARMCI_NbAccV(
 
 fn put_value(call: &str, bytes: &[u8], dst: *mut c_void, proc: c_int) -> GasparHandle {
     let s = state(call);
-    let ga = s.remote(call, dst, proc);
+    let ga = s.remote(call, dst, bytes.len() as u64, proc);
     let h = s.check(call, s.rt.put(ga, bytes, NULL));
     s.check(call, s.rt.complete(h));
     h
@@ -784,7 +790,7 @@ fn put_value(call: &str, bytes: &[u8], dst: *mut c_void, proc: c_int) -> GasparH
 
 fn get_value<T: bytemuck::Pod>(call: &str, src: *mut c_void, proc: c_int) -> T {
     let s = state(call);
-    let ga = s.remote(call, src, proc);
+    let ga = s.remote(call, src, std::mem::size_of::<T>() as u64, proc);
     let mut value = T::zeroed();
     s.check(call, s.rt.get(bytemuck::bytes_of_mut(&mut value), ga, NULL));
     value

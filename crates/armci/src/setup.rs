@@ -113,6 +113,7 @@ pub(crate) unsafe fn world_malloc(
         *slot = if sizes[rank] == 0 {
             std::ptr::null_mut()
         } else {
+            s.add_block(rank as u32, block.offset(), sizes[rank]);
             s.address_of(&block, rank as u32)
         };
     }
@@ -158,6 +159,9 @@ pub extern "C" fn ARMCI_Free(ptr: *mut c_void) -> c_int {
         .position(|b| b.offset() == target)
         .unwrap_or_else(|| s.fail(call, "no such block"));
     let block = blocks.remove(index);
+    for rank in 0..s.rt.procs() {
+        s.remove_block(rank, block.offset());
+    }
     s.check(call, s.rt.free(block));
     0
 }

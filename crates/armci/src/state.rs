@@ -1,8 +1,9 @@
 //! The runtime behind the C interface, address translation, and error reporting.
 
+use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
 use crate::direct::MappedHeap;
 use crate::msg::Channel;
@@ -45,6 +46,9 @@ pub(crate) struct State {
     heap_len: u64,
     /// Live `ARMCI_Malloc` blocks, in allocation order.
     pub(crate) blocks: Mutex<Vec<SymmetricAlloc>>,
+    /// The ARMCI memory of every rank (world and group blocks alike): per rank, heap
+    /// offset -> bytes that rank asked for. Remote addresses are checked against it.
+    live_blocks: RwLock<Vec<BTreeMap<u64, u64>>>,
     /// Mutexes from `ARMCI_Create_mutexes`: the block and the count.
     pub(crate) mutexes: Mutex<Option<(SymmetricAlloc, u32)>>,
     /// Mailboxes of `armci_msg_snd`/`rcv`.
@@ -98,6 +102,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         heap_bases: heap_bases.into_iter().map(|b| b as usize).collect(),
         rt,
         blocks: Mutex::new(Vec::new()),
+        live_blocks: RwLock::new(vec![BTreeMap::new(); procs]),
         mutexes: Mutex::new(None),
         messages,
         collectives,
@@ -128,33 +133,79 @@ impl State {
         result.unwrap_or_else(|e| self.fail(call, e))
     }
 
-    /// The global address of `ptr`, an address in rank `proc`'s ARMCI memory.
-    pub(crate) fn remote(&self, call: &str, ptr: *const c_void, proc: c_int) -> GlobalAddr {
-        let offset = self.heap_offsets(call, proc)(ptr);
+    /// The global address of the `len` bytes at `ptr`, which must lie inside one live
+    /// block of rank `proc`'s ARMCI memory.
+    pub(crate) fn remote(
+        &self,
+        call: &str,
+        ptr: *const c_void,
+        len: u64,
+        proc: c_int,
+    ) -> GlobalAddr {
+        let offset = self.heap_offsets(call, proc)(ptr, len);
         self.heap_start(call, proc)
             .offset(offset)
             .unwrap_or_else(|| self.fail(call, "address does not fit"))
     }
 
-    /// Translates addresses in rank `proc`'s ARMCI memory to heap offsets; the rank is
-    /// checked once, each address when translated.
+    /// Translates the `len` bytes at an address of rank `proc`'s ARMCI memory to a heap
+    /// offset, checking that they lie inside one live `ARMCI_Malloc` block of that rank
+    /// (O(log n) each; the rank is checked once), before anything moves.
     pub(crate) fn heap_offsets<'a>(
         &'a self,
         call: &'a str,
         proc: c_int,
-    ) -> impl Fn(*const c_void) -> u64 + 'a {
+    ) -> impl Fn(*const c_void, u64) -> u64 + 'a {
         let rank = self.rank_of(call, proc);
         let base = self.heap_bases[rank as usize];
-        move |ptr| {
-            let addr = ptr as usize;
-            if addr < base || (addr - base) as u64 >= self.heap_len {
+        let live = self.live_blocks.read().unwrap_or_else(|p| p.into_inner());
+        move |ptr, len| {
+            let offset = (ptr as usize).wrapping_sub(base) as u64;
+            let block = live[rank as usize]
+                .range(..=offset)
+                .next_back()
+                .filter(|(&start, &block_len)| offset - start < block_len.max(1));
+            let inside = block.is_some_and(|(&start, &block_len)| {
+                offset
+                    .checked_add(len)
+                    .is_some_and(|end| end <= start + block_len)
+            });
+            if !inside {
+                let why = match block {
+                    Some((&start, &block_len)) => format!(
+                        "runs past the end of the block of {block_len} bytes at {:p}",
+                        (base + start as usize) as *const c_void
+                    ),
+                    None => "no live block is there".to_string(),
+                };
                 self.fail(
                     call,
-                    format!("address {ptr:p} is not in ARMCI_Malloc memory of rank {proc}"),
+                    format!(
+                        "address {ptr:p} + {len} bytes is not inside ARMCI_Malloc memory of \
+                         rank {proc}: {why}"
+                    ),
                 );
             }
-            (addr - base) as u64
+            offset
         }
+    }
+
+    /// Records a live block of `len` bytes at heap offset `offset` of `rank` (ARMCI_Malloc
+    /// and ARMCI_Malloc_group, for every rank that got a block).
+    pub(crate) fn add_block(&self, rank: u32, offset: u64, len: u64) {
+        let mut live = self.live_blocks.write().unwrap_or_else(|p| p.into_inner());
+        live[rank as usize].insert(offset, len);
+    }
+
+    /// Forgets the block at heap offset `offset` of `rank` (ARMCI_Free, ARMCI_Free_group).
+    pub(crate) fn remove_block(&self, rank: u32, offset: u64) {
+        let mut live = self.live_blocks.write().unwrap_or_else(|p| p.into_inner());
+        live[rank as usize].remove(&offset);
+    }
+
+    /// The heap offset of `address` in rank `rank`'s process.
+    pub(crate) fn heap_offset_of(&self, rank: u32, address: usize) -> u64 {
+        address.wrapping_sub(self.heap_bases[rank as usize]) as u64
     }
 
     /// Rank `proc`'s heap, when this process can load and store it directly.

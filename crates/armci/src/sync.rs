@@ -29,7 +29,12 @@ pub unsafe extern "C" fn ARMCI_Rmw(
     if ploc.is_null() {
         s.fail(call, "null local pointer");
     }
-    let ga = s.remote(call, prem, proc);
+    let width = if matches!(op, FETCH_AND_ADD_LONG | SWAP_LONG) {
+        8
+    } else {
+        4
+    };
+    let ga = s.remote(call, prem, width, proc);
     match op {
         FETCH_AND_ADD | SWAP => {
             let word = GlobalPtr::<i32>::new(ga);

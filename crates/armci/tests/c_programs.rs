@@ -112,12 +112,20 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
     let program = compile("armci_bad_input");
     for (case, message) in [
         ("address", "ARMCI_Put: address"),
-        ("past-end", "ARMCI_PutS: access of"),
+        ("past-end", "ARMCI_PutS: address"),
         ("negative-stride", "ARMCI_PutS: negative"),
         ("rank", "ARMCI_Put: rank 7 is out of range"),
         ("overlap", "write some bytes twice"),
-        ("vector-past-end", "ARMCI_PutV: segment 2: remote"),
+        ("vector-past-end", "ARMCI_PutV: address"),
         ("vector-null", "ARMCI_GetV: segment 1: remote"),
+        ("freed", "ARMCI_Put: address"),
+        ("freed", "no live block is there"),
+        ("never-allocated", "no live block is there"),
+        ("past-block", "runs past the end of the block of 1024 bytes"),
+        (
+            "past-own-size",
+            "runs past the end of the block of 64 bytes",
+        ),
         (
             "group-pid",
             "ARMCI_Group_create: pid_list[1] = 99 is not a rank",

@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use gaspar::gmem::Collective;
 use gaspar::{Error, GlobalAddr, GlobalPtr, Handle, Result, Runtime};
 
 fn main() {
@@ -31,6 +32,8 @@ fn main() {
         "mpi-single-thread" => mpi_single_thread(),
         "ordering" => ordering(args.next().and_then(|a| a.parse().ok()).unwrap_or(2000)),
         "heap-alignment" => heap_alignment(),
+        "collective-messages" => collective_messages(),
+        "remote-heap-bounds" => remote_heap_bounds(),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -71,7 +74,7 @@ fn mismatched_alloc() -> Result<()> {
     let me = rt.rank();
     match rt.alloc(64 * (u64::from(me) + 1)) {
         Err(Error::MismatchedCollective {
-            call: "alloc",
+            call: Collective::Alloc { .. },
             rank,
             ..
         }) if rank == me => {}
@@ -81,27 +84,32 @@ fn mismatched_alloc() -> Result<()> {
     if rt.procs() > 1 {
         // Rank 0 frees while the others allocate: caught on every rank, nothing changes.
         let result = if me == 0 {
-            rt.free(block)
+            rt.free(block.clone())
         } else {
             rt.alloc(128).map(drop)
         };
         match result {
             Err(Error::MismatchedCollective { other_call, .. }) => {
-                let expected = if me == 0 { "alloc" } else { "free" };
-                check(&rt, other_call == expected, || {
-                    format!("other call named {other_call}")
-                });
+                let expected = if me == 0 {
+                    other_call == Collective::Alloc { len: 128 }
+                } else {
+                    other_call
+                        == Collective::Free {
+                            offset: block.offset(),
+                        }
+                };
+                check(&rt, expected, || format!("other call named {other_call}"));
             }
             other => rt.abort(&format!("expected a free/alloc mismatch, got {other:?}")),
         }
     }
+    let freed_offset = block.offset();
     rt.free(block)?;
     let again = rt.alloc(64)?;
-    check(&rt, again.offset() == block.offset(), || {
+    check(&rt, again.offset() == freed_offset, || {
         format!(
-            "freed block not reused: {} != {}",
+            "freed block not reused: {} != {freed_offset}",
             again.offset(),
-            block.offset()
         )
     });
     // A local allocation on rank 0 leaves no room there for half the heap: the symmetric
@@ -884,5 +892,60 @@ fn heap_alignment() -> Result<()> {
     }
     rt.barrier()?;
     say(&format!("rank {me}: heap blocks aligned"));
+    rt.finalize()
+}
+
+/// Rank 0 makes another collective call than the rest, twice (alloc, then free, against
+/// barrier): every rank gets the error, naming the calls as they were made, and the job
+/// goes on.
+fn collective_messages() -> Result<()> {
+    let rt = gaspar::init()?;
+    let me = rt.rank();
+    let odd_one_out = |call: &dyn Fn() -> Result<()>| {
+        let result = if me == 0 { call() } else { rt.barrier() };
+        match result {
+            Err(e @ Error::MismatchedCollective { .. }) => say(&format!("rank {me}: {e}")),
+            other => rt.abort(&format!("expected a mismatch, got {other:?}")),
+        }
+    };
+    odd_one_out(&|| rt.alloc(64).map(drop));
+    let block = rt.alloc(64)?;
+    odd_one_out(&|| rt.free(block.clone()));
+    rt.barrier()?;
+    block.ga(me)?;
+    rt.free(block)?;
+    say(&format!("rank {me}: collective messages ok"));
+    rt.finalize()
+}
+
+/// Transfers to another rank's heap are checked against the allocation too: a put past
+/// a block's end and one through a freed handle are refused, and nothing is written.
+fn remote_heap_bounds() -> Result<()> {
+    let rt = gaspar::init()?;
+    let me = rt.rank();
+    let right = (me + 1) % rt.procs();
+    let a = rt.alloc(64)?;
+    let b = rt.alloc(64)?;
+    let gone = rt.alloc(64)?;
+    rt.put(b.ga(me)?, &[me as u8 + 1; 64], Handle::NULL)?;
+    rt.free(gone.clone())?;
+    rt.barrier()?;
+    match rt.put(a.ga(right)?, &[0xee; 128], Handle::NULL) {
+        Err(Error::OutsideAllocation { .. }) => {}
+        other => rt.abort(&format!("a put past a remote block gave {other:?}")),
+    }
+    match gone.ga(right) {
+        Err(Error::FreedAllocation { .. }) => {}
+        other => rt.abort(&format!("a freed handle gave {other:?}")),
+    }
+    rt.barrier()?;
+    let mut back = [0u8; 64];
+    rt.get(&mut back, b.ga(me)?, Handle::NULL)?;
+    check(&rt, back == [me as u8 + 1; 64], || {
+        format!("rank {me}: the block after a refused put changed: {back:?}")
+    });
+    rt.free(b)?;
+    rt.free(a)?;
+    say(&format!("rank {me}: remote heap bounds ok"));
     rt.finalize()
 }

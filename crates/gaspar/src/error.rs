@@ -1,6 +1,6 @@
 //! The one error type of the runtime.
 
-use crate::gmem::GlobalAddr;
+use crate::gmem::{Collective, GlobalAddr};
 
 /// Everything that can go wrong in a gaspar call. Bad user input is always reported
 /// through one of these variants, never by a panic or a wild memory access.
@@ -83,21 +83,38 @@ pub enum Error {
         /// The MPI thread level in force.
         level: i32,
     },
-    /// Ranks called a collective allocation (or free) with different arguments.
-    #[error("mismatched collective {call}: rank {rank} called {call}({value}), rank {other_rank} called {other_call}({other_value})")]
+    /// Ranks made different collective calls, or the same allocation call with different
+    /// arguments. Every rank in the call gets this error, and the call does nothing.
+    #[error("mismatched collective: rank {rank} called {call} while rank {other_rank} called {other_call}")]
     MismatchedCollective {
-        /// The collective call.
-        call: &'static str,
         /// This rank.
         rank: u32,
-        /// What this rank passed.
-        value: u64,
-        /// The call the disagreeing rank made.
-        other_call: &'static str,
+        /// The call this rank made.
+        call: Collective,
         /// A rank that disagrees.
         other_rank: u32,
-        /// What that rank passed.
-        other_value: u64,
+        /// The call that rank made.
+        other_call: Collective,
+    },
+    /// A handle to a heap allocation that was freed (or forgotten by a reset): nothing
+    /// is done through it, even when a newer allocation lies at the same offset.
+    #[error("the allocation of {len} bytes at heap offset {offset:#x} was freed (or forgotten by a reset): its handle is stale")]
+    FreedAllocation {
+        /// Where the allocation was.
+        offset: u64,
+        /// Its length.
+        len: u64,
+    },
+    /// An access to the heap that is not inside one live allocation: past the end of the
+    /// allocation it starts in, or where no allocation is. Nothing was moved.
+    #[error("access of {len} bytes at {ga} is not inside one live heap allocation: {}", match allocation { Some((o, l)) => format!("it runs past the end of the allocation of {l} bytes at heap offset {o:#x}"), None => "no live allocation is there".to_string() })]
+    OutsideAllocation {
+        /// Start of the access.
+        ga: GlobalAddr,
+        /// Length of the access.
+        len: u64,
+        /// The live allocation the access starts in, as (heap offset, length), if any.
+        allocation: Option<(u64, u64)>,
     },
     /// A registration key that is not (or no longer) valid.
     #[error("invalid registration key {0}")]

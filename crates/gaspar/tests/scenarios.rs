@@ -252,3 +252,35 @@ fn ordering_holds_under_an_mpi_that_defers_puts_until_they_are_completed() {
         );
     }
 }
+
+#[test]
+fn a_rank_in_another_collective_call_is_named_on_every_rank() {
+    for t in transports() {
+        let out = scenario(t, 2, "collective-messages");
+        for line in [
+            "rank 0: mismatched collective: rank 0 called alloc(64) while rank 1 called barrier",
+            "rank 1: mismatched collective: rank 1 called barrier while rank 0 called alloc(64)",
+            "rank 0: mismatched collective: rank 0 called free(the block at heap offset 0x0) \
+             while rank 1 called barrier",
+            "rank 1: mismatched collective: rank 1 called barrier while rank 0 called \
+             free(the block at heap offset 0x0)",
+            "rank 0: collective messages ok",
+            "rank 1: collective messages ok",
+        ] {
+            assert_eq!(count(&out, line), 1, "{t}: {line}\n{}", out.stdout);
+        }
+    }
+}
+
+#[test]
+fn transfers_to_another_ranks_heap_stay_inside_the_allocation() {
+    for t in transports() {
+        let out = scenario(t, 3, "remote-heap-bounds");
+        assert_eq!(
+            count(&out, "remote heap bounds ok"),
+            3,
+            "{t}: {}",
+            out.stdout
+        );
+    }
+}

@@ -201,8 +201,10 @@ fn each_buffering_case_moves_the_right_bytes() {
 #[test]
 fn counts_past_the_segment_are_refused_before_anything_is_written() {
     with_runtime(|rt, heap| {
-        let near_end =
-            GlobalAddr::new(0, 0, gaspar::gmem::Segment::Heap, rt.heap_len() - 100).unwrap();
+        // The last 128 bytes of the heap (local blocks come from its top).
+        let top = rt.alloc_local(128).unwrap();
+        assert_eq!(top.offset(), rt.heap_len() - 128);
+        let near_end = top.ga().offset(28).unwrap();
         rt.put(near_end, &[7u8; 100], Handle::NULL).unwrap();
         // 4 rows of 64 bytes, 64 apart: 256 bytes from 100 before the end.
         let desc = Descriptor::new(&[64, 4], &[64], &[64]).unwrap();
@@ -232,6 +234,7 @@ fn counts_past_the_segment_are_refused_before_anything_is_written() {
             rt.put_vector(&src, &[0], near_end, &[96], 8, Handle::NULL),
             Err(Error::OutOfBounds { .. })
         ));
+        rt.free_local(top).unwrap();
     });
 }
 

@@ -34,6 +34,19 @@ int main(int argc, char **argv) {
         void *src[2] = {local, NULL}, *dst[2] = {base[0], (char *)base[0] + 8};
         armci_giov_t iov = {dst, src, 8, 2};
         ARMCI_GetV(&iov, 1, 0);
+    } else if (strcmp(what, "freed") == 0) {
+        ARMCI_Free(base[armci_msg_me()]);
+        ARMCI_Put(local, base[0], 8, 0);            /* the block is gone */
+    } else if (strcmp(what, "never-allocated") == 0) {
+        ARMCI_Put(local, (char *)base[0] + 64 * 1024, 8, 0);
+    } else if (strcmp(what, "past-block") == 0) {
+        ARMCI_Put(local, (char *)base[0] + 1000, 64, 0);
+    } else if (strcmp(what, "past-own-size") == 0) {
+        /* Rank 0 asks for 64 bytes, rank 1 for 1024: rank 0 has only 64. */
+        void **small = malloc(sizeof(void *) * nproc);
+        ARMCI_Malloc(small, armci_msg_me() == 0 ? 64 : 1024);
+        char big[512];
+        ARMCI_Put(big, small[0], sizeof big, 0);
     } else if (strcmp(what, "group-pid") == 0) {
         int pids[2] = {0, 99};
         ARMCI_Group g;

@@ -19,9 +19,10 @@ int main(int argc, char **argv) {
 
     /* Contiguous put into the right neighbour. */
     double **base = malloc(sizeof(double *) * nproc);
-    CHECK(ARMCI_Malloc((void **)base, 64 * 8 * sizeof(double)) == 0, "malloc");
+    /* 9 rows of 64: the strided put below fills rows 1..8. */
+    CHECK(ARMCI_Malloc((void **)base, 64 * 9 * sizeof(double)) == 0, "malloc");
     double *mine = base[me];
-    for (int i = 0; i < 512; i++) mine[i] = -1.0;
+    for (int i = 0; i < 576; i++) mine[i] = -1.0;
     ARMCI_Barrier();
     double row[64];
     for (int i = 0; i < 64; i++) row[i] = me * 1000 + i;

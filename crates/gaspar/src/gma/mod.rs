@@ -97,7 +97,7 @@ impl Gma {
         len: u64,
         order: Handle,
     ) -> Result<Handle> {
-        let (d, s) = (self.locate(dst)?, self.locate(src)?);
+        let (d, s) = (self.locate_range(dst, len)?, self.locate_range(src, len)?);
         self.wait_for(order)?;
         self.transport().copy(d, s, len)?;
         Ok(self.issue_write())
@@ -106,7 +106,7 @@ impl Gma {
     /// Writes `src` to `dst`; `src` may be reused when this returns.
     #[inline]
     pub fn put(&self, dst: GlobalAddr, src: &[u8], order: Handle) -> Result<Handle> {
-        let d = self.locate(dst)?;
+        let d = self.locate_range(dst, src.len() as u64)?;
         self.wait_for(order)?;
         self.transport().put(d, src)?;
         Ok(self.issue_write())
@@ -116,7 +116,7 @@ impl Gma {
     /// one step on transports that can complete a single put cheaper than a full flush).
     #[inline(always)]
     pub fn put_blocking(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
-        let d = self.locate(dst)?;
+        let d = self.locate_word_or_range(dst, src.len() as u64)?;
         // Complete on return: no handle to issue.
         Ok(self.transport().put_flushed(d, src)?)
     }
@@ -125,14 +125,14 @@ impl Gma {
     /// so no handle is issued).
     #[inline(always)]
     pub fn get_blocking(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
-        let s = self.locate(src)?;
+        let s = self.locate_word_or_range(src, dst.len() as u64)?;
         Ok(self.transport().get(s, dst)?)
     }
 
     /// Reads `dst.len()` bytes at `src` into `dst`; the data is there when this returns.
     #[inline]
     pub fn get(&self, dst: &mut [u8], src: GlobalAddr, order: Handle) -> Result<Handle> {
-        let s = self.locate(src)?;
+        let s = self.locate_range(src, dst.len() as u64)?;
         self.wait_for(order)?;
         self.transport().get(s, dst)?;
         Ok(self.issue())
@@ -146,7 +146,7 @@ impl Gma {
         runs: &[Run],
         order: Handle,
     ) -> Result<Handle> {
-        let d = self.locate(dst)?;
+        let d = self.locate_pieces(dst, runs.iter().map(|r| (r.remote, r.len)))?;
         self.wait_for(order)?;
         self.transport().put_runs(d, src, runs)?;
         Ok(self.issue_write())
@@ -160,7 +160,7 @@ impl Gma {
         runs: &[Run],
         order: Handle,
     ) -> Result<Handle> {
-        let s = self.locate(src)?;
+        let s = self.locate_pieces(src, runs.iter().map(|r| (r.remote, r.len)))?;
         self.wait_for(order)?;
         self.transport().get_runs(s, dst, runs)?;
         Ok(self.issue())
@@ -175,7 +175,7 @@ impl Gma {
         offsets: &[u64],
         order: Handle,
     ) -> Result<Handle> {
-        let d = self.locate(dst)?;
+        let d = self.locate_pieces(dst, pieces(offsets, srcs.iter().map(|s| s.len())))?;
         self.wait_for(order)?;
         self.transport().put_segments(d, srcs, offsets)?;
         Ok(self.issue_write())
@@ -190,7 +190,7 @@ impl Gma {
         offsets: &[u64],
         order: Handle,
     ) -> Result<Handle> {
-        let s = self.locate(src)?;
+        let s = self.locate_pieces(src, pieces(offsets, dsts.iter().map(|d| d.len())))?;
         self.wait_for(order)?;
         self.transport().get_segments(s, dsts, offsets)?;
         Ok(self.issue())
@@ -204,7 +204,7 @@ impl Gma {
         pattern: &Pattern<'_>,
         order: Handle,
     ) -> Result<Handle> {
-        let d = self.locate(dst)?;
+        let d = self.locate_extent(dst, || Ok(pattern.checked_extents(src.len())?.1))?;
         self.wait_for(order)?;
         self.transport().put_pattern(d, src, pattern)?;
         Ok(self.issue_write())
@@ -218,7 +218,7 @@ impl Gma {
         pattern: &Pattern<'_>,
         order: Handle,
     ) -> Result<Handle> {
-        let s = self.locate(src)?;
+        let s = self.locate_extent(src, || Ok(pattern.checked_extents(dst.len())?.1))?;
         self.wait_for(order)?;
         self.transport().get_pattern(s, dst, pattern)?;
         Ok(self.issue())
@@ -232,7 +232,9 @@ impl Gma {
 
     /// Checks that `len` bytes at `ga` are registered memory, without moving any.
     pub fn check_range(&self, ga: GlobalAddr, len: u64) -> Result<()> {
-        Ok(self.transport().check_range(self.locate(ga)?, len)?)
+        Ok(self
+            .transport()
+            .check_range(self.locate_range(ga, len)?, len)?)
     }
 
     /// Does `op` on the `width`-byte word at `target` (ACP's `acp_cas4` ... `acp_and8`)
@@ -245,7 +247,7 @@ impl Gma {
         op: AtomicOp,
         order: Handle,
     ) -> Result<Fetched> {
-        let t = self.locate(target)?;
+        let t = self.locate_range(target, width.bytes().into())?;
         self.wait_for(order)?;
         let old = self.transport().atomic(t, width, op)?;
         Ok(Fetched {
@@ -258,7 +260,7 @@ impl Gma {
     /// atomic is complete at its target on return, so no handle is issued.
     #[inline(always)]
     pub fn atomic_blocking(&self, target: GlobalAddr, width: Width, op: AtomicOp) -> Result<u64> {
-        let t = self.locate(target)?;
+        let t = self.locate_word_or_range(target, width.bytes().into())?;
         Ok(self.transport().atomic(t, width, op)?)
     }
 
@@ -307,4 +309,12 @@ impl Gma {
         self.complete(Handle::ALL)?;
         self.gmem.into_world().finalize()
     }
+}
+
+/// The (offset, length) pieces of an I/O vector.
+fn pieces<'a>(
+    offsets: &'a [u64],
+    lens: impl Iterator<Item = usize> + 'a,
+) -> impl Iterator<Item = (u64, u64)> + 'a {
+    offsets.iter().zip(lens).map(|(&o, len)| (o, len as u64))
 }

@@ -1,11 +1,43 @@
 //! Accumulate (ARMCI_Acc*): `dst += scale * src` element by element, for int, long,
 //! float, double, complex float and complex double. Concurrent accumulates to one rank are
-//! applied one at a time under that rank's accumulate lock (a word of the runtime's own
-//! symmetric block), so no update is lost.
+//! applied one at a time under that rank's accumulate lock (a word the transport keeps
+//! outside the memory global addresses name), so no update is lost.
 
 use bytemuck::{pod_read_unaligned, Pod};
 
 use crate::error::{Error, Result};
+use crate::gma::Gma;
+use crate::transport::{AtomicOp, Transport};
+
+/// A rank's accumulate lock: the transport's own word (see
+/// [`Transport::accumulate_lock`]), which no user transfer can reach, so that a put
+/// anywhere in the heap or starter memory cannot leave it taken.
+pub(crate) struct AccumulateLock {
+    /// The owner's physical rank.
+    rank: u32,
+}
+
+impl AccumulateLock {
+    /// The lock of logical rank `rank`.
+    pub(crate) fn of(gma: &Gma, rank: u32) -> Result<AccumulateLock> {
+        Ok(AccumulateLock {
+            rank: gma.physical(rank.into())?,
+        })
+    }
+
+    /// Stores `new` if the lock holds `expected`; returns what it held.
+    pub(crate) fn compare_swap(&self, gma: &Gma, expected: u64, new: u64) -> Result<u64> {
+        let op = AtomicOp::CompareSwap { expected, new };
+        Ok(gma.transport().accumulate_lock(self.rank, op)?)
+    }
+
+    /// Stores `value`; returns what the lock held.
+    pub(crate) fn atomic_store(&self, gma: &Gma, value: u64) -> Result<u64> {
+        Ok(gma
+            .transport()
+            .accumulate_lock(self.rank, AtomicOp::Store(value))?)
+    }
+}
 
 /// The element type of an accumulate (ARMCI_ACC_INT ... ARMCI_ACC_DCP, in that order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

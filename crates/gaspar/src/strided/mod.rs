@@ -17,13 +17,14 @@ use std::sync::{Mutex, MutexGuard};
 use bytemuck::Pod;
 
 pub use self::acc::AccKind;
+use self::acc::AccumulateLock;
 pub use self::plan::{Method, Policy};
 pub use self::shape::{Descriptor, Side, MAX_STRIDE_LEVELS};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::gma::{GlobalPtr, Gma, Handle};
-use crate::gmem::{GlobalAddr, SymmetricAlloc};
-use crate::transport::Run;
+use crate::gmem::GlobalAddr;
+use crate::transport::{Run, Transport};
 
 /// The packing buffer and the scatter list of buffered transfers (reused, not
 /// reallocated per transfer).
@@ -36,8 +37,6 @@ struct Scratch {
 /// The strided layer of one rank: the runtime as Rust users see it.
 pub struct Strided {
     gma: Gma,
-    /// One lock word per rank serializing accumulates to it.
-    acc_locks: SymmetricAlloc,
     policy: Policy,
     buffer_len: u64,
     scratch: Mutex<Scratch>,
@@ -56,12 +55,9 @@ fn overflow(what: &'static str) -> Error {
 
 impl Strided {
     /// The strided layer on top of `gma`, configured from the environment.
-    /// Collective (it allocates the accumulate locks).
     pub fn new(gma: Gma) -> Result<Strided> {
-        let acc_locks = Self::alloc_acc_locks(&gma)?;
         Ok(Strided {
             gma,
-            acc_locks,
             policy: Policy::from_env()?,
             buffer_len: config::STRIDED_BUFFER.bytes()?.max(1),
             scratch: Mutex::new(Scratch::default()),
@@ -281,7 +277,12 @@ impl Strided {
                 format!("a local segment ends at byte {local_span} of a {local_len}-byte buffer"),
             ));
         }
-        self.check_range(remote_base, span(remote)?)
+        // Each remote segment inside a live heap allocation, the whole span inside the
+        // segment.
+        let loc = self
+            .gma
+            .locate_pieces(remote_base, remote.iter().map(|&o| (o, bytes)))?;
+        Ok(self.transport().check_range(loc, span(remote)?)?)
     }
 
     /// I/O-vector put (ARMCI_PutV): `bytes` from each `src` offset to the matching offset
@@ -364,24 +365,14 @@ impl Strided {
         self.gma.finalize()
     }
 
-    /// Collective rank remap (see [`Gma::reset`]); the accumulate locks are allocated
-    /// again in the fresh heap.
+    /// Collective rank remap (see [`Gma::reset`]).
     pub fn reset(&mut self, new_rank: u32) -> Result<()> {
-        self.gma.reset(new_rank)?;
-        self.acc_locks = Self::alloc_acc_locks(&self.gma)?;
-        Ok(())
-    }
-
-    fn alloc_acc_locks(gma: &Gma) -> Result<SymmetricAlloc> {
-        let block = gma.alloc(8)?;
-        GlobalPtr::<u64>::new(block.ga(gma.rank())?).atomic_store(gma, 0)?;
-        gma.barrier()?;
-        Ok(block)
+        self.gma.reset(new_rank)
     }
 
     /// Runs `f` holding the accumulate lock of the rank that owns `target`.
     fn with_acc_lock<R>(&self, target: GlobalAddr, f: impl FnOnce() -> Result<R>) -> Result<R> {
-        let lock = GlobalPtr::<u64>::new(self.acc_locks.ga(target.rank())?);
+        let lock = AccumulateLock::of(&self.gma, target.rank())?;
         let me = u64::from(self.rank()) + 1;
         let mut spins = 0u32;
         while lock.compare_swap(&self.gma, 0, me)? != 0 {

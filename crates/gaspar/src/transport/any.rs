@@ -50,6 +50,7 @@ impl Transport for AnyTransport {
         fn check_range(&self, loc: Location, len: u64) -> TransportResult<()>;
         fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
         fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
+        fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64>;
         fn flush(&self, rank: u32) -> TransportResult<()>;
         fn flush_all(&self) -> TransportResult<()>;
         fn test_all(&self) -> TransportResult<bool>;

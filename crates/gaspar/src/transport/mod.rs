@@ -285,6 +285,10 @@ pub trait Transport: Send + Sync {
     fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
     /// Does `op` on the word at `target` and returns the word's previous value.
     fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
+    /// Does `op` on `rank`'s accumulate lock and returns its previous value: an 8-byte
+    /// word of the runtime's own, outside the starter memory and the heap, that no global
+    /// address names (so no user transfer can touch it). Zero when the job starts.
+    fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64>;
     /// Makes every earlier write to `rank` visible there.
     fn flush(&self, rank: u32) -> TransportResult<()>;
     /// Makes every earlier write visible at its target.
@@ -295,6 +299,7 @@ pub trait Transport: Send + Sync {
     /// earlier write visible to plain loads on every rank.
     fn barrier(&self) -> TransportResult<()>;
     /// Collective: every rank contributes one word; `out[r]` receives rank r's word.
+    /// Implies a [`barrier`](Self::barrier) (the runtime's barrier is one of these).
     fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()>;
     /// Makes `len` bytes of this process's memory at `base` reachable by other ranks as
     /// registration slot `slot`.

@@ -69,6 +69,10 @@ fn common_pad(pads: &[u64]) -> Result<u64> {
          on every rank"
     )))
 }
+/// The runtime's own words after the table, where no global address reaches: the
+/// accumulate lock (its first 8 bytes). A whole cache line: with 8 bytes, MPICH 4.0
+/// (ch4:ucx) crashed in a put to registered memory (a window length it handles badly).
+const RUNTIME_WORDS_BYTES: u64 = 64;
 
 /// The MPI constants gaspar uses, read from the bindings' shims.
 mod constant {
@@ -491,7 +495,7 @@ impl MpiTransport {
         // Room for the alignment pad; a whole number of pages, so that libraries which
         // place the ranks' windows one after another keep them equally aligned.
         let total = table_offset
-            .checked_add(TABLE_BYTES + WINDOW_ALIGN)
+            .checked_add(TABLE_BYTES + RUNTIME_WORDS_BYTES + WINDOW_ALIGN)
             .and_then(|t| t.checked_next_multiple_of(4096))
             .ok_or(Error::LengthOverflow {
                 what: "window size",
@@ -616,11 +620,12 @@ impl MpiTransport {
                 ),
             )?;
             common_pad(&pads)?;
-            // An empty registration table (the window's memory is not zeroed by MPI).
+            // An empty registration table and a free accumulate lock (the window's memory
+            // is not zeroed by MPI).
             std::ptr::write_bytes(
                 base.add((pad + table_offset) as usize),
                 0,
-                TABLE_BYTES as usize,
+                (TABLE_BYTES + RUNTIME_WORDS_BYTES) as usize,
             );
         }
         static EXIT_CHECK: std::sync::Once = std::sync::Once::new();
@@ -1596,6 +1601,14 @@ impl Transport for MpiTransport {
         }
     }
 
+    fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64> {
+        self.on_mpi_thread()?;
+        // After the registration table: 8-byte aligned (the table starts on 64 bytes and
+        // its length is a multiple of 8).
+        let disp = (self.table_offset + TABLE_BYTES) as ffi::MPI_Aint;
+        Ok(self.atomic_at(rank, disp, Width::W8, op)?)
+    }
+
     fn flush(&self, rank: u32) -> TransportResult<()> {
         self.on_mpi_thread()?;
         if rank >= self.procs {
@@ -1647,18 +1660,32 @@ impl Transport for MpiTransport {
                 "output length != procs",
             )));
         }
-        // SAFETY: one u64 in, `procs` u64 out.
-        Ok(check("MPI_Allgather", unsafe {
-            ffi::MPI_Allgather(
-                (&value as *const u64).cast(),
-                1,
-                constant::uint64(),
-                out.as_mut_ptr().cast(),
-                1,
-                constant::uint64(),
-                self.comm,
-            )
-        })?)
+        // A barrier as well (see `barrier`): the runtime's barrier is an allgather.
+        self.flush_all()?;
+        // SAFETY: window and communicator live until finalize; one u64 in, `procs` u64
+        // out.
+        unsafe {
+            check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))?;
+            if self.has_dynamic() {
+                check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
+            }
+            check(
+                "MPI_Allgather",
+                ffi::MPI_Allgather(
+                    (&value as *const u64).cast(),
+                    1,
+                    constant::uint64(),
+                    out.as_mut_ptr().cast(),
+                    1,
+                    constant::uint64(),
+                    self.comm,
+                ),
+            )?;
+            if self.has_dynamic() {
+                check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
+            }
+            Ok(check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))?)
+        }
     }
 
     fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> TransportResult<()> {

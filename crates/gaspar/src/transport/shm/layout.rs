@@ -93,6 +93,8 @@ pub(crate) struct Header {
     pub(crate) barrier: [Padded; MAX_ROUNDS],
     /// Double-buffered words for `allgather_u64`.
     pub(crate) exchange: [Padded; 2],
+    /// The accumulate lock: in the header, where no global address reaches.
+    pub(crate) accumulate_lock: Padded,
     pub(crate) regions: [RegionEntry; REGISTRATION_SLOTS],
 }
 

@@ -937,7 +937,10 @@ impl Transport for ShmTransport {
         if let Some(to) = self.shared(dst, len)? {
             return Ok(self.read_into(src, to, len)?);
         }
-        // Registered memory on both sides: bounce through this process in chunks.
+        // Registered memory on both sides: bounce through this process in chunks, once
+        // both whole ranges are known to be registered (nothing moves otherwise).
+        self.registered(src, len)?;
+        self.registered(dst, len)?;
         const CHUNK: u64 = 1 << 20;
         let mut bounce = vec![0u8; len.min(CHUNK) as usize];
         let mut done = 0;
@@ -985,6 +988,10 @@ impl Transport for ShmTransport {
                 u64::from(atomic_u32(word, op))
             }
         })
+    }
+
+    fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64> {
+        Ok(atomic_u64(&self.header(rank).accumulate_lock.0, op))
     }
 
     #[inline]
