@@ -8,7 +8,9 @@
 //! exchange words, the registration table). Every field is an atomic, so any bit pattern
 //! is a valid header and a zero-filled segment is a valid empty one.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use rustix::thread::futex;
 
 use crate::gmem::REGISTRATION_SLOTS;
 
@@ -28,6 +30,8 @@ pub(crate) mod state {
     pub(crate) const ATTACHED: u64 = 1;
     /// The rank finalized.
     pub(crate) const FINALIZED: u64 = 2;
+    /// The process ended (recorded by the launcher, whatever state it was in).
+    pub(crate) const EXITED: u64 = 3;
 }
 
 /// Value of [`Header::abort`] set by the launcher (a rank sets 1 + its rank).
@@ -37,6 +41,38 @@ pub(crate) const ABORTED_BY_LAUNCHER: u64 = u64::MAX;
 /// steal each other's line.
 #[repr(C, align(64))]
 pub(crate) struct Padded(pub(crate) AtomicU64);
+
+/// Where waits on a segment's memory sleep: a futex word that moves on each time the bell
+/// rings, and the number of threads (of any rank) sleeping on it, so that a writer rings
+/// only when somebody sleeps (a wait that never sleeps costs its writers no system call).
+#[repr(C, align(64))]
+pub(crate) struct Doorbell {
+    /// The futex word.
+    pub(crate) seq: AtomicU32,
+    /// Threads sleeping on `seq`, or about to.
+    pub(crate) sleepers: AtomicU32,
+    /// When the bell last rang ([`monotonic_ns`]), so that a woken sleeper can tell how
+    /// long its wake-up took.
+    pub(crate) rung_at: AtomicU64,
+}
+
+/// Nanoseconds of the monotonic clock, which every process of the machine shares.
+pub(crate) fn monotonic_ns() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    (now.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(now.tv_nsec as u64)
+}
+
+impl Doorbell {
+    /// Wakes every thread sleeping on this bell. The futex operations are the shared
+    /// (non-private) ones: the word lies at different addresses in different processes.
+    pub(crate) fn ring(&self) {
+        self.rung_at.store(monotonic_ns(), Ordering::Relaxed);
+        self.seq.fetch_add(1, Ordering::Release);
+        let _ = futex::wake(&self.seq, futex::Flags::empty(), i32::MAX as u32);
+    }
+}
 
 /// An atomic word as the sequence lock needs it; implemented for std's atomics (the
 /// shared segment) and loom's (the model check).
@@ -89,8 +125,11 @@ pub(crate) struct Header {
     pub(crate) state: AtomicU64,
     /// Non-zero once the job is being aborted (1 + rank, or [`ABORTED_BY_LAUNCHER`]).
     pub(crate) abort: Padded,
-    /// Dissemination barrier flags: `barrier[k]` is written by this rank's round-k source.
-    pub(crate) barrier: [Padded; MAX_ROUNDS],
+    /// Where waits on this segment's memory sleep.
+    pub(crate) doorbell: Doorbell,
+    /// Dissemination barrier flags: `barrier[k][e % 2]` is written by this rank's round-k
+    /// source in barrier number e.
+    pub(crate) barrier: [[Padded; 2]; MAX_ROUNDS],
     /// Double-buffered words for `allgather_u64`.
     pub(crate) exchange: [Padded; 2],
     pub(crate) regions: [RegionEntry; REGISTRATION_SLOTS],
@@ -139,6 +178,17 @@ impl Header {
         self.heap_len.store(layout.heap_len, Ordering::Relaxed);
         self.state.store(state::CREATED, Ordering::Relaxed);
         self.magic.store(MAGIC, Ordering::Release);
+    }
+
+    /// Records that the rank's process ended, unless it finalized first (the launcher
+    /// calls this when it reaps the rank, then rings every segment's doorbell so that
+    /// waits for the rank find out).
+    pub(crate) fn record_exit(&self) {
+        let _ = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |now| {
+                (now != state::FINALIZED).then_some(state::EXITED)
+            });
     }
 
     /// The layout the header describes, if it is a valid header.

@@ -10,13 +10,16 @@ pub(crate) mod layout;
 pub(crate) mod segment;
 
 use std::io::{IoSlice, IoSliceMut};
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{compiler_fence, fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use nix::sys::uio::{process_vm_readv, process_vm_writev, RemoteIoVec};
 use nix::unistd::Pid;
+use rustix::thread::{futex, membarrier, MembarrierCommand};
 
 use self::layout::{state, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
 use self::segment::Segment as Mapping;
+use super::wait::Patience;
 use super::{
     barrier, segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport,
     TransportResult, Width,
@@ -49,10 +52,21 @@ pub struct ShmTransport {
     procs: u32,
     layout: Layout,
     peers: Vec<Peer>,
-    barriers: AtomicU64,
-    exchanges: AtomicU64,
-    spin_limit: u64,
+    /// The collectives' counters; the lock also serializes collectives that several
+    /// threads of this rank call at once (each counts as one collective of this rank).
+    collectives: Mutex<Collectives>,
+    patience: &'static Patience,
+    /// This process takes part in `membarrier`'s global expedited barriers: a waker needs
+    /// no fence of its own between its write and its look at a doorbell (see `wake`).
+    asymmetric_fences: bool,
     mappings: Vec<Mapping>,
+}
+
+/// How many barriers and exchanges this rank has done.
+#[derive(Default)]
+struct Collectives {
+    barriers: u64,
+    exchanges: u64,
 }
 
 // SAFETY: the raw pointers in `peers` point into `mappings`, which `self` owns and never
@@ -74,14 +88,13 @@ impl ShmTransport {
     /// Attaches to the job described by the environment (`gaspar run`), or makes a private
     /// 1-rank job when there is none.
     pub fn attach_from_env() -> Result<ShmTransport> {
-        let spin_limit = config::SPIN_LIMIT.number()?;
         let Ok(job) = std::env::var(env::JOB) else {
             let layout = Layout::new(config::STARTER_SIZE.bytes()?, config::HEAP_SIZE.bytes()?)
                 .ok_or(Error::LengthOverflow {
                     what: "segment size",
                 })?;
             let mapping = Mapping::anonymous(&layout)?;
-            return Self::start(0, 1, layout, vec![mapping], spin_limit);
+            return Self::start(0, 1, layout, vec![mapping]);
         };
         let rank = env_number(env::RANK)?;
         let procs = env_number(env::PROCS)?;
@@ -132,7 +145,7 @@ impl ShmTransport {
             }
         }
         tracing::debug!(job, "attaching");
-        Self::start(rank, procs, layout, mappings, spin_limit)
+        Self::start(rank, procs, layout, mappings)
     }
 
     fn start(
@@ -140,7 +153,6 @@ impl ShmTransport {
         procs: u32,
         layout: Layout,
         mappings: Vec<Mapping>,
-        spin_limit: u64,
     ) -> Result<ShmTransport> {
         let peers = mappings
             .iter()
@@ -154,9 +166,11 @@ impl ShmTransport {
             procs,
             layout,
             peers,
-            barriers: AtomicU64::new(0),
-            exchanges: AtomicU64::new(0),
-            spin_limit,
+            collectives: Mutex::new(Collectives::default()),
+            patience: Patience::of_process(procs)?,
+            // Every rank registers before its first write that a wait may look for (the
+            // start-up barrier's).
+            asymmetric_fences: membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok(),
             mappings,
         };
         let me = transport.header(rank);
@@ -186,21 +200,137 @@ impl ShmTransport {
         }
     }
 
-    /// Called while waiting: yields the core after `spin_limit` spins, and ends the wait
-    /// if the job is being aborted.
-    fn idle(&self, spins: u64) -> Result<()> {
-        if spins % 256 == 0 {
-            if let Some(by) = self.aborted() {
-                let rank = (by != ABORTED_BY_LAUNCHER).then(|| (by - 1) as u32);
-                return Err(Error::JobAborted { rank });
+    /// Waits until `ready()` holds: polls it for the patience budget, then sleeps on the
+    /// doorbell of `watched` (the rank whose memory `ready` looks at) until a writer rings
+    /// it. Ends with [`Error::JobAborted`] when the job is aborted, and with
+    /// [`Error::RankGone`] when `awaited` (the rank expected to make `ready` hold) has
+    /// finalized or exited without doing so.
+    ///
+    /// A sleeper and a writer never miss each other: the sleeper announces itself in
+    /// `sleepers` and then looks at the condition; the writer writes and then looks at
+    /// `sleepers` (see `wake`). With a store-load barrier between the two steps on both
+    /// sides, at least one of them sees the other's first step. The sleeper's barrier is
+    /// `membarrier` (a barrier on every core running a rank, a few microseconds, paid only
+    /// when going to sleep), so the writer's is only a compiler fence on every put and
+    /// atomic; without `membarrier` both sides use a full fence.
+    fn wait_for(
+        &self,
+        watched: u32,
+        awaited: Option<u32>,
+        mut ready: impl FnMut() -> Result<bool>,
+    ) -> Result<()> {
+        if self.patience.poll(&mut ready)? {
+            return Ok(());
+        }
+        let bell = &self.header(watched).doorbell;
+        loop {
+            bell.sleepers.fetch_add(1, Ordering::SeqCst);
+            self.fence_against_wakers();
+            let seq = bell.seq.load(Ordering::Acquire);
+            let settled = self.settled(awaited, &mut ready);
+            if let Ok(false) = settled {
+                // Returns at once (EAGAIN) when the bell rang since `seq` was read; with
+                // EINTR after a signal. Either way the loop looks again.
+                if futex::wait(&bell.seq, futex::Flags::empty(), seq, None).is_ok() {
+                    let rung_at = bell.rung_at.load(Ordering::Relaxed);
+                    self.patience
+                        .woken_after(layout::monotonic_ns().saturating_sub(rung_at));
+                }
+            }
+            bell.sleepers.fetch_sub(1, Ordering::Relaxed);
+            if settled? {
+                return Ok(());
             }
         }
-        if spins >= self.spin_limit {
-            std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
+    }
+
+    /// Whether a wait is over: `Ok(true)` when `ready` holds, an error when it never will.
+    fn settled(
+        &self,
+        awaited: Option<u32>,
+        ready: &mut impl FnMut() -> Result<bool>,
+    ) -> Result<bool> {
+        if ready()? {
+            return Ok(true);
         }
-        Ok(())
+        if let Some(by) = self.aborted() {
+            let rank = (by != ABORTED_BY_LAUNCHER).then(|| (by - 1) as u32);
+            return Err(Error::JobAborted { rank });
+        }
+        if let Some(rank) = awaited {
+            let now = self.header(rank).state.load(Ordering::Acquire);
+            if now == state::FINALIZED || now == state::EXITED {
+                // Whatever the rank wrote before it left is visible after that load.
+                if ready()? {
+                    return Ok(true);
+                }
+                return Err(Error::RankGone {
+                    rank,
+                    finalized: now == state::FINALIZED,
+                });
+            }
+        }
+        Ok(false)
+    }
+
+    /// The sleeper's half of the store-load barrier of `wait_for`.
+    fn fence_against_wakers(&self) {
+        if !self.asymmetric_fences || membarrier(MembarrierCommand::GlobalExpedited).is_err() {
+            fence(Ordering::SeqCst);
+        }
+    }
+
+    /// Called after a write that a wait on `watched`'s memory may look for: rings that
+    /// rank's doorbell when somebody sleeps on it.
+    #[inline]
+    fn wake(&self, watched: u32) {
+        if self.asymmetric_fences {
+            compiler_fence(Ordering::SeqCst);
+        } else {
+            fence(Ordering::SeqCst);
+        }
+        let bell = &self.header(watched).doorbell;
+        if bell.sleepers.load(Ordering::Relaxed) != 0 {
+            bell.ring();
+        }
+    }
+
+    /// The next barrier, with the collectives' lock held; `finalizing` when this rank
+    /// enters it to finalize (every rank must, or every rank gets an error).
+    fn barrier_locked(&self, collectives: &mut Collectives, finalizing: bool) -> Result<()> {
+        collectives.barriers += 1;
+        let arrival = barrier::dissemination(
+            self.rank,
+            self.procs,
+            collectives.barriers,
+            finalizing,
+            |r, k, parity| &self.header(r).barrier[k][parity].0,
+            |partner| self.wake(partner),
+            |flag, source, epoch| {
+                let mut seen = 0;
+                self.wait_for(self.rank, Some(source), || {
+                    seen = barrier::Flag::load_acquire(flag);
+                    Ok(barrier::arrived(seen, epoch))
+                })?;
+                Ok(seen)
+            },
+        )?;
+        if !arrival.mismatched() {
+            return Ok(());
+        }
+        Err(if finalizing {
+            Error::CollectiveMismatch {
+                call: "finalize",
+                reason: "another rank was in a collective (barrier, alloc, free, ...) while \
+                         this rank finalized; every rank must make the same collective calls",
+            }
+        } else {
+            Error::CollectiveMismatch {
+                call: "barrier",
+                reason: "another rank finalized while this rank was in a collective (barrier, \
+                         alloc, free, ...); every rank must make the same collective calls",
+            }
+        })
     }
 
     /// Resolves `len` bytes at `loc` inside a shared segment to a pointer in this process,
@@ -924,7 +1054,7 @@ impl Transport for ShmTransport {
                 reason: "on the shm transport atomics need starter memory or the symmetric heap, not registered memory",
             }));
         };
-        Ok(match width {
+        let old = match width {
             Width::W8 => {
                 // SAFETY: `ptr` is 8-byte aligned (segment bases are page aligned and the
                 // offset was checked), inside a live shared mapping, and every process
@@ -937,20 +1067,29 @@ impl Transport for ShmTransport {
                 let word = unsafe { &*(ptr as *const AtomicU32) };
                 u64::from(atomic_u32(word, op))
             }
-        })
+        };
+        if op != AtomicOp::Load {
+            self.wake(target.rank);
+        }
+        Ok(old)
     }
 
     #[inline]
-    fn flush(&self, _rank: u32) -> TransportResult<()> {
+    fn flush(&self, rank: u32) -> TransportResult<()> {
         // Copies into shared memory are complete once issued; the fence orders them
-        // before whatever this rank does next to tell others about them.
+        // before whatever this rank does next to tell others about them, and a wait on
+        // the target's memory is woken.
         fence(Ordering::Release);
+        self.wake(rank);
         Ok(())
     }
 
     #[inline]
     fn flush_all(&self) -> TransportResult<()> {
         fence(Ordering::Release);
+        for rank in 0..self.procs {
+            self.wake(rank);
+        }
         Ok(())
     }
 
@@ -960,15 +1099,8 @@ impl Transport for ShmTransport {
     }
 
     fn barrier(&self) -> TransportResult<()> {
-        let epoch = self.barriers.fetch_add(1, Ordering::Relaxed) + 1;
-        barrier::dissemination(
-            self.rank,
-            self.procs,
-            epoch,
-            |r, k| &self.header(r).barrier[k].0,
-            |spins| self.idle(spins),
-        )?;
-        Ok(())
+        let mut collectives = self.collectives.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(self.barrier_locked(&mut collectives, false)?)
     }
 
     fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()> {
@@ -978,11 +1110,13 @@ impl Transport for ShmTransport {
                 "output length != procs",
             )));
         }
-        let slot = (self.exchanges.fetch_add(1, Ordering::Relaxed) % 2) as usize;
+        let mut collectives = self.collectives.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = (collectives.exchanges % 2) as usize;
+        collectives.exchanges += 1;
         self.header(self.rank).exchange[slot]
             .0
             .store(value, Ordering::Relaxed);
-        self.barrier()?;
+        self.barrier_locked(&mut collectives, false)?;
         for (r, word) in out.iter_mut().enumerate() {
             *word = self.header(r as u32).exchange[slot]
                 .0
@@ -1027,11 +1161,24 @@ impl Transport for ShmTransport {
                 Ordering::Relaxed,
             );
         }
+        for r in 0..self.procs {
+            self.header(r).doorbell.ring();
+        }
         std::process::exit(1)
     }
 
+    fn wait(
+        &self,
+        watched: u32,
+        awaited: Option<u32>,
+        ready: &mut dyn FnMut() -> Result<bool>,
+    ) -> TransportResult<()> {
+        Ok(self.wait_for(watched, awaited, ready)?)
+    }
+
     fn finalize(&self) -> TransportResult<()> {
-        self.barrier()?;
+        let mut collectives = self.collectives.lock().unwrap_or_else(|p| p.into_inner());
+        self.barrier_locked(&mut collectives, true)?;
         self.header(self.rank)
             .state
             .store(state::FINALIZED, Ordering::Release);
