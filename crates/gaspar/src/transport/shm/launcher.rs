@@ -158,7 +158,7 @@ impl JobSegments {
     /// states of the ranks it waits for.
     fn wake_all(&self) {
         for seg in &self.segments {
-            seg.header().doorbell.ring();
+            seg.header().ring_every_bell();
         }
     }
 

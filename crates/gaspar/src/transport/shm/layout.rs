@@ -43,14 +43,15 @@ pub(crate) const ABORTED_BY_LAUNCHER: u64 = u64::MAX;
 pub(crate) struct Padded(pub(crate) AtomicU64);
 
 /// Where waits on a segment's memory sleep: a futex word that moves on each time the bell
-/// rings, and the number of threads (of any rank) sleeping on it, so that a writer rings
-/// only when somebody sleeps (a wait that never sleeps costs its writers no system call).
+/// rings, and a flag that sleepers raise, so that a writer rings only when somebody
+/// sleeps (a wait that never sleeps costs its writers no system call) and only the first
+/// writer after a sleeper raised it.
 #[repr(C, align(64))]
 pub(crate) struct Doorbell {
     /// The futex word.
     pub(crate) seq: AtomicU32,
-    /// Threads sleeping on `seq`, or about to.
-    pub(crate) sleepers: AtomicU32,
+    /// Non-zero when a thread (of any rank) sleeps on `seq`, or is about to.
+    pub(crate) asleep: AtomicU32,
     /// When the bell last rang ([`monotonic_ns`]), so that a woken sleeper can tell how
     /// long its wake-up took.
     pub(crate) rung_at: AtomicU64,
@@ -67,6 +68,8 @@ pub(crate) fn monotonic_ns() -> u64 {
 impl Doorbell {
     /// Wakes every thread sleeping on this bell. The futex operations are the shared
     /// (non-private) ones: the word lies at different addresses in different processes.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn ring(&self) {
         self.rung_at.store(monotonic_ns(), Ordering::Relaxed);
         self.seq.fetch_add(1, Ordering::Release);
@@ -125,8 +128,12 @@ pub(crate) struct Header {
     pub(crate) state: AtomicU64,
     /// Non-zero once the job is being aborted (1 + rank, or [`ABORTED_BY_LAUNCHER`]).
     pub(crate) abort: Padded,
-    /// Where waits on this segment's memory sleep.
-    pub(crate) doorbell: Doorbell,
+    /// Where the barrier's waits sleep (rung by the barrier's signals).
+    pub(crate) collective_bell: Doorbell,
+    /// Where the other waits on this segment's memory sleep (rung by atomics and
+    /// flushed puts to it): separate, so that writes to the memory of a rank that sleeps
+    /// in a barrier do not wake it.
+    pub(crate) memory_bell: Doorbell,
     /// Dissemination barrier flags: `barrier[k][e % 2]` is written by this rank's round-k
     /// source in barrier number e.
     pub(crate) barrier: [[Padded; 2]; MAX_ROUNDS],
@@ -189,6 +196,12 @@ impl Header {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |now| {
                 (now != state::FINALIZED).then_some(state::EXITED)
             });
+    }
+
+    /// Wakes every wait on this segment (the job is aborted, or a rank has gone).
+    pub(crate) fn ring_every_bell(&self) {
+        self.collective_bell.ring();
+        self.memory_bell.ring();
     }
 
     /// The layout the header describes, if it is a valid header.

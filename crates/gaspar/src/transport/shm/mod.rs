@@ -17,7 +17,7 @@ use nix::sys::uio::{process_vm_readv, process_vm_writev, RemoteIoVec};
 use nix::unistd::Pid;
 use rustix::thread::{futex, membarrier, MembarrierCommand};
 
-use self::layout::{state, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
+use self::layout::{state, Doorbell, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
 use self::segment::Segment as Mapping;
 use super::wait::Patience;
 use super::{
@@ -184,7 +184,13 @@ impl ShmTransport {
             let pid = transport.header(r).pid.load(Ordering::Relaxed);
             transport.peers[r as usize].pid = Pid::from_raw(pid as i32);
         }
-        tracing::debug!(rank, procs, ?layout, "shm transport attached");
+        tracing::debug!(
+            rank,
+            procs,
+            ?layout,
+            asymmetric_fences = transport.asymmetric_fences,
+            "shm transport attached"
+        );
         Ok(transport)
     }
 
@@ -200,33 +206,34 @@ impl ShmTransport {
         }
     }
 
-    /// Waits until `ready()` holds: polls it for the patience budget, then sleeps on the
-    /// doorbell of `watched` (the rank whose memory `ready` looks at) until a writer rings
-    /// it. Ends with [`Error::JobAborted`] when the job is aborted, and with
+    /// Waits until `ready()` holds: polls it for the patience budget, then sleeps on
+    /// `bell` (a doorbell of the segment whose memory `ready` looks at) until a writer
+    /// rings it. Ends with [`Error::JobAborted`] when the job is aborted, and with
     /// [`Error::RankGone`] when `awaited` (the rank expected to make `ready` hold) has
     /// finalized or exited without doing so.
     ///
-    /// A sleeper and a writer never miss each other: the sleeper announces itself in
-    /// `sleepers` and then looks at the condition; the writer writes and then looks at
-    /// `sleepers` (see `wake`). With a store-load barrier between the two steps on both
-    /// sides, at least one of them sees the other's first step. The sleeper's barrier is
-    /// `membarrier` (a barrier on every core running a rank, a few microseconds, paid only
-    /// when going to sleep), so the writer's is only a compiler fence on every put and
-    /// atomic; without `membarrier` both sides use a full fence.
+    /// A sleeper and a writer never miss each other: the sleeper raises `asleep` and then
+    /// looks at the condition; the writer writes and then looks at `asleep` (see `ring_if_asleep`).
+    /// With a store-load barrier between the two steps on both sides, at least one of
+    /// them sees the other's first step. The sleeper's barrier is `membarrier` (a barrier
+    /// on every core running a rank, a few microseconds, paid only when going to sleep),
+    /// so the writer's is only a compiler fence on every put and atomic; without
+    /// `membarrier` both sides use a full fence.
     fn wait_for(
         &self,
-        watched: u32,
+        bell: &Doorbell,
         awaited: Option<u32>,
         mut ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
         if self.patience.poll(&mut ready)? {
             return Ok(());
         }
-        let bell = &self.header(watched).doorbell;
         loop {
-            bell.sleepers.fetch_add(1, Ordering::SeqCst);
-            self.fence_against_wakers();
+            // `seq` first: a writer that lowers `asleep` after this load rings, which
+            // moves `seq` on and makes the futex wait return at once.
             let seq = bell.seq.load(Ordering::Acquire);
+            bell.asleep.store(1, Ordering::SeqCst);
+            self.fence_against_wakers();
             let settled = self.settled(awaited, &mut ready);
             if let Ok(false) = settled {
                 // Returns at once (EAGAIN) when the bell rang since `seq` was read; with
@@ -237,7 +244,6 @@ impl ShmTransport {
                         .woken_after(layout::monotonic_ns().saturating_sub(rung_at));
                 }
             }
-            bell.sleepers.fetch_sub(1, Ordering::Relaxed);
             if settled? {
                 return Ok(());
             }
@@ -280,17 +286,32 @@ impl ShmTransport {
         }
     }
 
-    /// Called after a write that a wait on `watched`'s memory may look for: rings that
-    /// rank's doorbell when somebody sleeps on it.
-    #[inline]
+    /// Called after a write that a wait on memory of `watched` may look for: rings
+    /// that rank's memory doorbell when somebody sleeps on it.
+    #[inline(always)]
     fn wake(&self, watched: u32) {
+        self.ring_if_asleep(&self.header(watched).memory_bell);
+    }
+
+    /// Rings `bell` if somebody sleeps on it. Only the first writer after a sleeper
+    /// raised `asleep` pays the system call; the others find it lowered.
+    #[inline(always)]
+    fn ring_if_asleep(&self, bell: &Doorbell) {
         if self.asymmetric_fences {
             compiler_fence(Ordering::SeqCst);
         } else {
             fence(Ordering::SeqCst);
         }
-        let bell = &self.header(watched).doorbell;
-        if bell.sleepers.load(Ordering::Relaxed) != 0 {
+        if bell.asleep.load(Ordering::Relaxed) != 0 {
+            Self::ring_first(bell);
+        }
+    }
+
+    /// Rings `bell` unless another writer lowered `asleep` (and rang) first.
+    #[cold]
+    #[inline(never)]
+    fn ring_first(bell: &Doorbell) {
+        if bell.asleep.swap(0, Ordering::SeqCst) != 0 {
             bell.ring();
         }
     }
@@ -305,10 +326,11 @@ impl ShmTransport {
             collectives.barriers,
             finalizing,
             |r, k, parity| &self.header(r).barrier[k][parity].0,
-            |partner| self.wake(partner),
+            |partner| self.ring_if_asleep(&self.header(partner).collective_bell),
             |flag, source, epoch| {
                 let mut seen = 0;
-                self.wait_for(self.rank, Some(source), || {
+                let bell = &self.header(self.rank).collective_bell;
+                self.wait_for(bell, Some(source), || {
                     seen = barrier::Flag::load_acquire(flag);
                     Ok(barrier::arrived(seen, epoch))
                 })?;
@@ -819,7 +841,7 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
         self.put(dst, src)?;
         self.flush(dst.rank)
@@ -1074,7 +1096,7 @@ impl Transport for ShmTransport {
         Ok(old)
     }
 
-    #[inline]
+    #[inline(always)]
     fn flush(&self, rank: u32) -> TransportResult<()> {
         // Copies into shared memory are complete once issued; the fence orders them
         // before whatever this rank does next to tell others about them, and a wait on
@@ -1162,7 +1184,7 @@ impl Transport for ShmTransport {
             );
         }
         for r in 0..self.procs {
-            self.header(r).doorbell.ring();
+            self.header(r).ring_every_bell();
         }
         std::process::exit(1)
     }
@@ -1173,7 +1195,7 @@ impl Transport for ShmTransport {
         awaited: Option<u32>,
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()> {
-        Ok(self.wait_for(watched, awaited, ready)?)
+        Ok(self.wait_for(&self.header(watched).memory_bell, awaited, ready)?)
     }
 
     fn finalize(&self) -> TransportResult<()> {
