@@ -77,6 +77,90 @@ impl Doorbell {
     }
 }
 
+impl Bell for Doorbell {
+    #[inline]
+    fn seq(&self) -> u32 {
+        self.seq.load(Ordering::Acquire)
+    }
+    #[inline]
+    fn raise(&self) {
+        self.asleep.store(1, Ordering::SeqCst);
+    }
+    #[inline(always)]
+    fn is_raised(&self) -> bool {
+        self.asleep.load(Ordering::Relaxed) != 0
+    }
+    #[inline]
+    fn lower(&self) -> bool {
+        self.asleep.swap(0, Ordering::SeqCst) != 0
+    }
+    fn sleep(&self, seq: u32) -> bool {
+        // Returns at once (EAGAIN) when the bell rang since `seq` was read, and with
+        // EINTR after a signal: the caller looks again either way.
+        futex::wait(&self.seq, futex::Flags::empty(), seq, None).is_ok()
+    }
+    fn ring(&self) {
+        Doorbell::ring(self)
+    }
+}
+
+/// The doorbell protocol, over any atomics: a [`Doorbell`] in a segment (with a futex),
+/// or loom's atomics in the model check.
+///
+/// A sleeper and a writer never miss each other: the sleeper raises `asleep` and then
+/// looks at its condition; the writer writes and then looks at `asleep`. With a
+/// store-load barrier between the two steps on both sides (`fence`), at least one of
+/// them sees the other's first step. The sleeper reads the futex word before it raises
+/// the flag: a writer that lowers the flag after that read rings, which moves the word
+/// on and makes the sleep return at once.
+pub(crate) trait Bell {
+    /// The futex word.
+    fn seq(&self) -> u32;
+    /// Says that a thread sleeps (or is about to).
+    fn raise(&self);
+    /// Whether a thread said so.
+    fn is_raised(&self) -> bool;
+    /// Takes the flag down; whether it was up.
+    fn lower(&self) -> bool;
+    /// Sleeps while the futex word is `seq`; whether a ring ended the sleep.
+    fn sleep(&self, seq: u32) -> bool;
+    /// Moves the futex word on and wakes every sleeper.
+    fn ring(&self);
+}
+
+/// One round of a sleeping wait: `settled` decides (`Ok(true)`: done, an error: over),
+/// else the thread sleeps until a ring. Returns `(done, woken by a ring)`.
+pub(crate) fn sleep_round<B: Bell>(
+    bell: &B,
+    fence: impl FnOnce(),
+    settled: impl FnOnce() -> crate::error::Result<bool>,
+) -> crate::error::Result<(bool, bool)> {
+    let seq = bell.seq();
+    bell.raise();
+    fence();
+    if settled()? {
+        return Ok((true, false));
+    }
+    Ok((false, bell.sleep(seq)))
+}
+
+/// A writer's side, after its write and its half of the barrier: rings `bell` when a
+/// thread sleeps on it. Only the first writer after the flag went up pays the ring.
+#[inline(always)]
+pub(crate) fn ring_if_asleep<B: Bell>(bell: &B) {
+    if bell.is_raised() {
+        ring_first(bell);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn ring_first<B: Bell>(bell: &B) {
+    if bell.lower() {
+        bell.ring();
+    }
+}
+
 /// An atomic word as the sequence lock needs it; implemented for std's atomics (the
 /// shared segment) and loom's (the model check).
 pub(crate) trait Word {
@@ -249,7 +333,7 @@ impl<W: Word> RegionEntry<W> {
 /// Model checks with loom: `RUSTFLAGS="--cfg loom" cargo test --release --lib loom`.
 #[cfg(all(test, loom))]
 mod loom_tests {
-    use super::{RegionEntry, Word};
+    use super::{ring_if_asleep, sleep_round, Bell, RegionEntry, Word};
     use loom::sync::atomic::{AtomicU64, Ordering};
     use loom::sync::Arc;
 
@@ -266,6 +350,88 @@ mod loom_tests {
         fn relax() {
             loom::thread::yield_now()
         }
+    }
+
+    /// A doorbell whose futex is a mutex and a condition variable: `sleep` waits only
+    /// while the word is unchanged, as FUTEX_WAIT does, and loom reports a deadlock if a
+    /// wake-up is lost.
+    struct ModelBell {
+        seq: AtomicU64,
+        asleep: AtomicU64,
+        lock: loom::sync::Mutex<()>,
+        woken: loom::sync::Condvar,
+    }
+
+    impl Bell for ModelBell {
+        fn seq(&self) -> u32 {
+            self.seq.load(Ordering::Acquire) as u32
+        }
+        fn raise(&self) {
+            self.asleep.store(1, Ordering::SeqCst);
+        }
+        fn is_raised(&self) -> bool {
+            self.asleep.load(Ordering::Relaxed) != 0
+        }
+        fn lower(&self) -> bool {
+            self.asleep.swap(0, Ordering::SeqCst) != 0
+        }
+        fn sleep(&self, seq: u32) -> bool {
+            let guard = self.lock.lock().unwrap();
+            if self.seq() != seq {
+                return false;
+            }
+            drop(self.woken.wait(guard).unwrap());
+            true
+        }
+        fn ring(&self) {
+            let _guard = self.lock.lock().unwrap();
+            self.seq.fetch_add(1, Ordering::Release);
+            self.woken.notify_all();
+        }
+    }
+
+    /// A sleeper waits for a flag; one writer sets it and rings, another rings for an
+    /// unrelated write at any moment (it may lower the sleeper's flag first). The
+    /// sleeper always wakes and sees the flag (the model's fences are SeqCst fences, the
+    /// fallback of `membarrier`).
+    #[test]
+    fn loom_doorbell_wake_ups_are_never_lost() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let bell = Arc::new(ModelBell {
+                seq: AtomicU64::new(0),
+                asleep: AtomicU64::new(0),
+                lock: loom::sync::Mutex::new(()),
+                woken: loom::sync::Condvar::new(),
+            });
+            let flag = Arc::new(AtomicU64::new(0));
+            let fence = || loom::sync::atomic::fence(Ordering::SeqCst);
+            let writer = {
+                let (bell, flag) = (bell.clone(), flag.clone());
+                loom::thread::spawn(move || {
+                    flag.store(1, Ordering::Release);
+                    fence();
+                    ring_if_asleep(&*bell);
+                })
+            };
+            let other = {
+                let bell = bell.clone();
+                loom::thread::spawn(move || {
+                    fence();
+                    ring_if_asleep(&*bell);
+                })
+            };
+            loop {
+                let (done, _) =
+                    sleep_round(&*bell, fence, || Ok(flag.load(Ordering::Acquire) == 1)).unwrap();
+                if done {
+                    break;
+                }
+            }
+            writer.join().unwrap();
+            other.join().unwrap();
+        });
     }
 
     /// A reader never sees a torn entry: base and len always come from one write.

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use nix::sys::uio::{process_vm_readv, process_vm_writev, RemoteIoVec};
 use nix::unistd::Pid;
-use rustix::thread::{futex, membarrier, MembarrierCommand};
+use rustix::thread::{membarrier, MembarrierCommand};
 
 use self::layout::{state, Doorbell, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
 use self::segment::Segment as Mapping;
@@ -208,17 +208,14 @@ impl ShmTransport {
 
     /// Waits until `ready()` holds: polls it for the patience budget, then sleeps on
     /// `bell` (a doorbell of the segment whose memory `ready` looks at) until a writer
-    /// rings it. Ends with [`Error::JobAborted`] when the job is aborted, and with
-    /// [`Error::RankGone`] when `awaited` (the rank expected to make `ready` hold) has
-    /// finalized or exited without doing so.
+    /// rings it (the protocol: [`layout::Bell`]). Ends with [`Error::JobAborted`] when the
+    /// job is aborted, and with [`Error::RankGone`] when `awaited` (the rank expected to
+    /// make `ready` hold) has finalized or exited without doing so.
     ///
-    /// A sleeper and a writer never miss each other: the sleeper raises `asleep` and then
-    /// looks at the condition; the writer writes and then looks at `asleep` (see `ring_if_asleep`).
-    /// With a store-load barrier between the two steps on both sides, at least one of
-    /// them sees the other's first step. The sleeper's barrier is `membarrier` (a barrier
-    /// on every core running a rank, a few microseconds, paid only when going to sleep),
-    /// so the writer's is only a compiler fence on every put and atomic; without
-    /// `membarrier` both sides use a full fence.
+    /// The sleeper's store-load barrier is `membarrier` (a barrier on every core running
+    /// a rank, a few microseconds, paid only when going to sleep), so the writer's is only
+    /// a compiler fence on every put and atomic; without `membarrier` both sides use a
+    /// full fence.
     fn wait_for(
         &self,
         bell: &Doorbell,
@@ -229,23 +226,18 @@ impl ShmTransport {
             return Ok(());
         }
         loop {
-            // `seq` first: a writer that lowers `asleep` after this load rings, which
-            // moves `seq` on and makes the futex wait return at once.
-            let seq = bell.seq.load(Ordering::Acquire);
-            bell.asleep.store(1, Ordering::SeqCst);
-            self.fence_against_wakers();
-            let settled = self.settled(awaited, &mut ready);
-            if let Ok(false) = settled {
-                // Returns at once (EAGAIN) when the bell rang since `seq` was read; with
-                // EINTR after a signal. Either way the loop looks again.
-                if futex::wait(&bell.seq, futex::Flags::empty(), seq, None).is_ok() {
-                    let rung_at = bell.rung_at.load(Ordering::Relaxed);
-                    self.patience
-                        .woken_after(layout::monotonic_ns().saturating_sub(rung_at));
-                }
-            }
-            if settled? {
+            let (done, woken) = layout::sleep_round(
+                bell,
+                || self.fence_against_wakers(),
+                || self.settled(awaited, &mut ready),
+            )?;
+            if done {
                 return Ok(());
+            }
+            if woken {
+                let rung_at = bell.rung_at.load(Ordering::Relaxed);
+                self.patience
+                    .woken_after(layout::monotonic_ns().saturating_sub(rung_at));
             }
         }
     }
@@ -293,8 +285,7 @@ impl ShmTransport {
         self.ring_if_asleep(&self.header(watched).memory_bell);
     }
 
-    /// Rings `bell` if somebody sleeps on it. Only the first writer after a sleeper
-    /// raised `asleep` pays the system call; the others find it lowered.
+    /// Rings `bell` if somebody sleeps on it (the writer's side of [`layout::Bell`]).
     #[inline(always)]
     fn ring_if_asleep(&self, bell: &Doorbell) {
         if self.asymmetric_fences {
@@ -302,18 +293,7 @@ impl ShmTransport {
         } else {
             fence(Ordering::SeqCst);
         }
-        if bell.asleep.load(Ordering::Relaxed) != 0 {
-            Self::ring_first(bell);
-        }
-    }
-
-    /// Rings `bell` unless another writer lowered `asleep` (and rang) first.
-    #[cold]
-    #[inline(never)]
-    fn ring_first(bell: &Doorbell) {
-        if bell.asleep.swap(0, Ordering::SeqCst) != 0 {
-            bell.ring();
-        }
+        layout::ring_if_asleep(bell);
     }
 
     /// The next barrier, with the collectives' lock held; `finalizing` when this rank
