@@ -10,8 +10,7 @@ pub(crate) mod layout;
 pub(crate) mod segment;
 
 use std::io::{IoSlice, IoSliceMut};
-use std::sync::atomic::{compiler_fence, fence, AtomicU32, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use nix::sys::uio::{process_vm_readv, process_vm_writev, RemoteIoVec};
 use nix::unistd::Pid;
@@ -52,9 +51,9 @@ pub struct ShmTransport {
     procs: u32,
     layout: Layout,
     peers: Vec<Peer>,
-    /// The collectives' counters; the lock also serializes collectives that several
+    /// The collectives' counters, and the lock that serializes collectives several
     /// threads of this rank call at once (each counts as one collective of this rank).
-    collectives: Mutex<Collectives>,
+    collectives: Collectives,
     patience: &'static Patience,
     /// This process takes part in `membarrier`'s global expedited barriers: a waker needs
     /// no fence of its own between its write and its look at a doorbell (see `wake`).
@@ -62,11 +61,54 @@ pub struct ShmTransport {
     mappings: Vec<Mapping>,
 }
 
-/// How many barriers and exchanges this rank has done.
+/// How many barriers and exchanges this rank has done, and a lock that serializes the
+/// collectives several threads of this rank call at once (each counts as one collective
+/// of the rank). Uncontended it costs one compare-and-swap and a plain store, as the
+/// counter alone did; a contender yields its core until the collective in progress ends
+/// (which it does, with an error at worst, when the job aborts).
 #[derive(Default)]
 struct Collectives {
-    barriers: u64,
-    exchanges: u64,
+    busy: AtomicBool,
+    barriers: AtomicU64,
+    exchanges: AtomicU64,
+}
+
+impl Collectives {
+    fn enter(&self) -> InCollective<'_> {
+        while self
+            .busy
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::thread::yield_now();
+        }
+        InCollective(self)
+    }
+}
+
+/// This thread is the one in a collective of this rank.
+struct InCollective<'a>(&'a Collectives);
+
+impl InCollective<'_> {
+    /// The number of the next barrier (1, 2, ...).
+    fn next_barrier(&self) -> u64 {
+        let next = self.0.barriers.load(Ordering::Relaxed) + 1;
+        self.0.barriers.store(next, Ordering::Relaxed);
+        next
+    }
+
+    /// The number of the next exchange (0, 1, ...).
+    fn next_exchange(&self) -> u64 {
+        let next = self.0.exchanges.load(Ordering::Relaxed);
+        self.0.exchanges.store(next + 1, Ordering::Relaxed);
+        next
+    }
+}
+
+impl Drop for InCollective<'_> {
+    fn drop(&mut self) {
+        self.0.busy.store(false, Ordering::Release);
+    }
 }
 
 // SAFETY: the raw pointers in `peers` point into `mappings`, which `self` owns and never
@@ -166,7 +208,7 @@ impl ShmTransport {
             procs,
             layout,
             peers,
-            collectives: Mutex::new(Collectives::default()),
+            collectives: Collectives::default(),
             patience: Patience::of_process(procs)?,
             // Every rank registers before its first write that a wait may look for (the
             // start-up barrier's).
@@ -298,12 +340,11 @@ impl ShmTransport {
 
     /// The next barrier, with the collectives' lock held; `finalizing` when this rank
     /// enters it to finalize (every rank must, or every rank gets an error).
-    fn barrier_locked(&self, collectives: &mut Collectives, finalizing: bool) -> Result<()> {
-        collectives.barriers += 1;
+    fn barrier_locked(&self, collective: &InCollective<'_>, finalizing: bool) -> Result<()> {
         let arrival = barrier::dissemination(
             self.rank,
             self.procs,
-            collectives.barriers,
+            collective.next_barrier(),
             finalizing,
             |r, k, parity| &self.header(r).barrier[k][parity].0,
             |partner| self.ring_if_asleep(&self.header(partner).collective_bell),
@@ -1101,8 +1142,7 @@ impl Transport for ShmTransport {
     }
 
     fn barrier(&self) -> TransportResult<()> {
-        let mut collectives = self.collectives.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(self.barrier_locked(&mut collectives, false)?)
+        Ok(self.barrier_locked(&self.collectives.enter(), false)?)
     }
 
     fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()> {
@@ -1112,13 +1152,12 @@ impl Transport for ShmTransport {
                 "output length != procs",
             )));
         }
-        let mut collectives = self.collectives.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = (collectives.exchanges % 2) as usize;
-        collectives.exchanges += 1;
+        let collective = self.collectives.enter();
+        let slot = (collective.next_exchange() % 2) as usize;
         self.header(self.rank).exchange[slot]
             .0
             .store(value, Ordering::Relaxed);
-        self.barrier_locked(&mut collectives, false)?;
+        self.barrier_locked(&collective, false)?;
         for (r, word) in out.iter_mut().enumerate() {
             *word = self.header(r as u32).exchange[slot]
                 .0
@@ -1179,8 +1218,7 @@ impl Transport for ShmTransport {
     }
 
     fn finalize(&self) -> TransportResult<()> {
-        let mut collectives = self.collectives.lock().unwrap_or_else(|p| p.into_inner());
-        self.barrier_locked(&mut collectives, true)?;
+        self.barrier_locked(&self.collectives.enter(), true)?;
         self.header(self.rank)
             .state
             .store(state::FINALIZED, Ordering::Release);
