@@ -1,18 +1,20 @@
 //! How every wait of gaspar passes its time: it polls briefly, then sleeps until woken.
 //!
 //! Every wait (barrier, allgather, start-up, finalize, locks, mutexes, message channels,
-//! `wait_until`) is one call of a transport's `wait`, which first spends at most a
-//! [`Patience`] budget polling its condition, then sleeps (on `shm`: a futex on the watched
-//! segment's doorbell, see `shm::ShmTransport::wait`), and ends with an error when the job
-//! aborts or the awaited rank is gone.
+//! `wait_until`) goes through a transport's `wait` (the shm barrier through the same
+//! `ShmTransport::wait_for`), which first spends at most a [`Patience`] budget polling its
+//! condition, then sleeps (on `shm`: a futex on a doorbell of the watched segment, see
+//! `shm::layout::Bell`), and ends with an error when the job aborts or the awaited rank
+//! is gone.
 //!
 //! The budget follows the competitive-spinning principle (Karlin, Li, Manasse and Owicki,
-//! SOSP 1991): polling for as long as one sleep and wake-up costs, then sleeping, never
-//! costs more than twice what the best choice in hindsight would have. That cost is
-//! measured when the transport starts, on the machine the job runs on. When the job has
-//! more ranks than this process has cores, the awaited rank may need this very core to
-//! make progress: the polling phase then yields the core after every poll instead of
-//! spinning on it.
+//! SOSP 1991): polling for about as long as sleeping and being woken costs, then
+//! sleeping, wastes at most a small constant factor over the best choice in hindsight.
+//! That cost is measured when the transport starts, on the machine the job runs on, and
+//! followed as the job's own sleeps report their wake-ups. When the job has more ranks
+//! than this process has cores, the awaited rank may need this very core to make
+//! progress: the polling phase then yields the core after every poll instead of spinning
+//! on it.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -129,10 +131,10 @@ impl Patience {
         }
     }
 
-    #[cfg(feature = "mpi")]
     /// A wait with no sleep to fall back on (a transport whose memory cannot be watched by
     /// a futex): polls within the budget, then keeps polling with the core yielded
     /// between polls.
+    #[cfg(feature = "mpi")]
     pub(crate) fn poll_forever(&self, mut ready: impl FnMut() -> Result<bool>) -> Result<()> {
         if self.poll(&mut ready)? {
             return Ok(());

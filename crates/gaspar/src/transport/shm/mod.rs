@@ -56,7 +56,8 @@ pub struct ShmTransport {
     collectives: Collectives,
     patience: &'static Patience,
     /// This process takes part in `membarrier`'s global expedited barriers: a waker needs
-    /// no fence of its own between its write and its look at a doorbell (see `wake`).
+    /// no fence of its own between its write and its look at a doorbell (see
+    /// `ring_if_asleep`).
     asymmetric_fences: bool,
     mappings: Vec<Mapping>,
 }
