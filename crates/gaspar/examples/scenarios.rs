@@ -813,6 +813,7 @@ fn waits_scenario(name: &str) -> Result<()> {
         "waits-finalize-vs-alloc" => finalize_against(|rt| rt.alloc(64).map(drop)),
         "waits-early-return" => early_return(),
         "waits-until" => wait_until(),
+        "waits-acc-holder-dies" => acc_holder_dies(),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -990,4 +991,45 @@ fn wait_until() -> Result<()> {
     rt.barrier()?;
     rt.free(block)?;
     rt.finalize()
+}
+
+/// Rank 1 accumulates large blocks into rank 0's heap (holding rank 0's accumulate lock
+/// nearly all the time) until a thread of its own kills it; rank 0 accumulates small
+/// ones into the same memory, so it waits for that lock: it must end with the job's
+/// abort error, not be killed by the launcher.
+fn acc_holder_dies() -> Result<()> {
+    use gaspar::strided::{AccKind, Descriptor};
+    const BIG: u64 = 16 << 20;
+    let rt = gaspar::init()?;
+    let block = rt.alloc(BIG)?;
+    let target = block.ga(0)?;
+    rt.barrier()?;
+    let (len, killer) = if rt.rank() == 1 {
+        let killer = std::thread::spawn(|| {
+            // Keeps a core busy for a while (rank 1 is accumulating meanwhile), then dies.
+            let start = std::time::Instant::now();
+            while start.elapsed() < std::time::Duration::from_millis(300) {
+                std::hint::spin_loop();
+            }
+            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+        });
+        (BIG, Some(killer))
+    } else {
+        say("rank 0 accumulates");
+        (8, None)
+    };
+    let src = vec![0u8; len as usize];
+    let desc = Descriptor::contiguous(len)?;
+    let one = 1f64.to_ne_bytes();
+    let result = loop {
+        if let Err(e) = rt.acc_strided(AccKind::Double, &one, &src, &desc, target, Handle::NULL) {
+            break e;
+        }
+    };
+    say(&format!(
+        "rank {}: accumulate gave Err({result:?})",
+        rt.rank()
+    ));
+    drop(killer);
+    Err(result)
 }

@@ -202,3 +202,25 @@ fn an_early_return_ends_the_job_instead_of_joining_a_collective() {
         );
     }
 }
+
+/// A rank killed while it holds the accumulate lock of another rank's memory: a rank
+/// waiting for that lock ends with the job's abort error (it used to spin until the
+/// launcher killed it).
+#[test]
+fn a_rank_waiting_for_the_accumulate_lock_of_a_killed_rank_gets_job_aborted() {
+    let program = example("scenarios");
+    let out = run_within(
+        Duration::from_secs(20),
+        2,
+        &[program.to_str().unwrap(), "waits-acc-holder-dies"],
+    );
+    assert!(out.stdout.contains("rank 0 accumulates"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("rank 0: accumulate gave Err(JobAborted { rank: None })"),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert_eq!(out.code(), Some(137), "{}", out.stderr);
+}
