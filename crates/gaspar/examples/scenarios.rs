@@ -993,43 +993,50 @@ fn wait_until() -> Result<()> {
     rt.finalize()
 }
 
-/// Rank 1 accumulates large blocks into rank 0's heap (holding rank 0's accumulate lock
-/// nearly all the time) until a thread of its own kills it; rank 0 accumulates small
-/// ones into the same memory, so it waits for that lock: it must end with the job's
-/// abort error, not be killed by the launcher.
+/// Rank 1 accumulates large blocks of ones into rank 0's heap, and a thread of its own
+/// kills it in the middle of one (the block's first and last elements differ: rank 1
+/// holds rank 0's accumulate lock); rank 0 accumulates small ones into the same rank's
+/// memory, so it waits for that lock: it must end with the job's abort error, not be
+/// killed by the launcher.
 fn acc_holder_dies() -> Result<()> {
     use gaspar::strided::{AccKind, Descriptor};
     const BIG: u64 = 16 << 20;
     let rt = gaspar::init()?;
-    let block = rt.alloc(BIG)?;
-    let target = block.ga(0)?;
-    rt.barrier()?;
-    let (len, killer) = if rt.rank() == 1 {
-        let killer = std::thread::spawn(|| {
-            // Keeps a core busy for a while (rank 1 is accumulating meanwhile), then dies.
-            let start = std::time::Instant::now();
-            while start.elapsed() < std::time::Duration::from_millis(300) {
-                std::hint::spin_loop();
-            }
-            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
-        });
-        (BIG, Some(killer))
+    let block = rt.alloc(BIG + 64)?;
+    let first = GlobalPtr::<f64>::new(block.ga(0)?);
+    let last = first.offset(BIG / 8 - 1)?;
+    let (target, len) = if rt.rank() == 1 {
+        (first.ga(), BIG)
     } else {
-        say("rank 0 accumulates");
-        (8, None)
+        (first.offset(BIG / 8)?.ga(), 8)
     };
-    let src = vec![0u8; len as usize];
+    rt.barrier()?;
+    if rt.rank() == 0 {
+        say("rank 0 accumulates");
+    }
+    let src = bytemuck::cast_slice::<f64, u8>(&vec![1.0; len as usize / 8]).to_vec();
     let desc = Descriptor::contiguous(len)?;
     let one = 1f64.to_ne_bytes();
-    let result = loop {
-        if let Err(e) = rt.acc_strided(AccKind::Double, &one, &src, &desc, target, Handle::NULL) {
-            break e;
+    let result = std::thread::scope(|s| {
+        if rt.rank() == 1 {
+            s.spawn(|| -> Result<()> {
+                while first.get(&rt)? == last.get(&rt)? {
+                    std::hint::spin_loop();
+                }
+                let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+                Ok(())
+            });
         }
-    };
+        loop {
+            if let Err(e) = rt.acc_strided(AccKind::Double, &one, &src, &desc, target, Handle::NULL)
+            {
+                break e;
+            }
+        }
+    });
     say(&format!(
         "rank {}: accumulate gave Err({result:?})",
         rt.rank()
     ));
-    drop(killer);
     Err(result)
 }

@@ -167,6 +167,11 @@ impl Drop for World {
             // mpirun) stops the job.
             return;
         }
+        if self.transport.job_aborted() {
+            // The job is ending already (this rank learned it as `JobAborted`); its cause
+            // has been reported.
+            std::process::exit(1);
+        }
         // Not an orderly finalize: joining the finalize barrier here would meet whatever
         // collective the other ranks are in. End the job instead, as `run_job` does.
         self.transport.abort(

@@ -308,6 +308,8 @@ pub trait Transport: Send + Sync {
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
     /// Ends the whole job with `message`; never returns.
     fn abort(&self, message: &str) -> !;
+    /// Whether the job is already being ended (a rank aborted it, or the launcher).
+    fn job_aborted(&self) -> bool;
     /// Waits until `ready()` returns true (the one wait of gaspar, see [`wait`]).
     /// `ready` looks at memory of rank `watched`; the wait may sleep until that memory
     /// is written by an atomic or by a put that is then flushed. Ends with an error when

@@ -1402,6 +1402,11 @@ impl Transport for MpiTransport {
         std::process::exit(1)
     }
 
+    fn job_aborted(&self) -> bool {
+        // MPI_Abort ends every rank at once: a rank that runs was not aborted.
+        false
+    }
+
     fn wait(
         &self,
         _watched: u32,

@@ -1209,6 +1209,10 @@ impl Transport for ShmTransport {
         std::process::exit(1)
     }
 
+    fn job_aborted(&self) -> bool {
+        self.aborted().is_some()
+    }
+
     fn wait(
         &self,
         watched: u32,
