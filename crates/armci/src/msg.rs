@@ -52,7 +52,8 @@ impl Channel {
         let flag = GlobalPtr::<u64>::new(at);
         let mut sent = 0u64;
         loop {
-            wait_flag(s, call, flag, 0);
+            // Until the receiver has emptied the slot.
+            wait_flag(s, call, flag, 0, to, to);
             let chunk = (total - sent).min(MAILBOX_DATA);
             let header = [total, chunk];
             let header_at = at.offset(8).expect("in slot");
@@ -82,19 +83,21 @@ impl Channel {
     /// (the lowest-numbered one when several are).
     pub(crate) fn any_sender(&self, s: &State, call: &str) -> u32 {
         let me = s.rt.rank();
-        let mut spins = 0u32;
-        loop {
-            for from in 0..s.rt.procs() {
-                let flag = GlobalPtr::<u64>::new(self.slot(s, call, me, from));
-                if s.check(call, flag.atomic_load(&s.rt)) == 1 {
-                    return from;
+        let mut sender = 0;
+        s.check(
+            call,
+            s.rt.wait(me, None, || {
+                for from in 0..s.rt.procs() {
+                    let flag = GlobalPtr::<u64>::new(self.slot(s, call, me, from));
+                    if flag.atomic_load(&s.rt)? == 1 {
+                        sender = from;
+                        return Ok(true);
+                    }
                 }
-            }
-            spins += 1;
-            if spins > 64 {
-                std::thread::yield_now();
-            }
-        }
+                Ok(false)
+            }),
+        );
+        sender
     }
 
     /// Receives the next message from rank `from` into `out` (cleared first); a message
@@ -104,7 +107,8 @@ impl Channel {
         let at = self.slot(s, call, s.rt.rank(), from);
         let flag = GlobalPtr::<u64>::new(at);
         loop {
-            wait_flag(s, call, flag, 1);
+            // Until the sender has filled the slot.
+            wait_flag(s, call, flag, 1, s.rt.rank(), from);
             let mut header = [0u64; 2];
             s.check(
                 call,
@@ -173,14 +177,16 @@ pub extern "C" fn armci_msg_barrier() {
     crate::setup::ARMCI_Barrier();
 }
 
-fn wait_flag(s: &State, call: &str, flag: GlobalPtr<u64>, want: u64) {
-    let mut spins = 0u32;
-    while s.check(call, flag.atomic_load(&s.rt)) != want {
-        spins += 1;
-        if spins > 64 {
-            std::thread::yield_now();
-        }
-    }
+/// Waits until `flag`, a word of rank `owner`, holds `want`, which rank `awaited` writes.
+fn wait_flag(s: &State, call: &str, flag: GlobalPtr<u64>, want: u64, owner: u32, awaited: u32) {
+    s.check(
+        call,
+        s.rt.wait(
+            owner,
+            Some(awaited),
+            || Ok(flag.atomic_load(&s.rt)? == want),
+        ),
+    );
 }
 
 /// armci_msg_snd: sends `len` bytes to rank `to` (messages from one sender arrive in

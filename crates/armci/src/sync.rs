@@ -133,12 +133,20 @@ pub extern "C" fn ARMCI_Lock(mutex: c_int, proc: c_int) {
     let s = state(call);
     let word = mutex_word(call, mutex, proc);
     let me = u64::from(s.rt.rank()) + 1;
-    let mut spins = 0u32;
-    while s.check(call, word.compare_swap(&s.rt, 0, me)) != 0 {
-        spins += 1;
-        if spins > 64 {
-            std::thread::yield_now();
+    let owner = s.rank_of(call, proc);
+    loop {
+        let holder = s.check(call, word.compare_swap(&s.rt, 0, me));
+        if holder == 0 {
+            return;
         }
+        // Until the holder (rank holder - 1) unlocks, or leaves the job.
+        let holder_rank = u32::try_from(holder - 1).unwrap_or(u32::MAX);
+        s.check(
+            call,
+            s.rt.wait(owner, Some(holder_rank), || {
+                Ok(word.atomic_load(&s.rt)? != holder)
+            }),
+        );
     }
 }
 

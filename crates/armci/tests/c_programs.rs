@@ -236,3 +236,25 @@ fn an_mpi_program_on_osc_rdma_stops_at_armci_init_with_what_to_pass() {
         "{stderr}"
     );
 }
+
+/// A rank killed while another waits for it (holding the mutex it waits for, or owing it
+/// a message): the waiting rank sees the job's abort flag and ends with the one-line
+/// message naming its call, instead of being killed by the launcher after the grace.
+#[test]
+fn a_rank_waiting_for_a_killed_rank_ends_with_a_message() {
+    let program = compile("armci_holder_dies");
+    for (case, call) in [("mutex", "ARMCI_Lock"), ("message", "armci_msg_rcv")] {
+        let out = run(2, &program, &[case]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stdout.contains("rank 0 waits"), "{case}: {stdout}");
+        assert!(
+            stderr.contains(&format!(
+                "rank 0 aborted the job: {call}: the job was aborted"
+            )),
+            "{case}: {stderr}"
+        );
+        assert!(stderr.contains("rank 1 (pid"), "{case}: {stderr}");
+        assert_eq!(out.status.code(), Some(137), "{case}: {stderr}");
+    }
+}

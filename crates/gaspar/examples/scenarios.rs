@@ -34,6 +34,7 @@ fn main() {
         "heap-alignment" => heap_alignment(),
         "collective-messages" => collective_messages(),
         "remote-heap-bounds" => remote_heap_bounds(),
+        waits if waits.starts_with("waits-") => waits_scenario(waits),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -948,4 +949,241 @@ fn remote_heap_bounds() -> Result<()> {
     rt.free(a)?;
     say(&format!("rank {me}: remote heap bounds ok"));
     rt.finalize()
+}
+
+/// The scenarios of waiting (tests/failures.rs and tests/scenarios.rs).
+fn waits_scenario(name: &str) -> Result<()> {
+    match name {
+        "waits-threaded-collectives" => threaded_collectives(),
+        "waits-threaded-rma" => threaded_rma(),
+        "waits-finalize-vs-barrier" => finalize_against(|rt| rt.barrier()),
+        "waits-finalize-vs-alloc" => finalize_against(|rt| rt.alloc(64).map(drop)),
+        "waits-early-return" => early_return(),
+        "waits-until" => wait_until(),
+        "waits-acc-holder-dies" => acc_holder_dies(),
+        other => {
+            eprintln!("unknown scenario {other:?}");
+            std::process::exit(2)
+        }
+    }
+}
+
+/// Two threads of every rank call barriers at the same time: each call is one barrier
+/// of the rank, so every rank makes 2 x 300 and the job ends.
+fn threaded_collectives() -> Result<()> {
+    let rt = gaspar::init()?;
+    std::thread::scope(|s| {
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    for _ in 0..300 {
+                        rt.barrier()?;
+                    }
+                    Ok::<(), Error>(())
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .try_for_each(|t| t.join().expect("barrier thread panicked"))
+    })?;
+    rt.barrier()?;
+    say(&format!(
+        "rank {}: 600 barriers from two threads",
+        rt.rank()
+    ));
+    rt.finalize()
+}
+
+/// Two threads of every rank put, get and add on the next rank's memory at the same
+/// time; one of them also calls barriers. Every value and count must come out right.
+fn threaded_rma() -> Result<()> {
+    const ROUNDS: u64 = 2000;
+    let rt = gaspar::init()?;
+    let (me, procs) = (rt.rank(), rt.procs());
+    // Per rank: a counter, then one word per (writer rank, thread).
+    let block = rt.alloc(8 * (1 + 2 * u64::from(procs)))?;
+    let right = (me + 1) % procs;
+    let counter = GlobalPtr::<u64>::new(block.ga(right)?);
+    let slot = |thread: u64| counter.offset(1 + 2 * u64::from(me) + thread);
+    rt.barrier()?;
+    std::thread::scope(|s| {
+        let worker = |thread: u64| {
+            let rt = &rt;
+            move || -> Result<()> {
+                let mine = slot(thread)?;
+                for k in 1..=ROUNDS {
+                    let value = k * 10 + thread;
+                    mine.put(rt, &value)?;
+                    let back = mine.get(rt)?;
+                    check(rt, back == value, || {
+                        format!("thread {thread} read {back} after putting {value}")
+                    });
+                    counter.fetch_add(rt, 1)?;
+                    if thread == 0 && k % 100 == 0 {
+                        rt.barrier()?;
+                    }
+                }
+                Ok(())
+            }
+        };
+        let other = s.spawn(worker(1));
+        let first = worker(0)();
+        let second = other.join().expect("rma thread panicked");
+        first.and(second)
+    })?;
+    rt.barrier()?;
+    let mine = GlobalPtr::<u64>::new(block.ga(me)?);
+    let total = mine.get(&rt)?;
+    check(&rt, total == 2 * ROUNDS, || {
+        format!("counter {total}, expected {}", 2 * ROUNDS)
+    });
+    say(&format!("rank {me}: two threads, counter {total}"));
+    rt.free(block)?;
+    rt.finalize()
+}
+
+/// Rank 0 finalizes while the others call `other` (a collective): every rank must fail
+/// promptly instead of the others waiting forever for rank 0.
+fn finalize_against(other: impl FnOnce(&Runtime) -> Result<()>) -> Result<()> {
+    let rt = gaspar::init()?;
+    rt.barrier()?;
+    let result = if rt.rank() == 0 {
+        rt.finalize()
+    } else {
+        let result = other(&rt);
+        say(&format!("rank {}: collective gave {result:?}", rt.rank()));
+        result?;
+        rt.finalize()
+    };
+    say(&format!("finalize gave {result:?}"));
+    result
+}
+
+/// Rank 1 leaves early with `?` (its runtime is dropped unfinalized) while rank 0 goes on
+/// to a barrier and finalize: the job must end with rank 1's message, not hang.
+fn early_return() -> Result<()> {
+    let rt = gaspar::init()?;
+    rt.barrier()?;
+    if rt.rank() == 1 {
+        // A local error (no rank of that number): no other rank takes part.
+        rt.starter_ga(rt.procs())?;
+    }
+    let result = rt.barrier();
+    say(&format!("rank {}: barrier gave {result:?}", rt.rank()));
+    result?;
+    rt.finalize()
+}
+
+/// Rank 0 waits until words of its own heap are set by rank 1 with a put and with
+/// atomics (u64, i64, u32, i32); rank 1 first spins a while so that rank 0 sleeps.
+fn wait_until() -> Result<()> {
+    use gaspar::Compare;
+    let rt = gaspar::init()?;
+    let block = rt.alloc(64)?;
+    let at = |rank: u32, byte: u64| -> Result<GlobalAddr> {
+        block
+            .ga(rank)?
+            .offset(byte)
+            .ok_or(Error::LengthOverflow { what: "word" })
+    };
+    let (put_word, add_word) = (
+        GlobalPtr::<u64>::new(at(0, 0)?),
+        GlobalPtr::<i64>::new(at(0, 8)?),
+    );
+    let (small, signed) = (
+        GlobalPtr::<u32>::new(at(0, 16)?),
+        GlobalPtr::<i32>::new(at(0, 20)?),
+    );
+    rt.barrier()?;
+    match rt.rank() {
+        0 => {
+            let start = std::time::Instant::now();
+            let put = put_word.wait_until(&rt, Compare::Eq, 42)?;
+            let added = add_word.wait_until(&rt, Compare::Lt, -2)?;
+            let swapped = small.wait_until(&rt, Compare::Ge, 7)?;
+            let negative = signed.wait_until(&rt, Compare::Ne, 0)?;
+            check(
+                &rt,
+                (put, added, swapped, negative) == (42, -3, 7, -1),
+                || format!("woke with {put}, {added}, {swapped}, {negative}"),
+            );
+            // Another rank's memory cannot be waited on.
+            let remote = GlobalPtr::<u64>::new(at(1, 0)?);
+            match remote.wait_until(&rt, Compare::Eq, 0) {
+                Err(Error::InvalidArgument {
+                    call: "wait_until", ..
+                }) => {}
+                other => rt.abort(&format!("wait on rank 1's memory gave {other:?}")),
+            }
+            say(&format!(
+                "rank 0: woken with 42, -3, 7, -1 after {:?}",
+                start.elapsed()
+            ));
+        }
+        1 => {
+            let busy = std::time::Instant::now();
+            while busy.elapsed() < std::time::Duration::from_millis(200) {
+                std::hint::spin_loop();
+            }
+            put_word.put(&rt, &42)?;
+            for _ in 0..3 {
+                add_word.fetch_add(&rt, -1)?;
+            }
+            small.swap(&rt, 7)?;
+            signed.compare_swap(&rt, 0, -1)?;
+        }
+        _ => {}
+    }
+    rt.barrier()?;
+    rt.free(block)?;
+    rt.finalize()
+}
+
+/// Rank 1 accumulates large blocks of ones into rank 0's heap, and a thread of its own
+/// kills it in the middle of one (the block's first and last elements differ: rank 1
+/// holds rank 0's accumulate lock); rank 0 accumulates small ones into the same rank's
+/// memory, so it waits for that lock: it must end with the job's abort error, not be
+/// killed by the launcher.
+fn acc_holder_dies() -> Result<()> {
+    use gaspar::strided::{AccKind, Descriptor};
+    const BIG: u64 = 16 << 20;
+    let rt = gaspar::init()?;
+    let block = rt.alloc(BIG + 64)?;
+    let first = GlobalPtr::<f64>::new(block.ga(0)?);
+    let last = first.offset(BIG / 8 - 1)?;
+    let (target, len) = if rt.rank() == 1 {
+        (first.ga(), BIG)
+    } else {
+        (first.offset(BIG / 8)?.ga(), 8)
+    };
+    rt.barrier()?;
+    if rt.rank() == 0 {
+        say("rank 0 accumulates");
+    }
+    let src = bytemuck::cast_slice::<f64, u8>(&vec![1.0; len as usize / 8]).to_vec();
+    let desc = Descriptor::contiguous(len)?;
+    let one = 1f64.to_ne_bytes();
+    let result = std::thread::scope(|s| {
+        if rt.rank() == 1 {
+            s.spawn(|| -> Result<()> {
+                while first.get(&rt)? == last.get(&rt)? {
+                    std::hint::spin_loop();
+                }
+                let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+                Ok(())
+            });
+        }
+        loop {
+            if let Err(e) = rt.acc_strided(AccKind::Double, &one, &src, &desc, target, Handle::NULL)
+            {
+                break e;
+            }
+        }
+    });
+    say(&format!(
+        "rank {}: accumulate gave Err({result:?})",
+        rt.rank()
+    ));
+    Err(result)
 }

@@ -26,12 +26,12 @@ pub const STARTER_SIZE: Setting = Setting {
     default: "64K",
     description: "bytes of starter memory per rank, whose global address every rank knows",
 };
-/// Busy-wait iterations before a waiting rank starts yielding its core.
+/// How long a wait polls before it sleeps.
 pub const SPIN_LIMIT: Setting = Setting {
     name: "GASPAR_SPIN_LIMIT",
-    default: "4096",
-    description:
-        "busy-wait iterations in barriers and waits before yielding the core (0 = yield at once)",
+    default: "auto",
+    description: "nanoseconds a wait (barrier, lock, wait_until, ...) polls before it sleeps; \
+                  auto = what one sleep and wake-up costs here, measured at start-up",
 };
 /// Grace period between SIGTERM and SIGKILL when the launcher stops a job.
 pub const KILL_GRACE_MS: Setting = Setting {

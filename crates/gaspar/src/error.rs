@@ -136,6 +136,24 @@ pub enum Error {
         /// The rank that caused it, when known.
         rank: Option<u32>,
     },
+    /// The rank this one waits for left the job: it exited, or finalized while this rank
+    /// was still in a collective or a wait that needs it.
+    #[error("rank {rank} {} while this rank was waiting for it", if *.finalized { "finalized" } else { "exited" })]
+    RankGone {
+        /// The rank that left.
+        rank: u32,
+        /// It finalized (rather than exited without finalizing).
+        finalized: bool,
+    },
+    /// Ranks disagree about a collective: some finalized while others called another
+    /// collective (barrier, alloc, free, ...).
+    #[error("{call}: {reason}")]
+    CollectiveMismatch {
+        /// The call of this rank.
+        call: &'static str,
+        /// What the other ranks did.
+        reason: &'static str,
+    },
     /// `init` was called while a runtime is alive in this process.
     #[error("gaspar is already initialized in this process")]
     AlreadyInitialized,

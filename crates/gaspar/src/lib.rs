@@ -47,7 +47,7 @@ pub(crate) mod transport;
 pub mod world;
 
 pub use error::{Error, Result};
-pub use gma::{AtomicWord, Fetched, GlobalPtr, Gma, Handle};
+pub use gma::{AtomicWord, Compare, Fetched, GlobalPtr, Gma, Handle};
 pub use gmem::{GlobalAddr, Key, LocalAlloc, SymmetricAlloc};
 /// `gaspar run`'s launcher, for the command-line tool: starts a job's ranks and watches them.
 pub use transport::shm::launcher;
@@ -69,7 +69,8 @@ pub fn run_job(body: impl FnOnce(&mut Runtime) -> Result<()>) -> Result<()> {
 }
 
 /// Joins the job this process was started in (by `gaspar run`, or alone as one rank).
-/// The runtime finalizes when dropped; [`Gma::finalize`] does it explicitly with a result.
+/// Finalize it on every rank ([`Gma::finalize`]): dropping it unfinalized ends the job
+/// (see [`world::World`]).
 pub fn init() -> Result<Runtime> {
     let world = world::World::init()?;
     strided::Strided::new(Gma::new(gmem::GlobalMemory::new(world)))

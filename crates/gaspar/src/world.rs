@@ -10,7 +10,10 @@ use crate::transport::{self, AnyTransport, Transport};
 /// Only one runtime may be alive in a process at a time.
 static ALIVE: AtomicBool = AtomicBool::new(false);
 
-/// The job as this process sees it. Finalizes when dropped.
+/// The job as this process sees it. Leave it with [`World::finalize`] on every rank:
+/// dropping it unfinalized (an early return, say by `?`) ends the whole job with a
+/// message, since the other ranks would otherwise wait for this one in their next
+/// collective (a drop while panicking just lets the panic end the process).
 pub struct World {
     transport: AnyTransport,
     /// Number of ranks.
@@ -63,6 +66,23 @@ impl World {
     /// issued before it is visible everywhere after it.
     pub fn barrier(&self) -> Result<()> {
         Ok(self.transport.barrier()?)
+    }
+
+    /// Waits until `ready()` returns true, the way every wait of gaspar does: polls it
+    /// briefly, then sleeps until memory of rank `watched` (the memory `ready` looks at)
+    /// is written by an atomic or by a put that is then completed, and looks again. Ends
+    /// with [`Error::JobAborted`] when the job is aborted and with [`Error::RankGone`] when
+    /// rank `awaited` (whose action the wait expects, if one rank's) finalizes or exits
+    /// first.
+    pub fn wait(
+        &self,
+        watched: u32,
+        awaited: Option<u32>,
+        mut ready: impl FnMut() -> Result<bool>,
+    ) -> Result<()> {
+        let watched = self.physical(watched.into())?;
+        let awaited = awaited.map(|r| self.physical(r.into())).transpose()?;
+        Ok(self.transport.wait(watched, awaited, &mut ready)?)
     }
 
     /// Ends the whole job with `message` (ACP's `acp_abort`).
@@ -151,14 +171,25 @@ impl World {
 
 impl Drop for World {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            // A panicking rank must not wait in finalize's barrier: it exits non-zero and
-            // the launcher stops the job.
-            ALIVE.store(false, Ordering::Release);
+        if self.finalized {
             return;
         }
-        if let Err(e) = self.finalize_once() {
-            tracing::error!("finalize failed: {e}");
+        ALIVE.store(false, Ordering::Release);
+        if std::thread::panicking() {
+            // The panic ends the process with a failing status and the launcher (or
+            // mpirun) stops the job.
+            return;
         }
+        if self.transport.job_aborted() {
+            // The job is ending already (this rank learned it as `JobAborted`); its cause
+            // has been reported.
+            std::process::exit(1);
+        }
+        // Not an orderly finalize: joining the finalize barrier here would meet whatever
+        // collective the other ranks are in. End the job instead, as `run_job` does.
+        self.transport.abort(
+            "the runtime was dropped without finalize (an early return, e.g. by `?`); \
+             call finalize on every rank, or use gaspar::run_job",
+        )
     }
 }

@@ -284,3 +284,44 @@ fn transfers_to_another_ranks_heap_stay_inside_the_allocation() {
         );
     }
 }
+
+#[test]
+fn collectives_from_two_threads_of_each_rank_are_serialized() {
+    for t in transports() {
+        let out = scenario(t, 3, "waits-threaded-collectives");
+        assert_eq!(
+            count(&out, "600 barriers from two threads"),
+            3,
+            "{t}: {}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn two_threads_of_each_rank_put_get_and_add_while_one_calls_barriers() {
+    for t in transports() {
+        let out = scenario(t, 3, "waits-threaded-rma");
+        assert_eq!(
+            count(&out, "two threads, counter 4000"),
+            3,
+            "{t}: {}",
+            out.stdout
+        );
+    }
+}
+
+/// `wait_until` on words of this rank's heap, set by another rank with a put and with
+/// atomics after rank 0 has gone to sleep (release build: no poll may be hoisted).
+#[test]
+fn wait_until_wakes_on_a_put_and_on_atomics_from_another_rank() {
+    for t in transports() {
+        let out = scenario(t, 2, "waits-until");
+        assert_eq!(
+            count(&out, "rank 0: woken with 42, -3, 7, -1"),
+            1,
+            "{t}: {}",
+            out.stdout
+        );
+    }
+}

@@ -12,7 +12,7 @@ mod ptr;
 
 use std::ops::Deref;
 
-pub use self::ptr::{AtomicWord, GlobalPtr};
+pub use self::ptr::{AtomicWord, Compare, GlobalPtr};
 use crate::error::Result;
 use crate::gmem::{GlobalAddr, GlobalMemory};
 use crate::transport::{AtomicOp, Pattern, Run, Transport, Width};

@@ -163,4 +163,78 @@ impl<T: AtomicWord> GlobalPtr<T> {
     pub fn atomic_store(self, rt: &Gma, value: T) -> Result<()> {
         self.rmw(rt, AtomicOp::Store(value.to_bits())).map(drop)
     }
+
+    /// Waits until this word of this rank's memory (starter memory or symmetric heap)
+    /// compares to `value` as `cmp` says, and returns the word (OpenSHMEM's
+    /// `shmem_wait_until`). Other ranks set it with an atomic or a put (complete once the
+    /// put returns, or after `complete`); the wait polls briefly, then sleeps until such a
+    /// write wakes it. Ends with [`Error::JobAborted`] when the job is aborted.
+    pub fn wait_until(self, rt: &Gma, cmp: Compare, value: T) -> Result<T>
+    where
+        T: PartialOrd,
+    {
+        if self.ga.rank() != rt.rank() {
+            return Err(Error::invalid(
+                "wait_until",
+                format!(
+                    "{} is memory of rank {}, not of this rank ({}): a rank waits on its own memory",
+                    self.ga,
+                    self.ga.rank(),
+                    rt.rank()
+                ),
+            ));
+        }
+        let mut seen = T::zeroed();
+        rt.wait(rt.rank(), None, || {
+            seen = self.atomic_load(rt)?;
+            Ok(cmp.holds(seen, value))
+        })?;
+        Ok(seen)
+    }
+}
+
+/// How `wait_until` compares the word with its value (OpenSHMEM's `SHMEM_CMP_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// Equal to the value.
+    Eq,
+    /// Not equal to the value.
+    Ne,
+    /// Greater than the value.
+    Gt,
+    /// Greater than or equal to the value.
+    Ge,
+    /// Less than the value.
+    Lt,
+    /// Less than or equal to the value.
+    Le,
+}
+
+impl Compare {
+    /// Whether `word` compares to `value` as `self` says.
+    pub fn holds<T: PartialOrd>(self, word: T, value: T) -> bool {
+        match self {
+            Compare::Eq => word == value,
+            Compare::Ne => word != value,
+            Compare::Gt => word > value,
+            Compare::Ge => word >= value,
+            Compare::Lt => word < value,
+            Compare::Le => word <= value,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Compare;
+
+    #[test]
+    fn comparisons_are_signed_for_signed_words() {
+        assert!(Compare::Lt.holds(-1i64, 0));
+        assert!(Compare::Gt.holds(u64::MAX, 0));
+        assert!(Compare::Ge.holds(3u32, 3));
+        assert!(!Compare::Ne.holds(3i32, 3));
+        assert!(Compare::Le.holds(i32::MIN, -5));
+        assert!(Compare::Eq.holds(7u64, 7));
+    }
 }

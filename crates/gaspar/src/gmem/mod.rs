@@ -208,8 +208,10 @@ pub struct GlobalMemory {
     /// none): an access inside it skips the allocator's lookup (the 8-byte hot path).
     /// Emptied, under the heap's lock, whenever a block stops being live.
     last_reach: AtomicU64,
-    /// Collective calls made so far (see [`Collective::encode`]).
-    collectives: AtomicU64,
+    /// Collective calls made so far (see [`Collective::encode`]). Held for the whole of
+    /// a collective, so that collectives called by several threads of this rank run one
+    /// after another, each with its own sequence number.
+    collectives: Mutex<u64>,
     registry: Mutex<Registry>,
 }
 
@@ -234,7 +236,7 @@ impl GlobalMemory {
             world,
             heap: Arc::new(Mutex::new(HeapAllocator::new(heap_len))),
             last_reach: AtomicU64::new(0),
-            collectives: AtomicU64::new(0),
+            collectives: Mutex::new(0),
             registry: Mutex::new(Registry::default()),
         }
     }
@@ -394,8 +396,13 @@ impl GlobalMemory {
     /// Checks that every rank made the same collective call: each contributes its call
     /// (kind, argument, and its count of collective calls) and every rank checks every
     /// other's, so every rank reaches the same verdict and names the calls it saw.
-    fn agree(&self, call: Collective) -> Result<()> {
-        let sequence = self.collectives.fetch_add(1, Ordering::Relaxed);
+    ///
+    /// Returns the guard that serializes this rank's collectives: the caller holds it until
+    /// its collective is over.
+    fn agree(&self, call: Collective) -> Result<MutexGuard<'_, u64>> {
+        let mut calls = lock(&self.collectives);
+        let sequence = *calls;
+        *calls += 1;
         let procs = self.world.procs() as usize;
         // No allocation for the usual job sizes (a barrier is on many programs' hot path).
         let mut small = [0u64; 16];
@@ -421,7 +428,7 @@ impl GlobalMemory {
                 });
             }
         }
-        Ok(())
+        Ok(calls)
     }
 
     /// Collective: waits until every rank has reached the barrier (ACP's `acp_sync`);
@@ -429,7 +436,7 @@ impl GlobalMemory {
     /// another collective call meanwhile is reported on every rank
     /// ([`Error::MismatchedCollective`]).
     pub fn barrier(&self) -> Result<()> {
-        self.agree(Collective::Barrier)
+        self.agree(Collective::Barrier).map(drop)
     }
 
     /// Collective: allocates `len` bytes of symmetric heap on every rank. Every rank must
@@ -439,7 +446,7 @@ impl GlobalMemory {
     /// [local allocations](Self::alloc_local) of some ranks can leave the heaps shaped
     /// differently, and then the allocation fails on every rank rather than diverge.
     pub fn alloc(&self, len: u64) -> Result<SymmetricAlloc> {
-        self.agree(Collective::Alloc { len })?;
+        let _serialized = self.agree(Collective::Alloc { len })?;
         let placed = lock(&self.heap).alloc(len);
         // One past the offset, or 0 where it failed.
         let word = placed.as_ref().map_or(0, |a| a.offset + 1);
@@ -483,7 +490,8 @@ impl GlobalMemory {
         self.check_live(&block.heap, &block.allocation)?;
         self.agree(Collective::Free {
             offset: block.allocation.offset,
-        })?;
+        })
+        .map(drop)?;
         self.release(|heap| heap.free(&block.allocation))
     }
 
@@ -607,7 +615,8 @@ impl GlobalMemory {
     pub fn reset(&mut self, new_rank: u32) -> Result<()> {
         self.agree(Collective::Reset {
             rank: new_rank.into(),
-        })?;
+        })
+        .map(drop)?;
         self.world.remap(new_rank)?;
         self.release(HeapAllocator::clear);
         let published = lock(&self.registry).clear();

@@ -31,6 +31,11 @@ impl AccumulateLock {
         Ok(gma.transport().accumulate_lock(self.rank, op)?)
     }
 
+    /// What the lock holds.
+    pub(crate) fn atomic_load(&self, gma: &Gma) -> Result<u64> {
+        Ok(gma.transport().accumulate_lock(self.rank, AtomicOp::Load)?)
+    }
+
     /// Stores `value`; returns what the lock held.
     pub(crate) fn atomic_store(&self, gma: &Gma, value: u64) -> Result<u64> {
         Ok(gma

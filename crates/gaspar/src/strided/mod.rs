@@ -374,14 +374,16 @@ impl Strided {
     fn with_acc_lock<R>(&self, target: GlobalAddr, f: impl FnOnce() -> Result<R>) -> Result<R> {
         let lock = AccumulateLock::of(&self.gma, target.rank())?;
         let me = u64::from(self.rank()) + 1;
-        let mut spins = 0u32;
-        while lock.compare_swap(&self.gma, 0, me)? != 0 {
-            spins += 1;
-            if spins > 64 {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
+        loop {
+            let holder = lock.compare_swap(&self.gma, 0, me)?;
+            if holder == 0 {
+                break;
             }
+            // Until the holder (rank holder - 1) releases the lock, or leaves the job.
+            let holder_rank = u32::try_from(holder - 1).unwrap_or(u32::MAX);
+            self.wait(target.rank(), Some(holder_rank), || {
+                Ok(lock.atomic_load(&self.gma)? != holder)
+            })?;
         }
         let result = f();
         lock.atomic_store(&self.gma, 0)?;

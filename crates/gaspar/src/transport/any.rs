@@ -61,6 +61,9 @@ impl Transport for AnyTransport {
         fn retract_region(&self, slot: u8) -> TransportResult<()>;
         fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
         fn abort(&self, message: &str) -> !;
+        fn job_aborted(&self) -> bool;
+        fn wait(&self, watched: u32, awaited: Option<u32>,
+            ready: &mut dyn FnMut() -> crate::error::Result<bool>) -> TransportResult<()>;
         fn finalize(&self) -> TransportResult<()>;
     }
 }

@@ -19,6 +19,7 @@ pub(crate) mod barrier;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod shm;
+pub(crate) mod wait;
 
 pub use self::any::AnyTransport;
 use crate::error::{Error, Result};
@@ -312,6 +313,19 @@ pub trait Transport: Send + Sync {
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
     /// Ends the whole job with `message`; never returns.
     fn abort(&self, message: &str) -> !;
+    /// Whether the job is already being ended (a rank aborted it, or the launcher).
+    fn job_aborted(&self) -> bool;
+    /// Waits until `ready()` returns true (the one wait of gaspar, see [`wait`]).
+    /// `ready` looks at memory of rank `watched`; the wait may sleep until that memory
+    /// is written by an atomic or by a put that is then flushed. Ends with an error when
+    /// the job aborts, or when rank `awaited` (whose action the wait expects) finalizes
+    /// or exits first.
+    fn wait(
+        &self,
+        watched: u32,
+        awaited: Option<u32>,
+        ready: &mut dyn FnMut() -> Result<bool>,
+    ) -> TransportResult<()>;
     /// Leaves the job: waits for every rank to finalize, then releases resources.
     fn finalize(&self) -> TransportResult<()>;
 }

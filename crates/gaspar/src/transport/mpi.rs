@@ -300,6 +300,10 @@ fn library_version() -> String {
     String::from_utf8_lossy(&buffer).into_owned()
 }
 
+/// Serializes the collectives that several threads of this rank call at once (MPI forbids
+/// concurrent collectives on one communicator); each counts as one collective of the rank.
+static COLLECTIVES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The rank of this process's live (started, not finalized) mpi transport, or -1.
 static LIVE_RANK: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
 /// The status the job ends with when a live rank exits: 101 after a panic (Rust's panic
@@ -1635,6 +1639,7 @@ impl Transport for MpiTransport {
 
     fn barrier(&self) -> TransportResult<()> {
         self.on_mpi_thread()?;
+        let _serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
         // flush_all + Win_sync + barrier + Win_sync: every earlier put is complete at its
         // target and visible to plain loads there after the barrier (seed 001's question).
         self.flush_all()?;
@@ -1660,6 +1665,7 @@ impl Transport for MpiTransport {
                 "output length != procs",
             )));
         }
+        let _serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
         // A barrier as well (see `barrier`): the runtime's barrier is an allgather.
         self.flush_all()?;
         // SAFETY: window and communicator live until finalize; one u64 in, `procs` u64
@@ -1763,6 +1769,22 @@ impl Transport for MpiTransport {
         // SAFETY: MPI_Abort may be called at any time after init.
         unsafe { ffi::MPI_Abort(self.comm, 1) };
         std::process::exit(1)
+    }
+
+    fn job_aborted(&self) -> bool {
+        // MPI_Abort ends every rank at once: a rank that runs was not aborted.
+        false
+    }
+
+    fn wait(
+        &self,
+        _watched: u32,
+        _awaited: Option<u32>,
+        ready: &mut dyn FnMut() -> Result<bool>,
+    ) -> TransportResult<()> {
+        // MPI ends the whole job when a rank fails or aborts, and offers nothing to sleep
+        // on until a window's memory changes: poll, yielding the core once patience runs out.
+        Ok(super::wait::Patience::of_process(self.procs)?.poll_forever(ready)?)
     }
 
     fn finalize(&self) -> TransportResult<()> {

@@ -1,5 +1,7 @@
 //! `gaspar bench`: gaspar's put, get, atomics and barrier on 2 ranks, beside plain
-//! memcpy and OpenMPI's MPI-3 RMA (osc/sm) from the same run, with ratios.
+//! memcpy and OpenMPI's MPI-3 RMA (osc/sm) from the same run, with ratios; then the
+//! barrier alone at several job sizes (more ranks than cores included) beside OpenMPI's
+//! MPI_Barrier.
 //!
 //! Every figure is the median over repetitions of a timed loop. Each put is complete at
 //! its target before the next (gaspar: a blocking put, MPI: `MPI_Put` + `MPI_Win_flush`).
@@ -39,6 +41,12 @@ pub(crate) struct BenchArgs {
     /// built with `--features mpi`).
     #[arg(long, default_value = "shm", value_parser = ["shm", "mpi"])]
     transport: String,
+    /// Job sizes at which the barrier is measured alone (empty: none).
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8")]
+    barrier_ranks: Vec<u32>,
+    /// Barriers per repetition in those jobs.
+    #[arg(long, default_value_t = 1000)]
+    barrier_iters: u64,
 }
 
 #[derive(clap::Args)]
@@ -50,6 +58,9 @@ pub(crate) struct RankArgs {
     /// Where rank 0 writes its figures.
     #[arg(long)]
     out: PathBuf,
+    /// Measure the barrier alone, on any number of ranks.
+    #[arg(long)]
+    barrier_only: bool,
 }
 
 /// (metric, size) -> nanoseconds per operation.
@@ -202,8 +213,35 @@ pub(crate) fn rank(args: RankArgs) -> ExitCode {
     }
 }
 
+/// Rank 0 writes its figures as `metric size ns` lines.
+fn write_figures(out: &Path, figures: &Figures) -> gaspar::Result<()> {
+    let text: String = figures
+        .iter()
+        .map(|((name, size), ns)| format!("{name} {size} {ns:.3}\n"))
+        .collect();
+    std::fs::write(out, text).map_err(|e| gaspar::Error::Os {
+        call: "write benchmark figures",
+        source: e,
+    })
+}
+
+/// Every rank times `iters` barriers per repetition; rank 0 reports the median as
+/// `barrier_ranks PROCS`.
+fn measure_barrier_only(rt: gaspar::Runtime, args: &RankArgs) -> gaspar::Result<()> {
+    rt.barrier()?;
+    let t = time_loop(args.reps, args.iters, || rt.barrier().expect("barrier"));
+    if rt.rank() == 0 {
+        let figures = Figures::from([(("barrier_ranks".to_string(), u64::from(rt.procs())), t)]);
+        write_figures(&args.out, &figures)?;
+    }
+    rt.finalize()
+}
+
 fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
     let rt = gaspar::init()?;
+    if args.barrier_only {
+        return measure_barrier_only(rt, args);
+    }
     if rt.procs() != 2 {
         rt.abort("the benchmark needs exactly 2 ranks");
     }
@@ -262,14 +300,7 @@ fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
     let t = time_loop(reps, iters, || rt.barrier().expect("barrier"));
     if me == 0 {
         figures.insert(("barrier".into(), 0), t);
-        let text: String = figures
-            .iter()
-            .map(|((name, size), ns)| format!("{name} {size} {ns:.3}\n"))
-            .collect();
-        std::fs::write(&args.out, text).map_err(|e| gaspar::Error::Os {
-            call: "write benchmark figures",
-            source: e,
-        })?;
+        write_figures(&args.out, &figures)?;
     }
     rt.free(block)?;
     rt.finalize()
@@ -326,12 +357,48 @@ fn build_peer(dir: &Path) -> Result<PathBuf, String> {
     Ok(binary)
 }
 
+/// What one job measures: everything on 2 ranks, or the barrier alone on `procs`.
+#[derive(Clone, Copy)]
+enum Job {
+    Everything,
+    BarrierOnly { procs: u32 },
+}
+
+impl Job {
+    fn procs(self) -> u32 {
+        match self {
+            Job::Everything => 2,
+            Job::BarrierOnly { procs } => procs,
+        }
+    }
+}
+
+/// mpirun's arguments for a job of `procs` ranks on this machine, the same for the peer
+/// and for gaspar on mpi (more ranks than cores are allowed).
+fn mpirun_args(procs: u32) -> Vec<String> {
+    [
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-n",
+        &procs.to_string(),
+        "--mca",
+        "osc",
+        "sm",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// Runs the OpenMPI peer once.
-fn openmpi_figures(binary: &Path, reps: u32, iters: u64) -> Result<Figures, String> {
+fn openmpi_figures(binary: &Path, reps: u32, iters: u64, job: Job) -> Result<Figures, String> {
+    let mut args = vec![reps.to_string(), iters.to_string()];
+    if let Job::BarrierOnly { .. } = job {
+        args.push("barrier".into());
+    }
     let out = Command::new("mpirun")
-        .args(["--allow-run-as-root", "-n", "2", "--mca", "osc", "sm"])
+        .args(mpirun_args(job.procs()))
         .arg(binary)
-        .args([reps.to_string(), iters.to_string()])
+        .args(args)
         .output()
         .map_err(|e| format!("mpirun: {e}"))?;
     if !out.status.success() {
@@ -346,10 +413,16 @@ fn openmpi_figures(binary: &Path, reps: u32, iters: u64) -> Result<Figures, Stri
     Ok(parse_figures(&String::from_utf8_lossy(&out.stdout)))
 }
 
-fn gaspar_figures(reps: u32, iters: u64, dir: &Path, transport: &str) -> Result<Figures, String> {
+fn gaspar_figures(
+    reps: u32,
+    iters: u64,
+    dir: &Path,
+    transport: &str,
+    job: Job,
+) -> Result<Figures, String> {
     let out = dir.join("gaspar.txt");
     let program: OsString = crate::this_program()?;
-    let args: Vec<OsString> = vec![
+    let mut args: Vec<OsString> = vec![
         "bench-rank".into(),
         "--reps".into(),
         reps.to_string().into(),
@@ -358,10 +431,13 @@ fn gaspar_figures(reps: u32, iters: u64, dir: &Path, transport: &str) -> Result<
         "--out".into(),
         out.clone().into(),
     ];
+    if let Job::BarrierOnly { .. } = job {
+        args.push("--barrier-only".into());
+    }
     if transport == "mpi" {
         // The same mpirun settings as the peer's, so that the two differ only by gaspar.
         let status = Command::new("mpirun")
-            .args(["--allow-run-as-root", "-n", "2", "--mca", "osc", "sm"])
+            .args(mpirun_args(job.procs()))
             .arg(&program)
             .args(&args)
             .status()
@@ -371,7 +447,7 @@ fn gaspar_figures(reps: u32, iters: u64, dir: &Path, transport: &str) -> Result<
         }
     } else {
         let spec = LaunchSpec {
-            procs: 2,
+            procs: job.procs(),
             label: false,
             program,
             args,
@@ -458,10 +534,16 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
         Err(e) => e.clone(),
     };
     for _ in 0..args.rounds.max(1) {
-        our_runs.push(gaspar_figures(args.reps, args.iters, dir, &args.transport)?);
+        our_runs.push(gaspar_figures(
+            args.reps,
+            args.iters,
+            dir,
+            &args.transport,
+            Job::Everything,
+        )?);
         copy_runs.push(memcpy_figures(args.reps, args.iters));
         if let Ok(binary) = &peer {
-            match openmpi_figures(binary, args.reps, args.iters) {
+            match openmpi_figures(binary, args.reps, args.iters, Job::Everything) {
                 Ok(f) => peer_runs.push(f),
                 Err(e) => mpi_note = format!("unavailable: {e}"),
             }
@@ -553,6 +635,7 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
             }));
         }
     }
+    barrier_table(args, dir, &peer, &mut stdout, &mut json_rows)?;
     let json = serde_json::json!({
         "ranks": 2,
         "transport": args.transport,
@@ -568,6 +651,65 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
         None => {
             let _ = writeln!(stdout, "{text}");
         }
+    }
+    Ok(())
+}
+
+/// The barrier alone at each of `--barrier-ranks`, gaspar's and OpenMPI's jobs in
+/// alternating rounds (median over the rounds).
+fn barrier_table(
+    args: &BenchArgs,
+    dir: &Path,
+    peer: &Result<PathBuf, String>,
+    stdout: &mut impl Write,
+    json_rows: &mut Vec<serde_json::Value>,
+) -> Result<(), String> {
+    if args.barrier_ranks.is_empty() {
+        return Ok(());
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let _ = writeln!(
+        stdout,
+        "barrier alone, {} barriers per repetition, {cores} cores:",
+        args.barrier_iters
+    );
+    let _ = writeln!(
+        stdout,
+        "{:<10} {:>8} {:>13} {:>13} {:>12}",
+        "operation", "ranks", "gaspar", "OpenMPI", "vs OpenMPI"
+    );
+    for &procs in &args.barrier_ranks {
+        let job = Job::BarrierOnly { procs };
+        let key = ("barrier_ranks".to_string(), u64::from(procs));
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for _ in 0..args.rounds.max(1) {
+            let figures = gaspar_figures(args.reps, args.barrier_iters, dir, &args.transport, job)?;
+            ours.extend(figures.get(&key).copied());
+            if let Ok(binary) = peer {
+                if let Ok(figures) = openmpi_figures(binary, args.reps, args.barrier_iters, job) {
+                    theirs.extend(figures.get(&key).copied());
+                }
+            }
+        }
+        let g = (!ours.is_empty()).then(|| median(ours));
+        let p = (!theirs.is_empty()).then(|| median(theirs));
+        let r = g.and_then(|g| ratio("barrier", g, p));
+        let _ = writeln!(
+            stdout,
+            "{:<10} {:>8} {:>13} {:>13} {:>12}",
+            "barrier",
+            procs,
+            shown("barrier", 0, g),
+            shown("barrier", 0, p),
+            r.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "-".into()),
+        );
+        json_rows.push(serde_json::json!({
+            "operation": "barrier",
+            "ranks": procs,
+            "gaspar_ns": g,
+            "openmpi_ns": p,
+            "ratio_vs_openmpi": r,
+        }));
     }
     Ok(())
 }

@@ -36,6 +36,9 @@ int main(int argc, char **argv) {
     double *t = malloc(sizeof(double) * reps);
     const int target = 1;
     uint64_t one = 1, result = 0, compare = 0, swap = 0;
+    /* "barrier" as the third argument: the barrier alone, on any number of ranks. */
+    int barrier_only = argc > 3 && strcmp(argv[3], "barrier") == 0;
+    if (barrier_only) goto barrier;
 
 #define MEASURE(name, size, iters, body)                                  \
     do {                                                                  \
@@ -81,14 +84,16 @@ int main(int argc, char **argv) {
             MPI_Win_flush(target, win);
         });
     }
-    /* Barrier: both ranks time it; rank 0 reports. */
+    /* Barrier: every rank times it; rank 0 reports. */
+barrier:
     for (int r = 0; r < reps; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double s = MPI_Wtime();
         for (int i = 0; i < lat_iters; i++) MPI_Barrier(MPI_COMM_WORLD);
         t[r] = (MPI_Wtime() - s) * 1e9 / lat_iters;
     }
-    if (rank == 0) printf("barrier 0 %.3f\n", median(t, reps));
+    if (rank == 0) printf("%s %d %.3f\n", barrier_only ? "barrier_ranks" : "barrier",
+                          barrier_only ? procs : 0, median(t, reps));
     MPI_Win_unlock_all(win);
     MPI_Win_free(&win);
     free(local);

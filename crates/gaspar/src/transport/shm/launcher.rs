@@ -282,6 +282,15 @@ impl JobSegments {
                 Ordering::Relaxed,
             );
         }
+        self.wake_all();
+    }
+
+    /// Wakes every rank sleeping in a wait, so that it looks at the abort flag and at the
+    /// states of the ranks it waits for.
+    fn wake_all(&self) {
+        for seg in &self.segments {
+            seg.header().ring_every_bell();
+        }
     }
 
     /// The rank that called abort, if one did (rather than the launcher).
@@ -628,6 +637,9 @@ fn supervise(
                 stop(&ranks);
                 kill_at = Some(Instant::now() + grace);
             }
+            // After `stop`: ranks waiting for a failed rank see the abort first.
+            segments.segments[index].header().record_exit();
+            segments.wake_all();
         }
         if let Some(at) = kill_at {
             if live > 0 && Instant::now() >= at {

@@ -8,7 +8,9 @@
 //! exchange words, the registration table). Every field is an atomic, so any bit pattern
 //! is a valid header and a zero-filled segment is a valid empty one.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use rustix::thread::futex;
 
 use crate::gmem::REGISTRATION_SLOTS;
 
@@ -28,6 +30,8 @@ pub(crate) mod state {
     pub(crate) const ATTACHED: u64 = 1;
     /// The rank finalized.
     pub(crate) const FINALIZED: u64 = 2;
+    /// The process ended (recorded by the launcher, whatever state it was in).
+    pub(crate) const EXITED: u64 = 3;
 }
 
 /// Value of [`Header::abort`] set by the launcher (a rank sets 1 + its rank).
@@ -37,6 +41,125 @@ pub(crate) const ABORTED_BY_LAUNCHER: u64 = u64::MAX;
 /// steal each other's line.
 #[repr(C, align(64))]
 pub(crate) struct Padded(pub(crate) AtomicU64);
+
+/// Where waits on a segment's memory sleep: a futex word that moves on each time the bell
+/// rings, and a flag that sleepers raise, so that a writer rings only when somebody
+/// sleeps (a wait that never sleeps costs its writers no system call) and only the first
+/// writer after a sleeper raised it.
+#[repr(C, align(64))]
+pub(crate) struct Doorbell {
+    /// The futex word.
+    pub(crate) seq: AtomicU32,
+    /// Non-zero when a thread (of any rank) sleeps on `seq`, or is about to.
+    pub(crate) asleep: AtomicU32,
+    /// When the bell last rang ([`monotonic_ns`]), so that a woken sleeper can tell how
+    /// long its wake-up took.
+    pub(crate) rung_at: AtomicU64,
+}
+
+/// Nanoseconds of the monotonic clock, which every process of the machine shares.
+pub(crate) fn monotonic_ns() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    (now.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(now.tv_nsec as u64)
+}
+
+impl Doorbell {
+    /// Wakes every thread sleeping on this bell. The futex operations are the shared
+    /// (non-private) ones: the word lies at different addresses in different processes.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn ring(&self) {
+        self.rung_at.store(monotonic_ns(), Ordering::Relaxed);
+        self.seq.fetch_add(1, Ordering::Release);
+        let _ = futex::wake(&self.seq, futex::Flags::empty(), i32::MAX as u32);
+    }
+}
+
+impl Bell for Doorbell {
+    #[inline]
+    fn seq(&self) -> u32 {
+        self.seq.load(Ordering::Acquire)
+    }
+    #[inline]
+    fn raise(&self) {
+        self.asleep.store(1, Ordering::SeqCst);
+    }
+    #[inline(always)]
+    fn is_raised(&self) -> bool {
+        self.asleep.load(Ordering::Relaxed) != 0
+    }
+    #[inline]
+    fn lower(&self) -> bool {
+        self.asleep.swap(0, Ordering::SeqCst) != 0
+    }
+    fn sleep(&self, seq: u32) -> bool {
+        // Returns at once (EAGAIN) when the bell rang since `seq` was read, and with
+        // EINTR after a signal: the caller looks again either way.
+        futex::wait(&self.seq, futex::Flags::empty(), seq, None).is_ok()
+    }
+    fn ring(&self) {
+        Doorbell::ring(self)
+    }
+}
+
+/// The doorbell protocol, over any atomics: a [`Doorbell`] in a segment (with a futex),
+/// or loom's atomics in the model check.
+///
+/// A sleeper and a writer never miss each other: the sleeper raises `asleep` and then
+/// looks at its condition; the writer writes and then looks at `asleep`. With a
+/// store-load barrier between the two steps on both sides (`fence`), at least one of
+/// them sees the other's first step. The sleeper reads the futex word before it raises
+/// the flag: a writer that lowers the flag after that read rings, which moves the word
+/// on and makes the sleep return at once.
+pub(crate) trait Bell {
+    /// The futex word.
+    fn seq(&self) -> u32;
+    /// Says that a thread sleeps (or is about to).
+    fn raise(&self);
+    /// Whether a thread said so.
+    fn is_raised(&self) -> bool;
+    /// Takes the flag down; whether it was up.
+    fn lower(&self) -> bool;
+    /// Sleeps while the futex word is `seq`; whether a ring ended the sleep.
+    fn sleep(&self, seq: u32) -> bool;
+    /// Moves the futex word on and wakes every sleeper.
+    fn ring(&self);
+}
+
+/// One round of a sleeping wait: `settled` decides (`Ok(true)`: done, an error: over),
+/// else the thread sleeps until a ring. Returns `(done, woken by a ring)`.
+pub(crate) fn sleep_round<B: Bell>(
+    bell: &B,
+    fence: impl FnOnce(),
+    settled: impl FnOnce() -> crate::error::Result<bool>,
+) -> crate::error::Result<(bool, bool)> {
+    let seq = bell.seq();
+    bell.raise();
+    fence();
+    if settled()? {
+        return Ok((true, false));
+    }
+    Ok((false, bell.sleep(seq)))
+}
+
+/// A writer's side, after its write and its half of the barrier: rings `bell` when a
+/// thread sleeps on it. Only the first writer after the flag went up pays the ring.
+#[inline(always)]
+pub(crate) fn ring_if_asleep<B: Bell>(bell: &B) {
+    if bell.is_raised() {
+        ring_first(bell);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn ring_first<B: Bell>(bell: &B) {
+    if bell.lower() {
+        bell.ring();
+    }
+}
 
 /// An atomic word as the sequence lock needs it; implemented for std's atomics (the
 /// shared segment) and loom's (the model check).
@@ -89,8 +212,15 @@ pub(crate) struct Header {
     pub(crate) state: AtomicU64,
     /// Non-zero once the job is being aborted (1 + rank, or [`ABORTED_BY_LAUNCHER`]).
     pub(crate) abort: Padded,
-    /// Dissemination barrier flags: `barrier[k]` is written by this rank's round-k source.
-    pub(crate) barrier: [Padded; MAX_ROUNDS],
+    /// Where the barrier's waits sleep (rung by the barrier's signals).
+    pub(crate) collective_bell: Doorbell,
+    /// Where the other waits on this segment's memory sleep (rung by atomics and
+    /// flushed puts to it): separate, so that writes to the memory of a rank that sleeps
+    /// in a barrier do not wake it.
+    pub(crate) memory_bell: Doorbell,
+    /// Dissemination barrier flags: `barrier[k][e % 2]` is written by this rank's round-k
+    /// source in barrier number e.
+    pub(crate) barrier: [[Padded; 2]; MAX_ROUNDS],
     /// Double-buffered words for `allgather_u64`.
     pub(crate) exchange: [Padded; 2],
     /// The accumulate lock: in the header, where no global address reaches.
@@ -143,6 +273,23 @@ impl Header {
         self.magic.store(MAGIC, Ordering::Release);
     }
 
+    /// Records that the rank's process ended, unless it finalized first (the launcher
+    /// calls this when it reaps the rank, then rings every segment's doorbell so that
+    /// waits for the rank find out).
+    pub(crate) fn record_exit(&self) {
+        let _ = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |now| {
+                (now != state::FINALIZED).then_some(state::EXITED)
+            });
+    }
+
+    /// Wakes every wait on this segment (the job is aborted, or a rank has gone).
+    pub(crate) fn ring_every_bell(&self) {
+        self.collective_bell.ring();
+        self.memory_bell.ring();
+    }
+
     /// The layout the header describes, if it is a valid header.
     pub(crate) fn layout(&self) -> Option<Layout> {
         if self.magic.load(Ordering::Acquire) != MAGIC {
@@ -188,7 +335,7 @@ impl<W: Word> RegionEntry<W> {
 /// Model checks with loom: `RUSTFLAGS="--cfg loom" cargo test --release --lib loom`.
 #[cfg(all(test, loom))]
 mod loom_tests {
-    use super::{RegionEntry, Word};
+    use super::{ring_if_asleep, sleep_round, Bell, RegionEntry, Word};
     use loom::sync::atomic::{AtomicU64, Ordering};
     use loom::sync::Arc;
 
@@ -205,6 +352,88 @@ mod loom_tests {
         fn relax() {
             loom::thread::yield_now()
         }
+    }
+
+    /// A doorbell whose futex is a mutex and a condition variable: `sleep` waits only
+    /// while the word is unchanged, as FUTEX_WAIT does, and loom reports a deadlock if a
+    /// wake-up is lost.
+    struct ModelBell {
+        seq: AtomicU64,
+        asleep: AtomicU64,
+        lock: loom::sync::Mutex<()>,
+        woken: loom::sync::Condvar,
+    }
+
+    impl Bell for ModelBell {
+        fn seq(&self) -> u32 {
+            self.seq.load(Ordering::Acquire) as u32
+        }
+        fn raise(&self) {
+            self.asleep.store(1, Ordering::SeqCst);
+        }
+        fn is_raised(&self) -> bool {
+            self.asleep.load(Ordering::Relaxed) != 0
+        }
+        fn lower(&self) -> bool {
+            self.asleep.swap(0, Ordering::SeqCst) != 0
+        }
+        fn sleep(&self, seq: u32) -> bool {
+            let guard = self.lock.lock().unwrap();
+            if self.seq() != seq {
+                return false;
+            }
+            drop(self.woken.wait(guard).unwrap());
+            true
+        }
+        fn ring(&self) {
+            let _guard = self.lock.lock().unwrap();
+            self.seq.fetch_add(1, Ordering::Release);
+            self.woken.notify_all();
+        }
+    }
+
+    /// A sleeper waits for a flag; one writer sets it and rings, another rings for an
+    /// unrelated write at any moment (it may lower the sleeper's flag first). The
+    /// sleeper always wakes and sees the flag (the model's fences are SeqCst fences, the
+    /// fallback of `membarrier`).
+    #[test]
+    fn loom_doorbell_wake_ups_are_never_lost() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let bell = Arc::new(ModelBell {
+                seq: AtomicU64::new(0),
+                asleep: AtomicU64::new(0),
+                lock: loom::sync::Mutex::new(()),
+                woken: loom::sync::Condvar::new(),
+            });
+            let flag = Arc::new(AtomicU64::new(0));
+            let fence = || loom::sync::atomic::fence(Ordering::SeqCst);
+            let writer = {
+                let (bell, flag) = (bell.clone(), flag.clone());
+                loom::thread::spawn(move || {
+                    flag.store(1, Ordering::Release);
+                    fence();
+                    ring_if_asleep(&*bell);
+                })
+            };
+            let other = {
+                let bell = bell.clone();
+                loom::thread::spawn(move || {
+                    fence();
+                    ring_if_asleep(&*bell);
+                })
+            };
+            loop {
+                let (done, _) =
+                    sleep_round(&*bell, fence, || Ok(flag.load(Ordering::Acquire) == 1)).unwrap();
+                if done {
+                    break;
+                }
+            }
+            writer.join().unwrap();
+            other.join().unwrap();
+        });
     }
 
     /// A reader never sees a torn entry: base and len always come from one write.

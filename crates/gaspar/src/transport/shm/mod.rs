@@ -10,13 +10,15 @@ pub(crate) mod layout;
 pub(crate) mod segment;
 
 use std::io::{IoSlice, IoSliceMut};
-use std::sync::atomic::{compiler_fence, fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use nix::sys::uio::{process_vm_readv, process_vm_writev, RemoteIoVec};
 use nix::unistd::Pid;
+use rustix::thread::{membarrier, MembarrierCommand};
 
-use self::layout::{state, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
+use self::layout::{state, Doorbell, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
 use self::segment::Segment as Mapping;
+use super::wait::Patience;
 use super::{
     barrier, segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport,
     TransportResult, Width,
@@ -52,10 +54,65 @@ pub struct ShmTransport {
     procs: u32,
     layout: Layout,
     peers: Vec<Peer>,
+    /// The collectives' counters, and the lock that serializes collectives several
+    /// threads of this rank call at once (each counts as one collective of this rank).
+    collectives: Collectives,
+    patience: &'static Patience,
+    /// This process takes part in `membarrier`'s global expedited barriers: a waker needs
+    /// no fence of its own between its write and its look at a doorbell (see
+    /// `ring_if_asleep`).
+    asymmetric_fences: bool,
+    mappings: Vec<Mapping>,
+}
+
+/// How many barriers and exchanges this rank has done, and a lock that serializes the
+/// collectives several threads of this rank call at once (each counts as one collective
+/// of the rank). Uncontended it costs one compare-and-swap and a plain store, as the
+/// counter alone did; a contender yields its core until the collective in progress ends
+/// (which it does, with an error at worst, when the job aborts).
+#[derive(Default)]
+struct Collectives {
+    busy: AtomicBool,
     barriers: AtomicU64,
     exchanges: AtomicU64,
-    spin_limit: u64,
-    mappings: Vec<Mapping>,
+}
+
+impl Collectives {
+    fn enter(&self) -> InCollective<'_> {
+        while self
+            .busy
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::thread::yield_now();
+        }
+        InCollective(self)
+    }
+}
+
+/// This thread is the one in a collective of this rank.
+struct InCollective<'a>(&'a Collectives);
+
+impl InCollective<'_> {
+    /// The number of the next barrier (1, 2, ...).
+    fn next_barrier(&self) -> u64 {
+        let next = self.0.barriers.load(Ordering::Relaxed) + 1;
+        self.0.barriers.store(next, Ordering::Relaxed);
+        next
+    }
+
+    /// The number of the next exchange (0, 1, ...).
+    fn next_exchange(&self) -> u64 {
+        let next = self.0.exchanges.load(Ordering::Relaxed);
+        self.0.exchanges.store(next + 1, Ordering::Relaxed);
+        next
+    }
+}
+
+impl Drop for InCollective<'_> {
+    fn drop(&mut self) {
+        self.0.busy.store(false, Ordering::Release);
+    }
 }
 
 // SAFETY: the raw pointers in `peers` point into `mappings`, which `self` owns and never
@@ -77,14 +134,13 @@ impl ShmTransport {
     /// Attaches to the job described by the environment (`gaspar run`), or makes a private
     /// 1-rank job when there is none.
     pub fn attach_from_env() -> Result<ShmTransport> {
-        let spin_limit = config::SPIN_LIMIT.number()?;
         let Ok(job) = std::env::var(env::JOB) else {
             let (starter_len, heap_len) = config::segment_sizes()?;
             let layout = Layout::new(starter_len, heap_len).ok_or(Error::LengthOverflow {
                 what: "segment size",
             })?;
             let mapping = Mapping::anonymous(&layout)?;
-            return Self::start(0, 1, layout, vec![mapping], spin_limit);
+            return Self::start(0, 1, layout, vec![mapping]);
         };
         let rank = env_number(env::RANK)?;
         let procs = env_number(env::PROCS)?;
@@ -140,7 +196,7 @@ impl ShmTransport {
         }
         tracing::debug!(job, "attaching");
         allow_cross_memory_attach(Pid::from_raw(launcher as i32));
-        Self::start(rank, procs, layout, mappings, spin_limit)
+        Self::start(rank, procs, layout, mappings)
     }
 
     fn start(
@@ -148,7 +204,6 @@ impl ShmTransport {
         procs: u32,
         layout: Layout,
         mappings: Vec<Mapping>,
-        spin_limit: u64,
     ) -> Result<ShmTransport> {
         let peers = mappings
             .iter()
@@ -162,9 +217,11 @@ impl ShmTransport {
             procs,
             layout,
             peers,
-            barriers: AtomicU64::new(0),
-            exchanges: AtomicU64::new(0),
-            spin_limit,
+            collectives: Collectives::default(),
+            patience: Patience::of_process(procs)?,
+            // Every rank registers before its first write that a wait may look for (the
+            // start-up barrier's).
+            asymmetric_fences: membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok(),
             mappings,
         };
         // Attaching is exclusive: one process per rank, once.
@@ -193,7 +250,13 @@ impl ShmTransport {
             let pid = transport.header(r).pid.load(Ordering::Relaxed);
             transport.peers[r as usize].pid = Pid::from_raw(pid as i32);
         }
-        tracing::debug!(rank, procs, ?layout, "shm transport attached");
+        tracing::debug!(
+            rank,
+            procs,
+            ?layout,
+            asymmetric_fences = transport.asymmetric_fences,
+            "shm transport attached"
+        );
         Ok(transport)
     }
 
@@ -209,21 +272,132 @@ impl ShmTransport {
         }
     }
 
-    /// Called while waiting: yields the core after `spin_limit` spins, and ends the wait
-    /// if the job is being aborted.
-    fn idle(&self, spins: u64) -> Result<()> {
-        if spins % 256 == 0 {
-            if let Some(by) = self.aborted() {
-                let rank = (by != ABORTED_BY_LAUNCHER).then(|| (by - 1) as u32);
-                return Err(Error::JobAborted { rank });
+    /// Waits until `ready()` holds: polls it for the patience budget, then sleeps on
+    /// `bell` (a doorbell of the segment whose memory `ready` looks at) until a writer
+    /// rings it (the protocol: [`layout::Bell`]). Ends with [`Error::JobAborted`] when the
+    /// job is aborted, and with [`Error::RankGone`] when `awaited` (the rank expected to
+    /// make `ready` hold) has finalized or exited without doing so.
+    ///
+    /// The sleeper's store-load barrier is `membarrier` (a barrier on every core running
+    /// a rank, a few microseconds, paid only when going to sleep), so the writer's is only
+    /// a compiler fence on every put and atomic; without `membarrier` both sides use a
+    /// full fence.
+    fn wait_for(
+        &self,
+        bell: &Doorbell,
+        awaited: Option<u32>,
+        mut ready: impl FnMut() -> Result<bool>,
+    ) -> Result<()> {
+        if self.patience.poll(&mut ready)? {
+            return Ok(());
+        }
+        loop {
+            let (done, woken) = layout::sleep_round(
+                bell,
+                || self.fence_against_wakers(),
+                || self.settled(awaited, &mut ready),
+            )?;
+            if done {
+                return Ok(());
+            }
+            if woken {
+                let rung_at = bell.rung_at.load(Ordering::Relaxed);
+                self.patience
+                    .woken_after(layout::monotonic_ns().saturating_sub(rung_at));
             }
         }
-        if spins >= self.spin_limit {
-            std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
+    }
+
+    /// Whether a wait is over: `Ok(true)` when `ready` holds, an error when it never will.
+    fn settled(
+        &self,
+        awaited: Option<u32>,
+        ready: &mut impl FnMut() -> Result<bool>,
+    ) -> Result<bool> {
+        if ready()? {
+            return Ok(true);
         }
-        Ok(())
+        if let Some(by) = self.aborted() {
+            let rank = (by != ABORTED_BY_LAUNCHER).then(|| (by - 1) as u32);
+            return Err(Error::JobAborted { rank });
+        }
+        if let Some(rank) = awaited {
+            let now = self.header(rank).state.load(Ordering::Acquire);
+            if now == state::FINALIZED || now == state::EXITED {
+                // Whatever the rank wrote before it left is visible after that load.
+                if ready()? {
+                    return Ok(true);
+                }
+                return Err(Error::RankGone {
+                    rank,
+                    finalized: now == state::FINALIZED,
+                });
+            }
+        }
+        Ok(false)
+    }
+
+    /// The sleeper's half of the store-load barrier of `wait_for`.
+    fn fence_against_wakers(&self) {
+        if !self.asymmetric_fences || membarrier(MembarrierCommand::GlobalExpedited).is_err() {
+            fence(Ordering::SeqCst);
+        }
+    }
+
+    /// Called after a write that a wait on memory of `watched` may look for: rings
+    /// that rank's memory doorbell when somebody sleeps on it.
+    #[inline(always)]
+    fn wake(&self, watched: u32) {
+        self.ring_if_asleep(&self.header(watched).memory_bell);
+    }
+
+    /// Rings `bell` if somebody sleeps on it (the writer's side of [`layout::Bell`]).
+    #[inline(always)]
+    fn ring_if_asleep(&self, bell: &Doorbell) {
+        if self.asymmetric_fences {
+            compiler_fence(Ordering::SeqCst);
+        } else {
+            fence(Ordering::SeqCst);
+        }
+        layout::ring_if_asleep(bell);
+    }
+
+    /// The next barrier, with the collectives' lock held; `finalizing` when this rank
+    /// enters it to finalize (every rank must, or every rank gets an error).
+    fn barrier_locked(&self, collective: &InCollective<'_>, finalizing: bool) -> Result<()> {
+        let arrival = barrier::dissemination(
+            self.rank,
+            self.procs,
+            collective.next_barrier(),
+            finalizing,
+            |r, k, parity| &self.header(r).barrier[k][parity].0,
+            |partner| self.ring_if_asleep(&self.header(partner).collective_bell),
+            |flag, source, epoch| {
+                let mut seen = 0;
+                let bell = &self.header(self.rank).collective_bell;
+                self.wait_for(bell, Some(source), || {
+                    seen = barrier::Flag::load_acquire(flag);
+                    Ok(barrier::arrived(seen, epoch))
+                })?;
+                Ok(seen)
+            },
+        )?;
+        if !arrival.mismatched() {
+            return Ok(());
+        }
+        Err(if finalizing {
+            Error::CollectiveMismatch {
+                call: "finalize",
+                reason: "another rank was in a collective (barrier, alloc, free, ...) while \
+                         this rank finalized; every rank must make the same collective calls",
+            }
+        } else {
+            Error::CollectiveMismatch {
+                call: "barrier",
+                reason: "another rank finalized while this rank was in a collective (barrier, \
+                         alloc, free, ...); every rank must make the same collective calls",
+            }
+        })
     }
 
     /// Resolves `len` bytes at `loc` inside a shared segment to a pointer in this process,
@@ -736,7 +910,7 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
         self.put(dst, src)?;
         self.flush(dst.rank)
@@ -974,7 +1148,7 @@ impl Transport for ShmTransport {
                 reason: "on the shm transport atomics need starter memory or the symmetric heap, not registered memory",
             }));
         };
-        Ok(match width {
+        let old = match width {
             Width::W8 => {
                 // SAFETY: `ptr` is 8-byte aligned (segment bases are page aligned and the
                 // offset was checked), inside a live shared mapping, and every process
@@ -987,24 +1161,36 @@ impl Transport for ShmTransport {
                 let word = unsafe { &*(ptr as *const AtomicU32) };
                 u64::from(atomic_u32(word, op))
             }
-        })
+        };
+        if op != AtomicOp::Load {
+            self.wake(target.rank);
+        }
+        Ok(old)
     }
 
     fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64> {
-        Ok(atomic_u64(&self.header(rank).accumulate_lock.0, op))
+        let old = atomic_u64(&self.header(rank).accumulate_lock.0, op);
+        // A rank waiting for the lock sleeps on the owner's memory doorbell.
+        self.wake(rank);
+        Ok(old)
     }
 
-    #[inline]
-    fn flush(&self, _rank: u32) -> TransportResult<()> {
+    #[inline(always)]
+    fn flush(&self, rank: u32) -> TransportResult<()> {
         // Copies into shared memory are complete once issued; the fence orders them
-        // before whatever this rank does next to tell others about them.
+        // before whatever this rank does next to tell others about them, and a wait on
+        // the target's memory is woken.
         fence(Ordering::Release);
+        self.wake(rank);
         Ok(())
     }
 
     #[inline]
     fn flush_all(&self) -> TransportResult<()> {
         fence(Ordering::Release);
+        for rank in 0..self.procs {
+            self.wake(rank);
+        }
         Ok(())
     }
 
@@ -1014,15 +1200,7 @@ impl Transport for ShmTransport {
     }
 
     fn barrier(&self) -> TransportResult<()> {
-        let epoch = self.barriers.fetch_add(1, Ordering::Relaxed) + 1;
-        barrier::dissemination(
-            self.rank,
-            self.procs,
-            epoch,
-            |r, k| &self.header(r).barrier[k].0,
-            |spins| self.idle(spins),
-        )?;
-        Ok(())
+        Ok(self.barrier_locked(&self.collectives.enter(), false)?)
     }
 
     fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()> {
@@ -1032,11 +1210,12 @@ impl Transport for ShmTransport {
                 "output length != procs",
             )));
         }
-        let slot = (self.exchanges.fetch_add(1, Ordering::Relaxed) % 2) as usize;
+        let collective = self.collectives.enter();
+        let slot = (collective.next_exchange() % 2) as usize;
         self.header(self.rank).exchange[slot]
             .0
             .store(value, Ordering::Relaxed);
-        self.barrier()?;
+        self.barrier_locked(&collective, false)?;
         for (r, word) in out.iter_mut().enumerate() {
             *word = self.header(r as u32).exchange[slot]
                 .0
@@ -1084,11 +1263,27 @@ impl Transport for ShmTransport {
                 Ordering::Relaxed,
             );
         }
+        for r in 0..self.procs {
+            self.header(r).ring_every_bell();
+        }
         std::process::exit(1)
     }
 
+    fn job_aborted(&self) -> bool {
+        self.aborted().is_some()
+    }
+
+    fn wait(
+        &self,
+        watched: u32,
+        awaited: Option<u32>,
+        ready: &mut dyn FnMut() -> Result<bool>,
+    ) -> TransportResult<()> {
+        Ok(self.wait_for(&self.header(watched).memory_bell, awaited, ready)?)
+    }
+
     fn finalize(&self) -> TransportResult<()> {
-        self.barrier()?;
+        self.barrier_locked(&self.collectives.enter(), true)?;
         self.header(self.rank)
             .state
             .store(state::FINALIZED, Ordering::Release);
