@@ -116,7 +116,7 @@ impl Gma {
     /// one step on transports that can complete a single put cheaper than a full flush).
     #[inline(always)]
     pub fn put_blocking(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
-        let d = self.locate_word_or_range(dst, src.len() as u64)?;
+        let d = self.locate_range(dst, src.len() as u64)?;
         // Complete on return: no handle to issue.
         Ok(self.transport().put_flushed(d, src)?)
     }
@@ -125,7 +125,7 @@ impl Gma {
     /// so no handle is issued).
     #[inline(always)]
     pub fn get_blocking(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
-        let s = self.locate_word_or_range(src, dst.len() as u64)?;
+        let s = self.locate_range(src, dst.len() as u64)?;
         Ok(self.transport().get(s, dst)?)
     }
 
@@ -260,7 +260,7 @@ impl Gma {
     /// atomic is complete at its target on return, so no handle is issued.
     #[inline(always)]
     pub fn atomic_blocking(&self, target: GlobalAddr, width: Width, op: AtomicOp) -> Result<u64> {
-        let t = self.locate_word_or_range(target, width.bytes().into())?;
+        let t = self.locate_range(target, width.bytes().into())?;
         Ok(self.transport().atomic(t, width, op)?)
     }
 

@@ -265,20 +265,6 @@ impl GlobalMemory {
         self.locate_extent(ga, || Ok(len))
     }
 
-    /// [`locate_range`](Self::locate_range) for the blocking calls, except that a single
-    /// word (at most 8 bytes: `GlobalPtr`'s puts, gets and atomics) is checked against
-    /// its segment only, as before allocations were tracked: the allocation check costs
-    /// 0.6 ns of the 1.5 ns an 8-byte put takes on shm (`gaspar bench`). Longer
-    /// transfers are checked in full.
-    #[inline(always)]
-    pub fn locate_word_or_range(&self, ga: GlobalAddr, len: u64) -> Result<Location> {
-        if len <= 8 {
-            self.locate(ga)
-        } else {
-            self.locate_range(ga, len)
-        }
-    }
-
     /// [`locate_range`](Self::locate_range) for a noncontiguous transfer whose bytes
     /// after `ga` span `extent()` (computed only for heap addresses).
     #[inline]
