@@ -303,6 +303,14 @@ fn a_put_past_its_allocation_is_refused_and_writes_nothing() {
             )
             .is_err());
         assert!(GlobalPtr::<u64>::new(past).fetch_add(rt, 1).is_err());
+        // Single words through the blocking typed calls: one across the block's end, one
+        // in heap that no allocation holds.
+        let across = GlobalPtr::<u64>::new(past);
+        assert!(across.put(rt, &7).is_err());
+        assert!(across.get(rt).is_err());
+        let unallocated = GlobalPtr::<u32>::new(b.ga(0).unwrap().offset(64).unwrap());
+        assert!(unallocated.put(rt, &7).is_err());
+        assert!(unallocated.get(rt).is_err());
         let mut back = [0u8; 64];
         rt.get(&mut back, b.ga(0).unwrap(), Handle::NULL).unwrap();
         assert_eq!(back, [5u8; 64], "the next block was overwritten");
