@@ -175,6 +175,15 @@ impl Collective {
         }
     }
 
+    /// The word ranks compare first, equal for two calls exactly when they
+    /// [agree](Self::agrees_with): the call's word without the rank a reset asks for.
+    fn agreement_key(self, sequence: u64) -> u64 {
+        match self {
+            Collective::Reset { .. } => Collective::Reset { rank: 0 }.encode(sequence),
+            _ => self.encode(sequence),
+        }
+    }
+
     /// Whether ranks making these two calls made the same collective call: the same kind,
     /// and for allocations the same argument (each rank asks for its own rank in a reset).
     fn agrees_with(self, other: Collective) -> bool {
@@ -379,9 +388,12 @@ impl GlobalMemory {
         self.world.transport().sizes().heap
     }
 
-    /// Checks that every rank made the same collective call: each contributes its call
-    /// (kind, argument, and its count of collective calls) and every rank checks every
-    /// other's, so every rank reaches the same verdict and names the calls it saw.
+    /// Checks that every rank made the same collective call, in a barrier that tells
+    /// every rank whether all passed the same [agreement key](Collective::agreement_key)
+    /// (the key holds the call's kind, argument, and the rank's count of collective
+    /// calls). Only when they differ do the ranks exchange their calls, so that each
+    /// names one that differs from its own: every rank then sees one, since every rank
+    /// learned that not all keys equal its own.
     ///
     /// Returns the guard that serializes this rank's collectives: the caller holds it until
     /// its collective is over.
@@ -389,18 +401,17 @@ impl GlobalMemory {
         let mut calls = lock(&self.collectives);
         let sequence = *calls;
         *calls += 1;
+        if self
+            .world
+            .transport()
+            .agree_u64(call.agreement_key(sequence))?
+        {
+            return Ok(calls);
+        }
         let procs = self.world.procs() as usize;
-        // No allocation for the usual job sizes (a barrier is on many programs' hot path).
-        let mut small = [0u64; 16];
-        let mut large = Vec::new();
-        let all = if procs <= small.len() {
-            &mut small[..procs]
-        } else {
-            large.resize(procs, 0);
-            &mut large[..]
-        };
+        let mut all = vec![0u64; procs];
         let word = call.encode(sequence);
-        self.world.transport().allgather_u64(word, all)?;
+        self.world.transport().allgather_u64(word, &mut all)?;
         // Compared as exchanged (arguments saturated to what a word carries).
         let mine = Collective::decode(word, sequence);
         for (other_rank, &word) in all.iter().enumerate() {
@@ -651,5 +662,33 @@ mod tests {
             Collective::Free { offset: 0x40 }.to_string(),
             "free(the block at heap offset 0x40)"
         );
+    }
+
+    /// The fast agreement compares keys, the slow one names calls that do not agree:
+    /// they must give the same verdict, or a rank told of a mismatch would name none.
+    #[test]
+    fn agreement_keys_are_equal_exactly_when_calls_agree() {
+        let calls = [
+            Collective::Barrier,
+            Collective::Alloc { len: 64 },
+            Collective::Alloc { len: 128 },
+            Collective::Alloc { len: u64::MAX },
+            Collective::Alloc { len: u64::MAX - 1 },
+            Collective::Free { offset: 0x40 },
+            Collective::Free { offset: 64 },
+            Collective::Reset { rank: 0 },
+            Collective::Reset { rank: 3 },
+        ];
+        for mine in calls {
+            for (theirs, their_sequence) in calls.iter().flat_map(|&c| [(c, 7), (c, 8)]) {
+                let same_key = mine.agreement_key(7) == theirs.agreement_key(their_sequence);
+                let agree = Collective::decode(mine.encode(7), 7)
+                    .agrees_with(Collective::decode(theirs.encode(their_sequence), 7));
+                assert_eq!(
+                    same_key, agree,
+                    "{mine} vs {theirs} of call {their_sequence}"
+                );
+            }
+        }
     }
 }

@@ -56,6 +56,7 @@ impl Transport for AnyTransport {
         fn test_all(&self) -> TransportResult<bool>;
         fn barrier(&self) -> TransportResult<()>;
         fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()>;
+        fn agree_u64(&self, value: u64) -> TransportResult<bool>;
         fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32)
             -> TransportResult<()>;
         fn retract_region(&self, slot: u8) -> TransportResult<()>;

@@ -2,11 +2,11 @@
 //! rank r signals rank (r + 2^k) mod N and waits for the signal of rank (r - 2^k) mod N.
 //! No word is written by more than one rank, so no rank spins on a shared counter.
 //!
-//! Each rank owns one flag per round and barrier parity, written only by its round-k
-//! source. A flag holds the number of the last barrier of that parity its source reached
-//! (and what the source has heard, see [`Arrival`]), so flags never need resetting: a
-//! source can run at most one barrier ahead (it needs this rank's signal to finish the
-//! next), so it never overwrites a value this rank has not read yet.
+//! Each rank owns one [`Slot`] per round and barrier parity, written only by its round-k
+//! source. A slot's flag holds the number of the last barrier of that parity its source
+//! reached (and what the source has heard, see [`Arrival`]), so flags never need
+//! resetting: a source can run at most one barrier ahead (it needs this rank's signal to
+//! finish the next), so it never overwrites a value this rank has not read yet.
 
 use crate::error::Result;
 
@@ -14,6 +14,8 @@ use crate::error::Result;
 pub(crate) trait Flag {
     fn load_acquire(&self) -> u64;
     fn store_release(&self, value: u64);
+    fn load_relaxed(&self) -> u64;
+    fn store_relaxed(&self, value: u64);
 }
 
 impl Flag for std::sync::atomic::AtomicU64 {
@@ -25,6 +27,14 @@ impl Flag for std::sync::atomic::AtomicU64 {
     fn store_release(&self, value: u64) {
         self.store(value, std::sync::atomic::Ordering::Release)
     }
+    #[inline]
+    fn load_relaxed(&self) -> u64 {
+        self.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[inline]
+    fn store_relaxed(&self, value: u64) {
+        self.store(value, std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 #[cfg(loom)]
@@ -35,6 +45,24 @@ impl Flag for loom::sync::atomic::AtomicU64 {
     fn store_release(&self, value: u64) {
         self.store(value, loom::sync::atomic::Ordering::Release)
     }
+    fn load_relaxed(&self) -> u64 {
+        self.load(loom::sync::atomic::Ordering::Relaxed)
+    }
+    fn store_relaxed(&self, value: u64) {
+        self.store(value, loom::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// What a rank's round-k source writes to it in one barrier: the call its source is in
+/// (see [`dissemination`]), then the flag that publishes it. Both share a cache line, so
+/// the signal moves one line from writer to reader, as a lone flag did.
+#[repr(C, align(64))]
+pub(crate) struct Slot<F> {
+    /// The source's barrier number and what it has heard (see [`arrived`]); stored with
+    /// release after `call`, so that a reader that sees the barrier's number sees `call`.
+    pub(crate) flag: F,
+    /// The word the source passed to this barrier.
+    pub(crate) call: F,
 }
 
 /// Number of rounds for `procs` ranks.
@@ -43,11 +71,13 @@ pub(crate) fn rounds(procs: u32) -> usize {
 }
 
 /// Low bits of a flag's value: what the ranks its source has heard from agree on.
-const FLAG_BITS: u32 = 2;
+const FLAG_BITS: u32 = 3;
 /// Some rank heard from entered the barrier to finalize.
 const ANY_FINALIZING: u64 = 1;
 /// Every rank heard from entered the barrier to finalize.
 const ALL_FINALIZING: u64 = 2;
+/// Every rank heard from passed the same call word as the flag's source.
+const SAME_CALL: u64 = 4;
 
 /// Whether a flag holding `value` says its source reached barrier number `epoch`.
 #[inline]
@@ -56,14 +86,17 @@ pub(crate) fn arrived(value: u64, epoch: u64) -> bool {
 }
 
 /// What every rank learns from a barrier besides that all have arrived: a dissemination
-/// barrier is also an all-reduce, since after its last round each rank has heard,
-/// directly or through others, from every rank.
+/// barrier is also an all-reduce (for idempotent operators such as "and"), since after
+/// its last round each rank has heard, directly or through others, from every rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Arrival {
     /// Some rank entered it to finalize.
     pub(crate) any_finalizing: bool,
     /// Every rank entered it to finalize.
     pub(crate) all_finalizing: bool,
+    /// Every rank passed the same call word (then every rank learns it; otherwise every
+    /// rank saw a word other than its own, so every rank learns that they differ).
+    pub(crate) same_call: bool,
 }
 
 impl Arrival {
@@ -74,39 +107,53 @@ impl Arrival {
 }
 
 /// Runs barrier number `epoch` (1, 2, ...) for `rank` of `procs`; `finalizing` says that
-/// this rank entered it to finalize. `flag(r, k, parity)` is rank r's round-k flag for
-/// barriers of that parity (a source is at most one barrier ahead, so two sets of flags
-/// keep each barrier's value until it is read); `signaled(r)` is called after a write to
-/// one of rank r's flags; `wait(flag, source, epoch)` waits until `flag`, written by rank
-/// `source`, says `epoch` (see [`arrived`]) and returns its value.
+/// this rank entered it to finalize, `call` is the word this rank passes (the barrier
+/// finds out whether every rank passed the same one). `slot(r, k, parity)` is rank r's
+/// round-k slot for barriers of that parity (a source is at most one barrier ahead, so
+/// two sets of slots keep each barrier's values until they are read); `signaled(r)` is
+/// called after a write to one of rank r's slots; `wait(flag, source, epoch)` waits until
+/// `flag`, written by rank `source`, says `epoch` (see [`arrived`]) and returns its value.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn dissemination<'a, F: Flag + 'a>(
     rank: u32,
     procs: u32,
     epoch: u64,
     finalizing: bool,
-    flag: impl Fn(u32, usize, usize) -> &'a F,
+    call: u64,
+    slot: impl Fn(u32, usize, usize) -> &'a Slot<F>,
     mut signaled: impl FnMut(u32),
     mut wait: impl FnMut(&'a F, u32, u64) -> Result<u64>,
 ) -> Result<Arrival> {
     let parity = (epoch % 2) as usize;
-    let mut heard = if finalizing {
-        ANY_FINALIZING | ALL_FINALIZING
-    } else {
-        0
-    };
+    let mut heard = SAME_CALL
+        | if finalizing {
+            ANY_FINALIZING | ALL_FINALIZING
+        } else {
+            0
+        };
     for round in 0..rounds(procs) {
         let distance = 1u64 << round;
         let procs64 = u64::from(procs);
         let partner = ((u64::from(rank) + distance) % procs64) as u32;
         let source = ((u64::from(rank) + procs64 - distance) % procs64) as u32;
-        flag(partner, round, parity).store_release(epoch << FLAG_BITS | heard);
+        let outgoing = slot(partner, round, parity);
+        outgoing.call.store_relaxed(call);
+        outgoing.flag.store_release(epoch << FLAG_BITS | heard);
         signaled(partner);
-        let seen = wait(flag(rank, round, parity), source, epoch)?;
-        heard = ((heard | seen) & ANY_FINALIZING) | (heard & seen & ALL_FINALIZING);
+        let incoming = slot(rank, round, parity);
+        let seen = wait(&incoming.flag, source, epoch)?;
+        // Everybody the source heard from made the source's call, which is this rank's.
+        let same_call = if incoming.call.load_relaxed() == call {
+            heard & seen & SAME_CALL
+        } else {
+            0
+        };
+        heard = ((heard | seen) & ANY_FINALIZING) | (heard & seen & ALL_FINALIZING) | same_call;
     }
     Ok(Arrival {
         any_finalizing: heard & ANY_FINALIZING != 0,
         all_finalizing: heard & ALL_FINALIZING != 0,
+        same_call: heard & SAME_CALL != 0,
     })
 }
 
@@ -124,7 +171,7 @@ fn yielding_wait<F: Flag>(flag: &F, epoch: u64, yield_now: impl Fn()) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use super::{dissemination, rounds, yielding_wait, Arrival};
+    use super::{dissemination, rounds, yielding_wait, Arrival, Slot};
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
 
@@ -139,26 +186,37 @@ mod tests {
         assert_eq!(rounds(1025), 11);
     }
 
-    type Flags = Arc<Vec<Vec<[AtomicU64; 2]>>>;
+    type Flags = Arc<Vec<Vec<[Slot<AtomicU64>; 2]>>>;
+
+    fn slot() -> Slot<AtomicU64> {
+        Slot {
+            flag: AtomicU64::new(0),
+            call: AtomicU64::new(0),
+        }
+    }
 
     fn flags(procs: u32) -> Flags {
         Arc::new(
             (0..procs)
-                .map(|_| {
-                    (0..rounds(procs))
-                        .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
-                        .collect()
-                })
+                .map(|_| (0..rounds(procs)).map(|_| [slot(), slot()]).collect())
                 .collect(),
         )
     }
 
-    fn barrier(flags: &Flags, rank: u32, procs: u32, epoch: u64, finalizing: bool) -> Arrival {
+    fn barrier(
+        flags: &Flags,
+        rank: u32,
+        procs: u32,
+        epoch: u64,
+        finalizing: bool,
+        call: u64,
+    ) -> Arrival {
         dissemination(
             rank,
             procs,
             epoch,
             finalizing,
+            call,
             |r, k, parity| &flags[r as usize][k][parity],
             |_| {},
             |flag, _, epoch| yielding_wait(flag, epoch, std::thread::yield_now),
@@ -178,8 +236,9 @@ mod tests {
                     std::thread::spawn(move || {
                         for epoch in 1..=200u64 {
                             arrived.fetch_add(1, Ordering::SeqCst);
-                            let arrival = barrier(&flags, rank, procs, epoch, false);
+                            let arrival = barrier(&flags, rank, procs, epoch, false, epoch);
                             assert!(!arrival.any_finalizing);
+                            assert!(arrival.same_call);
                             // Everyone has arrived at this barrier.
                             assert!(arrived.load(Ordering::SeqCst) >= epoch * u64::from(procs));
                         }
@@ -203,8 +262,8 @@ mod tests {
                         let flags = Arc::clone(&flags);
                         std::thread::spawn(move || {
                             // A plain barrier first, so that the finalizing one is number 2.
-                            barrier(&flags, rank, procs, 1, false);
-                            barrier(&flags, rank, procs, 2, rank < finalizers)
+                            barrier(&flags, rank, procs, 1, false, 0);
+                            barrier(&flags, rank, procs, 2, rank < finalizers, 0)
                         })
                     })
                     .collect();
@@ -221,28 +280,80 @@ mod tests {
             }
         }
     }
+
+    /// Whichever ranks pass another word (alone, in a block, or everywhere a different
+    /// one), every rank learns whether all passed the same word, in every barrier of a
+    /// series, even when the words differ from one barrier to the next.
+    #[test]
+    fn every_rank_learns_whether_all_passed_the_same_word() {
+        for procs in [1u32, 2, 3, 5, 6, 8] {
+            // Word of `rank` in barrier `epoch` for each pattern: all the same, one rank
+            // out, ranks below a cut out, every rank its own.
+            let patterns: [fn(u32, u32, u64) -> u64; 4] = [
+                |_, _, epoch| epoch,
+                |rank, procs, epoch| epoch + u64::from(rank == (epoch as u32) % procs),
+                |rank, procs, epoch| epoch + u64::from(rank < (epoch as u32) % procs),
+                |rank, _, epoch| epoch * 100 + u64::from(rank),
+            ];
+            for (index, word) in patterns.into_iter().enumerate() {
+                let flags = flags(procs);
+                let threads: Vec<_> = (0..procs)
+                    .map(|rank| {
+                        let flags = Arc::clone(&flags);
+                        std::thread::spawn(move || {
+                            (1..=40u64)
+                                .map(|epoch| {
+                                    let call = word(rank, procs, epoch);
+                                    barrier(&flags, rank, procs, epoch, false, call).same_call
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                let verdicts: Vec<Vec<bool>> =
+                    threads.into_iter().map(|t| t.join().unwrap()).collect();
+                for epoch in 1..=40u64 {
+                    let all_same =
+                        (0..procs).all(|r| word(r, procs, epoch) == word(0, procs, epoch));
+                    for (rank, verdict) in verdicts.iter().enumerate() {
+                        assert_eq!(
+                            verdict[epoch as usize - 1],
+                            all_same,
+                            "pattern {index}, rank {rank} of {procs}, barrier {epoch}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Model checks with loom: `RUSTFLAGS="--cfg loom" cargo test --release --lib loom`.
 #[cfg(all(test, loom))]
 mod loom_tests {
-    use super::{dissemination, yielding_wait};
+    use super::{dissemination, yielding_wait, Slot};
     use loom::cell::UnsafeCell;
     use loom::sync::atomic::AtomicU64;
     use loom::sync::Arc;
 
-    fn run(procs: u32, barriers: u64, preemptions: usize) {
+    /// Checks `barriers` round trips of two barriers each, in which `rank` passes
+    /// `word(rank, epoch)` to barrier number `epoch`.
+    fn run(procs: u32, barriers: u64, preemptions: usize, word: fn(u32, u64) -> u64) {
         // Spin loops make the full state space unbounded; bounding preemptions (as the
         // loom docs advise) keeps the check exhaustive up to that many forced switches.
         let mut model = loom::model::Builder::new();
         model.preemption_bound = Some(preemptions);
         model.max_branches = 100_000;
         model.check(move || {
-            let flags: Arc<Vec<Vec<[AtomicU64; 2]>>> = Arc::new(
+            let slot = || Slot {
+                flag: AtomicU64::new(0),
+                call: AtomicU64::new(0),
+            };
+            let flags: Arc<Vec<Vec<[Slot<AtomicU64>; 2]>>> = Arc::new(
                 (0..procs)
                     .map(|_| {
                         (0..super::rounds(procs))
-                            .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
+                            .map(|_| [slot(), slot()])
                             .collect()
                     })
                     .collect(),
@@ -258,18 +369,22 @@ mod loom_tests {
                     let data = data.clone();
                     loom::thread::spawn(move || {
                         let barrier = |epoch: u64| {
-                            dissemination(
+                            let arrival = dissemination(
                                 rank,
                                 procs,
                                 epoch,
                                 false,
+                                word(rank, epoch),
                                 |r, k, parity| &flags[r as usize][k][parity],
                                 |_| {},
                                 |flag, _, epoch| {
                                     yielding_wait(flag, epoch, loom::thread::yield_now)
                                 },
                             )
-                            .unwrap()
+                            .unwrap();
+                            // Every rank learns whether all passed the same word.
+                            let same = (0..procs).all(|r| word(r, epoch) == word(rank, epoch));
+                            assert_eq!(arrival.same_call, same);
                         };
                         for round_trip in 1..=barriers {
                             let epoch = 2 * round_trip - 1;
@@ -300,6 +415,19 @@ mod loom_tests {
 
     #[test]
     fn loom_two_ranks_two_barriers() {
-        run(2, 2, 3);
+        run(2, 2, 3, |_, epoch| epoch);
+    }
+
+    /// The call words, written beside the flags, are read as written in their barrier:
+    /// the ranks differ in every other barrier, and agree (on another word) in the rest.
+    #[test]
+    fn loom_two_ranks_with_differing_calls() {
+        run(2, 2, 3, |rank, epoch| {
+            if epoch % 2 == 1 {
+                epoch * 10 + u64::from(rank)
+            } else {
+                epoch
+            }
+        });
     }
 }

@@ -300,8 +300,26 @@ pub trait Transport: Send + Sync {
     /// earlier write visible to plain loads on every rank.
     fn barrier(&self) -> TransportResult<()>;
     /// Collective: every rank contributes one word; `out[r]` receives rank r's word.
-    /// Implies a [`barrier`](Self::barrier) (the runtime's barrier is one of these).
+    /// Implies a [`barrier`](Self::barrier).
     fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()>;
+    /// Collective: a [`barrier`](Self::barrier) that also tells whether every rank passed
+    /// the same `value` (every rank gets the same answer). The runtime's collectives
+    /// agree on their call through it. By default an [`allgather_u64`](Self::allgather_u64);
+    /// the shm transport carries the words through its barrier's signals instead.
+    fn agree_u64(&self, value: u64) -> TransportResult<bool> {
+        // No allocation for the usual job sizes (a barrier is on many programs' hot path).
+        let procs = self.procs() as usize;
+        let mut small = [0u64; 16];
+        let mut large = Vec::new();
+        let all = if procs <= small.len() {
+            &mut small[..procs]
+        } else {
+            large.resize(procs, 0);
+            &mut large[..]
+        };
+        self.allgather_u64(value, all)?;
+        Ok(all.iter().all(|&word| word == value))
+    }
     /// Makes `len` bytes of this process's memory at `base` reachable by other ranks as
     /// registration slot `slot`.
     fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> TransportResult<()>;

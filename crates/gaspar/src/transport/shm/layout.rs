@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use rustix::thread::futex;
 
 use crate::gmem::REGISTRATION_SLOTS;
+use crate::transport::barrier::Slot;
 
 /// "gaspar01" in little-endian: marks an initialized segment of this layout.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"gaspar01");
@@ -218,9 +219,9 @@ pub(crate) struct Header {
     /// flushed puts to it): separate, so that writes to the memory of a rank that sleeps
     /// in a barrier do not wake it.
     pub(crate) memory_bell: Doorbell,
-    /// Dissemination barrier flags: `barrier[k][e % 2]` is written by this rank's round-k
-    /// source in barrier number e.
-    pub(crate) barrier: [[Padded; 2]; MAX_ROUNDS],
+    /// Dissemination barrier slots (flag and call word): `barrier[k][e % 2]` is written by
+    /// this rank's round-k source in barrier number e.
+    pub(crate) barrier: [[Slot<AtomicU64>; 2]; MAX_ROUNDS],
     /// Double-buffered words for `allgather_u64`.
     pub(crate) exchange: [Padded; 2],
     /// The accumulate lock: in the header, where no global address reaches.

@@ -363,14 +363,21 @@ impl ShmTransport {
     }
 
     /// The next barrier, with the collectives' lock held; `finalizing` when this rank
-    /// enters it to finalize (every rank must, or every rank gets an error).
-    fn barrier_locked(&self, collective: &InCollective<'_>, finalizing: bool) -> Result<()> {
+    /// enters it to finalize (every rank must, or every rank gets an error). Returns
+    /// whether every rank passed the same `call` word.
+    fn barrier_locked(
+        &self,
+        collective: &InCollective<'_>,
+        finalizing: bool,
+        call: u64,
+    ) -> Result<bool> {
         let arrival = barrier::dissemination(
             self.rank,
             self.procs,
             collective.next_barrier(),
             finalizing,
-            |r, k, parity| &self.header(r).barrier[k][parity].0,
+            call,
+            |r, k, parity| &self.header(r).barrier[k][parity],
             |partner| self.ring_if_asleep(&self.header(partner).collective_bell),
             |flag, source, epoch| {
                 let mut seen = 0;
@@ -383,7 +390,7 @@ impl ShmTransport {
             },
         )?;
         if !arrival.mismatched() {
-            return Ok(());
+            return Ok(arrival.same_call);
         }
         Err(if finalizing {
             Error::CollectiveMismatch {
@@ -1200,7 +1207,12 @@ impl Transport for ShmTransport {
     }
 
     fn barrier(&self) -> TransportResult<()> {
-        Ok(self.barrier_locked(&self.collectives.enter(), false)?)
+        self.barrier_locked(&self.collectives.enter(), false, 0)?;
+        Ok(())
+    }
+
+    fn agree_u64(&self, value: u64) -> TransportResult<bool> {
+        Ok(self.barrier_locked(&self.collectives.enter(), false, value)?)
     }
 
     fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()> {
@@ -1215,7 +1227,7 @@ impl Transport for ShmTransport {
         self.header(self.rank).exchange[slot]
             .0
             .store(value, Ordering::Relaxed);
-        self.barrier_locked(&collective, false)?;
+        self.barrier_locked(&collective, false, 0)?;
         for (r, word) in out.iter_mut().enumerate() {
             *word = self.header(r as u32).exchange[slot]
                 .0
@@ -1283,7 +1295,7 @@ impl Transport for ShmTransport {
     }
 
     fn finalize(&self) -> TransportResult<()> {
-        self.barrier_locked(&self.collectives.enter(), true)?;
+        self.barrier_locked(&self.collectives.enter(), true, 0)?;
         self.header(self.rank)
             .state
             .store(state::FINALIZED, Ordering::Release);
