@@ -7,7 +7,7 @@ use gaspar::strided::{AccKind, Descriptor};
 use gaspar::Handle as GasparHandle;
 
 use crate::direct::BadSegment;
-use crate::state::{state, Handle, State};
+use crate::state::{state, Handle, LocalBytes, Overlap, State};
 
 const NULL: GasparHandle = GasparHandle::NULL;
 
@@ -18,7 +18,12 @@ fn acc_kind(s: &State, call: &str, datatype: c_int) -> AccKind {
 
 /// # Safety
 /// `scale` points to one element of `kind`.
-unsafe fn scale_bytes<'a>(s: &State, call: &str, kind: AccKind, scale: *const c_void) -> &'a [u8] {
+unsafe fn scale_bytes<'a>(
+    s: &State,
+    call: &str,
+    kind: AccKind,
+    scale: *const c_void,
+) -> LocalBytes<'a> {
     // SAFETY: ARMCI's contract: `scale` points to one element of the accumulate type.
     unsafe { s.local(call, scale, kind.size() as u64) }
 }
@@ -41,7 +46,7 @@ unsafe fn put_s(
         let ga = s.remote(call, dst, desc.dst_extent(), proc);
         // SAFETY: the source spans `src_extent` bytes (ARMCI's contract).
         let local = unsafe { s.local(call, src, desc.src_extent()) };
-        s.check(call, s.rt.put_strided(local, desc, ga, NULL))
+        s.check(call, s.rt.put_strided(&local, desc, ga, NULL))
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
@@ -64,8 +69,18 @@ unsafe fn get_s(
     let run = |desc: &Descriptor| {
         let ga = s.remote(call, src, desc.src_extent(), proc);
         // SAFETY: the destination spans `dst_extent` writable bytes (ARMCI's contract).
-        let local = unsafe { s.local_mut(call, dst, desc.dst_extent()) };
-        s.check(call, s.rt.get_strided(local, desc, ga, NULL))
+        let mut local = unsafe { s.local_mut(call, dst, desc.dst_extent()) };
+        let h = s.check(call, s.rt.get_strided(&mut local, desc, ga, NULL));
+        if !local.is_bounced() {
+            return h;
+        }
+        // A destination other processes may write got a bounce buffer: the get completes
+        // here (ARMCI lets a nonblocking operation complete before its wait) and its rows
+        // are stored, the gaps between them left alone.
+        s.check(call, s.rt.complete(h));
+        let (row, rows) = desc.chunks();
+        local.write_back_pieces(row, rows.map(|(_, at)| at));
+        NULL
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
@@ -94,7 +109,7 @@ unsafe fn acc_s(
         let ga = s.remote(call, dst, desc.dst_extent(), proc);
         // SAFETY: the source spans `src_extent` bytes.
         let local = unsafe { s.local(call, src, desc.src_extent()) };
-        s.check(call, s.rt.acc_strided(kind, scale, local, desc, ga, NULL))
+        s.check(call, s.rt.acc_strided(kind, &scale, &local, desc, ga, NULL))
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
@@ -116,9 +131,20 @@ unsafe fn put_contiguous(
     if n == 0 {
         return NULL;
     }
-    // SAFETY: forwarded contract.
-    let local = unsafe { s.local(call, src, n) };
-    s.check(call, s.rt.put(s.remote(call, dst, n, proc), local, NULL))
+    let remote = s.remote(call, dst, n, proc);
+    match s.sharing(src, n) {
+        // A source in a heap moves from global address to global address: no reference
+        // to memory other processes may write.
+        Overlap::Inside { rank, offset } => {
+            let here = s.heap_address(call, rank, offset);
+            s.check(call, s.rt.copy(remote, here, n, NULL))
+        }
+        overlap => {
+            // SAFETY: forwarded contract; `overlap` is the source's.
+            let local = unsafe { s.lend(call, src, n, overlap) };
+            s.check(call, s.rt.put(remote, &local, NULL))
+        }
+    }
 }
 
 /// Contiguous get, as `put_contiguous`.
@@ -137,9 +163,26 @@ unsafe fn get_contiguous(
     if n == 0 {
         return NULL;
     }
-    // SAFETY: forwarded contract.
-    let local = unsafe { s.local_mut(call, dst, n) };
-    s.check(call, s.rt.get(local, s.remote(call, src, n, proc), NULL))
+    let remote = s.remote(call, src, n, proc);
+    match s.sharing(dst, n) {
+        // A destination in a heap is written from global address to global address: no
+        // reference to memory other processes may write. The copy completes here (ARMCI
+        // lets a nonblocking get complete before its wait; a blocking one must).
+        Overlap::Inside { rank, offset } => {
+            let here = s.heap_address(call, rank, offset);
+            let h = s.check(call, s.rt.copy(here, remote, n, NULL));
+            s.check(call, s.rt.complete(h));
+            NULL
+        }
+        overlap => {
+            // SAFETY: forwarded contract; `overlap` is the destination's.
+            let mut local = unsafe { s.lend_mut(call, dst, n, overlap) };
+            let h = s.check(call, s.rt.get(&mut local, remote, NULL));
+            // `get` has the data in place on return: a bounce buffer can be stored now.
+            local.write_back();
+            h
+        }
+    }
 }
 
 fn contiguous(s: &State, call: &str, bytes: c_int) -> (c_int, [c_int; 1]) {
@@ -612,27 +655,39 @@ unsafe fn vector(
         let remote: Vec<u64> = remotes.iter().map(|&p| offset_of(p, bytes)).collect();
         last = match direction {
             Direction::Get => {
-                let mut local: Vec<&mut [u8]> = dsts
+                let mut lent: Vec<_> = dsts
                     .iter()
                     // SAFETY: each destination segment has `bytes` writable bytes and
                     // overlaps no other (caller's contract, as for memcpy).
                     .map(|&p| unsafe { s.local_mut(call, p, bytes) })
                     .collect();
-                s.check(call, s.rt.get_segments(&mut local, heap, &remote, NULL))
+                let mut local: Vec<&mut [u8]> = lent.iter_mut().map(|l| &mut **l).collect();
+                let h = s.check(call, s.rt.get_segments(&mut local, heap, &remote, NULL));
+                if !lent.iter().any(|l| l.is_bounced()) {
+                    h
+                } else {
+                    // Bounce buffers for segments other processes may write: the get
+                    // completes here (ARMCI allows it before the wait), then they are
+                    // stored.
+                    s.check(call, s.rt.complete(h));
+                    lent.into_iter().for_each(|l| l.write_back());
+                    NULL
+                }
             }
             Direction::Put => {
-                let local: Vec<&[u8]> = srcs
+                let lent: Vec<_> = srcs
                     .iter()
                     // SAFETY: each source segment has `bytes` readable bytes.
                     .map(|&p| unsafe { s.local(call, p, bytes) })
                     .collect();
+                let local: Vec<&[u8]> = lent.iter().map(|l| &**l).collect();
                 s.check(call, s.rt.put_segments(&local, heap, &remote, NULL))
             }
             Direction::Acc(kind) => {
                 let mut packed = Vec::with_capacity(count * bytes as usize);
                 for &src in srcs {
                     // SAFETY: each source segment has `bytes` readable bytes.
-                    packed.extend_from_slice(unsafe { s.local(call, src, bytes) });
+                    packed.extend_from_slice(&unsafe { s.local(call, src, bytes) });
                 }
                 let local_offsets: Vec<u64> = (0..count as u64).map(|k| k * bytes).collect();
                 // SAFETY: `scale` points to one element (caller's contract).
@@ -641,7 +696,7 @@ unsafe fn vector(
                     call,
                     s.rt.acc_vector(
                         kind,
-                        scale,
+                        &scale,
                         &packed,
                         &local_offsets,
                         heap,
@@ -929,7 +984,7 @@ unsafe fn local_strided(
     let run = |desc: &Descriptor| {
         // SAFETY: the extents come from the descriptor (caller's contract for both
         // buffers).
-        let (from, to) = unsafe {
+        let (from, mut to) = unsafe {
             (
                 s.local(call, src, desc.src_extent()),
                 s.local_mut(call, dst, desc.dst_extent()),
@@ -940,6 +995,8 @@ unsafe fn local_strided(
             to[b as usize..(b + len) as usize]
                 .copy_from_slice(&from[a as usize..(a + len) as usize]);
         }
+        let (len, chunks) = desc.chunks();
+        to.write_back_pieces(len, chunks.map(|(_, b)| b));
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
