@@ -4,7 +4,7 @@
 use std::ffi::{c_int, c_void};
 
 use gaspar::strided::{AccKind, Descriptor};
-use gaspar::Handle as GasparHandle;
+use gaspar::{GlobalAddr, Handle as GasparHandle};
 
 use crate::direct::BadSegment;
 use crate::state::{state, Handle, LocalBytes, Overlap, State};
@@ -132,19 +132,39 @@ unsafe fn put_contiguous(
         return NULL;
     }
     let remote = s.remote(call, dst, n, proc);
-    match s.sharing(src, n) {
-        // A source in a heap moves from global address to global address: no reference
-        // to memory other processes may write.
-        Overlap::Inside { rank, offset } => {
-            let here = s.heap_address(call, rank, offset);
-            s.check(call, s.rt.copy(remote, here, n, NULL))
-        }
-        overlap => {
-            // SAFETY: forwarded contract; `overlap` is the source's.
-            let local = unsafe { s.lend(call, src, n, overlap) };
-            s.check(call, s.rt.put(remote, &local, NULL))
-        }
+    let overlap = s.sharing(src, n);
+    if overlap != Overlap::None {
+        // SAFETY: forwarded contract.
+        return unsafe { put_from_shared(s, call, src, remote, n, overlap) };
     }
+    // SAFETY: forwarded contract; the source is private.
+    let local = unsafe { s.lend(call, src, n, overlap) };
+    s.check(call, s.rt.put(remote, &local, NULL))
+}
+
+/// `put_contiguous` from memory other processes may write (out of line: private buffers
+/// are the common case). A source inside a heap moves from global address to global
+/// address, anything else from a private copy: never a reference to it.
+///
+/// # Safety
+/// `src` points to `n` readable bytes; `overlap` is theirs.
+#[cold]
+#[inline(never)]
+unsafe fn put_from_shared(
+    s: &State,
+    call: &str,
+    src: *mut c_void,
+    remote: GlobalAddr,
+    n: u64,
+    overlap: Overlap,
+) -> GasparHandle {
+    if let Overlap::Inside { rank, offset } = overlap {
+        let here = s.heap_address(call, rank, offset);
+        return s.check(call, s.rt.copy(remote, here, n, NULL));
+    }
+    // SAFETY: forwarded contract.
+    let local = unsafe { s.lend(call, src, n, overlap) };
+    s.check(call, s.rt.put(remote, &local, NULL))
 }
 
 /// Contiguous get, as `put_contiguous`.
@@ -164,25 +184,45 @@ unsafe fn get_contiguous(
         return NULL;
     }
     let remote = s.remote(call, src, n, proc);
-    match s.sharing(dst, n) {
-        // A destination in a heap is written from global address to global address: no
-        // reference to memory other processes may write. The copy completes here (ARMCI
-        // lets a nonblocking get complete before its wait; a blocking one must).
-        Overlap::Inside { rank, offset } => {
-            let here = s.heap_address(call, rank, offset);
-            let h = s.check(call, s.rt.copy(here, remote, n, NULL));
-            s.check(call, s.rt.complete(h));
-            NULL
-        }
-        overlap => {
-            // SAFETY: forwarded contract; `overlap` is the destination's.
-            let mut local = unsafe { s.lend_mut(call, dst, n, overlap) };
-            let h = s.check(call, s.rt.get(&mut local, remote, NULL));
-            // `get` has the data in place on return: a bounce buffer can be stored now.
-            local.write_back();
-            h
-        }
+    let overlap = s.sharing(dst, n);
+    if overlap != Overlap::None {
+        // SAFETY: forwarded contract.
+        return unsafe { get_into_shared(s, call, dst, remote, n, overlap) };
     }
+    // SAFETY: forwarded contract; the destination is private.
+    let mut local = unsafe { s.lend_mut(call, dst, n, overlap) };
+    s.check(call, s.rt.get(&mut local, remote, NULL))
+}
+
+/// `get_contiguous` into memory other processes may write (out of line, as
+/// `put_from_shared`). A destination inside a heap is written from global address to
+/// global address, anything else through a bounce buffer: never a reference to it. Either
+/// completes here (ARMCI lets a nonblocking get complete before its wait).
+///
+/// # Safety
+/// `dst` points to `n` writable bytes; `overlap` is theirs.
+#[cold]
+#[inline(never)]
+unsafe fn get_into_shared(
+    s: &State,
+    call: &str,
+    dst: *mut c_void,
+    remote: GlobalAddr,
+    n: u64,
+    overlap: Overlap,
+) -> GasparHandle {
+    if let Overlap::Inside { rank, offset } = overlap {
+        let here = s.heap_address(call, rank, offset);
+        let h = s.check(call, s.rt.copy(here, remote, n, NULL));
+        s.check(call, s.rt.complete(h));
+        return NULL;
+    }
+    // SAFETY: forwarded contract.
+    let mut local = unsafe { s.lend_mut(call, dst, n, overlap) };
+    s.check(call, s.rt.get(&mut local, remote, NULL));
+    // `get` has the data in place on return: the bounce buffer can be stored now.
+    local.write_back();
+    NULL
 }
 
 fn contiguous(s: &State, call: &str, bytes: c_int) -> (c_int, [c_int; 1]) {
@@ -653,62 +693,95 @@ unsafe fn vector(
             continue;
         }
         let remote: Vec<u64> = remotes.iter().map(|&p| offset_of(p, bytes)).collect();
-        last = match direction {
-            Direction::Get => {
-                let mut lent: Vec<_> = dsts
-                    .iter()
-                    // SAFETY: each destination segment has `bytes` writable bytes and
-                    // overlaps no other (caller's contract, as for memcpy).
-                    .map(|&p| unsafe { s.local_mut(call, p, bytes) })
-                    .collect();
-                let mut local: Vec<&mut [u8]> = lent.iter_mut().map(|l| &mut **l).collect();
-                let h = s.check(call, s.rt.get_segments(&mut local, heap, &remote, NULL));
-                if !lent.iter().any(|l| l.is_bounced()) {
-                    h
-                } else {
-                    // Bounce buffers for segments other processes may write: the get
-                    // completes here (ARMCI allows it before the wait), then they are
-                    // stored.
-                    s.check(call, s.rt.complete(h));
-                    lent.into_iter().for_each(|l| l.write_back());
-                    NULL
-                }
-            }
-            Direction::Put => {
-                let lent: Vec<_> = srcs
-                    .iter()
-                    // SAFETY: each source segment has `bytes` readable bytes.
-                    .map(|&p| unsafe { s.local(call, p, bytes) })
-                    .collect();
-                let local: Vec<&[u8]> = lent.iter().map(|l| &**l).collect();
-                s.check(call, s.rt.put_segments(&local, heap, &remote, NULL))
-            }
-            Direction::Acc(kind) => {
-                let mut packed = Vec::with_capacity(count * bytes as usize);
-                for &src in srcs {
-                    // SAFETY: each source segment has `bytes` readable bytes.
-                    packed.extend_from_slice(&unsafe { s.local(call, src, bytes) });
-                }
-                let local_offsets: Vec<u64> = (0..count as u64).map(|k| k * bytes).collect();
-                // SAFETY: `scale` points to one element (caller's contract).
-                let scale = unsafe { scale_bytes(s, call, kind, scale) };
-                s.check(
-                    call,
-                    s.rt.acc_vector(
-                        kind,
-                        &scale,
-                        &packed,
-                        &local_offsets,
-                        heap,
-                        &remote,
-                        bytes,
-                        NULL,
-                    ),
-                )
-            }
+        // SAFETY: forwarded contract for this set.
+        last = unsafe {
+            transfer_set(
+                s,
+                call,
+                direction,
+                scale,
+                (srcs, dsts),
+                heap,
+                &remote,
+                bytes,
+            )
         };
     }
     last
+}
+
+/// Moves one set of an I/O vector through the transport (the target's heap is not mapped
+/// here, or the set is an accumulate): `remote` are the heap offsets of the segments on
+/// the target, each checked; a handle to wait for, or NULL when complete.
+///
+/// # Safety
+/// As [`vector`], for the set's pointer arrays `srcs` and `dsts`.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+unsafe fn transfer_set(
+    s: &State,
+    call: &str,
+    direction: Direction,
+    scale: *mut c_void,
+    (srcs, dsts): (&[*mut c_void], &[*mut c_void]),
+    heap: GlobalAddr,
+    remote: &[u64],
+    bytes: u64,
+) -> GasparHandle {
+    match direction {
+        Direction::Get => {
+            let mut lent: Vec<_> = dsts
+                .iter()
+                // SAFETY: each destination segment has `bytes` writable bytes and
+                // overlaps no other (caller's contract, as for memcpy).
+                .map(|&p| unsafe { s.local_mut(call, p, bytes) })
+                .collect();
+            let mut local: Vec<&mut [u8]> = lent.iter_mut().map(|l| &mut **l).collect();
+            let h = s.check(call, s.rt.get_segments(&mut local, heap, remote, NULL));
+            if !lent.iter().any(|l| l.is_bounced()) {
+                h
+            } else {
+                // Bounce buffers for segments other processes may write: the get
+                // completes here (ARMCI allows it before the wait), then they are
+                // stored.
+                s.check(call, s.rt.complete(h));
+                lent.into_iter().for_each(|l| l.write_back());
+                NULL
+            }
+        }
+        Direction::Put => {
+            let lent: Vec<_> = srcs
+                .iter()
+                // SAFETY: each source segment has `bytes` readable bytes.
+                .map(|&p| unsafe { s.local(call, p, bytes) })
+                .collect();
+            let local: Vec<&[u8]> = lent.iter().map(|l| &**l).collect();
+            s.check(call, s.rt.put_segments(&local, heap, remote, NULL))
+        }
+        Direction::Acc(kind) => {
+            let mut packed = Vec::with_capacity(srcs.len() * bytes as usize);
+            for &src in srcs {
+                // SAFETY: each source segment has `bytes` readable bytes.
+                packed.extend_from_slice(&unsafe { s.local(call, src, bytes) });
+            }
+            let local_offsets: Vec<u64> = (0..srcs.len() as u64).map(|k| k * bytes).collect();
+            // SAFETY: `scale` points to one element (caller's contract).
+            let scale = unsafe { scale_bytes(s, call, kind, scale) };
+            s.check(
+                call,
+                s.rt.acc_vector(
+                    kind,
+                    &scale,
+                    &packed,
+                    &local_offsets,
+                    heap,
+                    remote,
+                    bytes,
+                    NULL,
+                ),
+            )
+        }
+    }
 }
 
 /// ARMCI_PutV. # Safety: ARMCI's contract for the vector.

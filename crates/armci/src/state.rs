@@ -162,10 +162,14 @@ pub(crate) enum Overlap {
 /// the window), and on the shm transport every rank's, which their processes store to
 /// directly. ARMCI hands out no other such memory (`ARMCI_Malloc` and `ARMCI_Malloc_group`
 /// take the heap; gaspar's starter memory is not reachable through ARMCI).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct SharedRanges {
     /// Disjoint, sorted by start.
     ranges: Vec<SharedRange>,
+    /// The first range's start and the last one's end (`usize::MAX` and 0 when there
+    /// are none): one test of both keeps private buffers at two comparisons.
+    start: usize,
+    end: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -188,17 +192,18 @@ impl SharedRanges {
             })
             .collect();
         ranges.sort_by_key(|r| r.start);
-        Self { ranges }
+        Self {
+            start: ranges.first().map_or(usize::MAX, |r| r.start),
+            end: ranges.last().map_or(0, |r| r.end),
+            ranges,
+        }
     }
 
     /// How the `len` bytes at address `ptr` lie (see [`Overlap`]).
     #[inline]
     pub(crate) fn overlap(&self, ptr: usize, len: u64) -> Overlap {
-        let (Some(first), Some(last)) = (self.ranges.first(), self.ranges.last()) else {
-            return Overlap::None;
-        };
         let end = ptr.saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
-        if len == 0 || end <= first.start || ptr >= last.end {
+        if ptr >= self.end || end <= self.start || len == 0 {
             return Overlap::None;
         }
         self.overlap_slow(ptr, end)
@@ -643,7 +648,7 @@ mod tests {
         assert_eq!(heaps.overlap(0x20_000, 0x1000), Overlap::None);
         assert_eq!(heaps.overlap(0x31_000, 1), Overlap::None);
         assert_eq!(heaps.overlap(0x30_800, 0), Overlap::None);
-        assert_eq!(SharedRanges::default().overlap(0x10_000, 8), Overlap::None);
+        assert_eq!(SharedRanges::new([]).overlap(0x10_000, 8), Overlap::None);
     }
 
     #[test]
