@@ -103,8 +103,9 @@ fn armci_programs_run_under_the_launcher() {
 }
 
 /// Local buffers in ARMCI_Malloc memory, which other processes may write: contiguous,
-/// strided and vector puts and gets, accumulates, broadcast and reduction, values checked
-/// (strided gets must leave the gaps between rows alone).
+/// strided and vector puts and gets, accumulates, local strided packing, a message,
+/// broadcast and reduction, values checked (strided gets and unpacking must leave the gaps
+/// between rows alone).
 #[test]
 fn local_buffers_in_armci_memory_move_the_right_values() {
     runs_everywhere("armci_heap_local", &[2, 4]);

@@ -1,6 +1,6 @@
 /* Local buffers in ARMCI_Malloc memory: memory other processes may write (the heap is
  * shared between the ranks' processes), which libarmci must move without borrowing it.
- * Every transfer below has its local side in this rank's own ARMCI_Malloc block; every
+ * Every operation below has its local side in this rank's own ARMCI_Malloc block; every
  * check aborts on failure. */
 #include <armci.h>
 #include <message.h>
@@ -123,6 +123,30 @@ int main(int argc, char **argv) {
     armci_msg_dgop(msg, N, "+");
     for (int i = 0; i < N; i++)
         CHECK(msg[i] == nproc * (nproc + 1) / 2 * i, "dgop: [%d] = %g", i, msg[i]);
+
+    /* Local strided packing and unpacking, both sides in the heap. */
+    for (int i = 0; i < N; i++) mine[GOT + i] = -2.0, mine[LANDED + i] = -1.0;
+    armci_read_strided(mine + SRC, 1, stride, count, (char *)(mine + GOT));
+    for (int i = 0; i < N; i++) {
+        double want = i < 24 ? value(me, i / 3 * 8 + i % 3) : -2.0;
+        CHECK(mine[GOT + i] == want, "read_strided: [%d] = %g", i, mine[GOT + i]);
+    }
+    armci_write_strided(mine + LANDED, 1, stride, count, (char *)(mine + GOT));
+    for (int i = 0; i < N; i++) {
+        double want = i % 8 < 3 ? value(me, i) : -1.0;
+        CHECK(mine[LANDED + i] == want, "write_strided: [%d] = %g", i, mine[LANDED + i]);
+    }
+
+    /* A message from rank 0 to rank 1, sent from and received into the heap. */
+    ARMCI_Barrier();
+    if (me == 0) armci_msg_snd(7, mine + SRC, N * sizeof(double), 1);
+    if (me == 1) {
+        int len = 0;
+        for (int i = 0; i < N; i++) msg[i] = -1.0;
+        armci_msg_rcv(7, msg, N * sizeof(double), &len, 0);
+        CHECK(len == N * sizeof(double), "rcv: %d bytes", len);
+        for (int i = 0; i < N; i++) CHECK(msg[i] == value(0, i), "rcv: [%d] = %g", i, msg[i]);
+    }
 
     ARMCI_Barrier();
     CHECK(ARMCI_Free(mine) == 0, "free");
