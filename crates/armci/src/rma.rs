@@ -71,16 +71,13 @@ unsafe fn get_s(
         // SAFETY: the destination spans `dst_extent` writable bytes (ARMCI's contract).
         let mut local = unsafe { s.local_mut(call, dst, desc.dst_extent()) };
         let h = s.check(call, s.rt.get_strided(&mut local, desc, ga, NULL));
-        if !local.is_bounced() {
-            return h;
+        if local.is_bounced() {
+            // The data is in the bounce buffer on return (gaspar borrows it only for the
+            // call): its rows are stored now, the gaps between them left alone.
+            let (row, rows) = desc.chunks();
+            local.write_back_pieces(row, rows.map(|(_, at)| at));
         }
-        // A destination other processes may write got a bounce buffer: the get completes
-        // here (ARMCI lets a nonblocking operation complete before its wait) and its rows
-        // are stored, the gaps between them left alone.
-        s.check(call, s.rt.complete(h));
-        let (row, rows) = desc.chunks();
-        local.write_back_pieces(row, rows.map(|(_, at)| at));
-        NULL
+        h
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
@@ -196,8 +193,9 @@ unsafe fn get_contiguous(
 
 /// `get_contiguous` into memory other processes may write (out of line, as
 /// `put_from_shared`). A destination inside a heap is written from global address to
-/// global address, anything else through a bounce buffer: never a reference to it. Either
-/// completes here (ARMCI lets a nonblocking get complete before its wait).
+/// global address, anything else through a bounce buffer: never a reference to it. The
+/// copy completes here (a blocking get has its data on return; ARMCI lets a nonblocking
+/// one complete before its wait).
 ///
 /// # Safety
 /// `dst` points to `n` writable bytes; `overlap` is theirs.
@@ -219,10 +217,10 @@ unsafe fn get_into_shared(
     }
     // SAFETY: forwarded contract.
     let mut local = unsafe { s.lend_mut(call, dst, n, overlap) };
-    s.check(call, s.rt.get(&mut local, remote, NULL));
+    let h = s.check(call, s.rt.get(&mut local, remote, NULL));
     // `get` has the data in place on return: the bounce buffer can be stored now.
     local.write_back();
-    NULL
+    h
 }
 
 fn contiguous(s: &State, call: &str, bytes: c_int) -> (c_int, [c_int; 1]) {
@@ -738,16 +736,10 @@ unsafe fn transfer_set(
                 .collect();
             let mut local: Vec<&mut [u8]> = lent.iter_mut().map(|l| &mut **l).collect();
             let h = s.check(call, s.rt.get_segments(&mut local, heap, remote, NULL));
-            if !lent.iter().any(|l| l.is_bounced()) {
-                h
-            } else {
-                // Bounce buffers for segments other processes may write: the get
-                // completes here (ARMCI allows it before the wait), then they are
-                // stored.
-                s.check(call, s.rt.complete(h));
-                lent.into_iter().for_each(|l| l.write_back());
-                NULL
-            }
+            // The data is in place on return (gaspar borrows the buffers only for the
+            // call): bounce buffers are stored now.
+            lent.into_iter().for_each(|l| l.write_back());
+            h
         }
         Direction::Put => {
             let lent: Vec<_> = srcs
