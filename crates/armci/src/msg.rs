@@ -202,7 +202,7 @@ pub unsafe extern "C" fn armci_msg_snd(_tag: c_int, buffer: *mut c_void, len: c_
     let to = s.rank_of(call, to);
     // SAFETY: ARMCI's contract for the buffer.
     let data = unsafe { s.local(call, buffer, total) };
-    s.messages.send(s, call, to, data);
+    s.messages.send(s, call, to, &data);
 }
 
 /// armci_msg_rcv: receives the next message from rank `from` into `buffer`.
@@ -224,8 +224,9 @@ pub unsafe extern "C" fn armci_msg_rcv(
     let mut message = Vec::new();
     s.messages.recv(s, call, from, &mut message, capacity);
     // SAFETY: ARMCI's contract for the buffer; the message fits (checked by `recv`).
-    let out = unsafe { s.local_mut(call, buffer, message.len() as u64) };
+    let mut out = unsafe { s.local_mut(call, buffer, message.len() as u64) };
     out.copy_from_slice(&message);
+    out.write_back();
     if !msglen.is_null() {
         // SAFETY: non-null pointer of the caller.
         unsafe { *msglen = message.len() as c_int };
@@ -334,9 +335,9 @@ pub unsafe extern "C" fn armci_msg_sel_scope(
     };
     let len = s.len(call, n);
     // SAFETY: `x` points to `n` bytes (caller's contract).
-    let mine = unsafe { s.local_mut(call, x, len) };
+    let mut mine = unsafe { s.local_mut(call, x, len) };
     let mut part = vec![u8::from(contribute != 0)];
-    part.extend_from_slice(mine);
+    part.extend_from_slice(&mine);
     let all: Vec<u32> = (0..s.rt.procs()).collect();
     let parts = collective::allgather(s, call, &all, &part);
     let mut best: Option<(f64, &[u8])> = None;
@@ -356,6 +357,7 @@ pub unsafe extern "C" fn armci_msg_sel_scope(
     if let Some((_, winner)) = best {
         if winner.len() == mine.len() {
             mine.copy_from_slice(winner);
+            mine.write_back();
         } else {
             s.fail(call, "ranks passed buffers of different lengths");
         }
@@ -390,15 +392,17 @@ pub unsafe extern "C" fn armci_msg_bcast(buffer: *mut c_void, len: c_int, root: 
     let root = s.rank_of(call, root);
     let block = s.check(call, s.rt.alloc(n.max(1)));
     // SAFETY: ARMCI's contract for the buffer.
-    let data = unsafe { s.local_mut(call, buffer, n) };
+    let mut data = unsafe { s.local_mut(call, buffer, n) };
     let at = s.check(call, block.ga(root));
     if s.rt.rank() == root {
-        s.check(call, s.rt.put(at, data, Handle::NULL));
+        s.check(call, s.rt.put(at, &data, Handle::NULL));
         s.check(call, s.rt.all_fence());
     }
     s.check(call, s.rt.barrier());
     if s.rt.rank() != root {
-        s.check(call, s.rt.get(data, at, Handle::NULL));
+        // `get` has the data in place on return.
+        s.check(call, s.rt.get(&mut data, at, Handle::NULL));
+        data.write_back();
     }
     s.check(call, s.rt.barrier());
     s.check(call, s.rt.free(block));
@@ -538,13 +542,13 @@ unsafe fn gop<T: Element>(call: &str, x: *mut T, n: c_int, op: *const c_char) {
     let procs = s.rt.procs();
     let block = s.check(call, s.rt.alloc((bytes * u64::from(procs)).max(1)));
     // SAFETY: `x` points to `n` elements (caller's contract).
-    let mine = unsafe { s.local_mut(call, x as *mut c_void, bytes) };
+    let mut mine = unsafe { s.local_mut(call, x as *mut c_void, bytes) };
     let root = s.check(call, block.ga(0));
     let at = |rank: u32| {
         root.offset(bytes * u64::from(rank))
             .unwrap_or_else(|| s.fail(call, "reduction address"))
     };
-    s.check(call, s.rt.put(at(s.rt.rank()), mine, Handle::NULL));
+    s.check(call, s.rt.put(at(s.rt.rank()), &mine, Handle::NULL));
     s.check(call, s.rt.all_fence());
     s.check(call, s.rt.barrier());
     if s.rt.rank() == 0 && count > 0 {
@@ -562,7 +566,9 @@ unsafe fn gop<T: Element>(call: &str, x: *mut T, n: c_int, op: *const c_char) {
         s.check(call, s.rt.all_fence());
     }
     s.check(call, s.rt.barrier());
-    s.check(call, s.rt.get(mine, root, Handle::NULL));
+    // `get` has the data in place on return.
+    s.check(call, s.rt.get(&mut mine, root, Handle::NULL));
+    mine.write_back();
     s.check(call, s.rt.barrier());
     s.check(call, s.rt.free(block));
 }
@@ -663,8 +669,8 @@ unsafe fn group_gop<T: Element>(
     let count = s.len(call, n) as usize;
     let bytes = (count * std::mem::size_of::<T>()) as u64;
     // SAFETY: `x` points to `n` elements (caller's contract).
-    let mine = unsafe { s.local_mut(call, x as *mut c_void, bytes) };
-    let parts = collective::allgather(s, call, &members.ranks, mine);
+    let mut mine = unsafe { s.local_mut(call, x as *mut c_void, bytes) };
+    let parts = collective::allgather(s, call, &members.ranks, &mine);
     let vectors: Vec<Vec<T>> = parts
         .iter()
         .map(|p| {
@@ -679,6 +685,7 @@ unsafe fn group_gop<T: Element>(
     let mut result = vectors[0].clone();
     op.reduce(&mut result, vectors[1..].iter().map(|v| v.as_slice()));
     mine.copy_from_slice(bytemuck::cast_slice(&result));
+    mine.write_back();
 }
 
 macro_rules! group_gops {
@@ -765,14 +772,15 @@ pub unsafe extern "C" fn armci_msg_group_bcast_scope(
         .unwrap_or_else(|| s.fail(call, format!("root {root} is not a rank of the group")));
     let n = s.len(call, len);
     // SAFETY: ARMCI's contract for the buffer.
-    let data = unsafe { s.local_mut(call, buffer, n) };
+    let mut data = unsafe { s.local_mut(call, buffer, n) };
     let me = members.my_index(s, call);
-    let contribution: &[u8] = if me == root { data } else { &[] };
+    let contribution: &[u8] = if me == root { &data } else { &[] };
     let parts = collective::allgather(s, call, &members.ranks, contribution);
     if parts[root].len() != data.len() {
         s.fail(call, "members passed buffers of different lengths");
     }
     if me != root {
         data.copy_from_slice(&parts[root]);
+        data.write_back();
     }
 }

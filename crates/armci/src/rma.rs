@@ -4,10 +4,10 @@
 use std::ffi::{c_int, c_void};
 
 use gaspar::strided::{AccKind, Descriptor};
-use gaspar::Handle as GasparHandle;
+use gaspar::{GlobalAddr, Handle as GasparHandle};
 
 use crate::direct::BadSegment;
-use crate::state::{state, Handle, State};
+use crate::state::{state, Handle, LocalBytes, Overlap, State};
 
 const NULL: GasparHandle = GasparHandle::NULL;
 
@@ -18,7 +18,12 @@ fn acc_kind(s: &State, call: &str, datatype: c_int) -> AccKind {
 
 /// # Safety
 /// `scale` points to one element of `kind`.
-unsafe fn scale_bytes<'a>(s: &State, call: &str, kind: AccKind, scale: *const c_void) -> &'a [u8] {
+unsafe fn scale_bytes<'a>(
+    s: &State,
+    call: &str,
+    kind: AccKind,
+    scale: *const c_void,
+) -> LocalBytes<'a> {
     // SAFETY: ARMCI's contract: `scale` points to one element of the accumulate type.
     unsafe { s.local(call, scale, kind.size() as u64) }
 }
@@ -41,7 +46,7 @@ unsafe fn put_s(
         let ga = s.remote(call, dst, desc.dst_extent(), proc);
         // SAFETY: the source spans `src_extent` bytes (ARMCI's contract).
         let local = unsafe { s.local(call, src, desc.src_extent()) };
-        s.check(call, s.rt.put_strided(local, desc, ga, NULL))
+        s.check(call, s.rt.put_strided(&local, desc, ga, NULL))
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
@@ -64,8 +69,15 @@ unsafe fn get_s(
     let run = |desc: &Descriptor| {
         let ga = s.remote(call, src, desc.src_extent(), proc);
         // SAFETY: the destination spans `dst_extent` writable bytes (ARMCI's contract).
-        let local = unsafe { s.local_mut(call, dst, desc.dst_extent()) };
-        s.check(call, s.rt.get_strided(local, desc, ga, NULL))
+        let mut local = unsafe { s.local_mut(call, dst, desc.dst_extent()) };
+        let h = s.check(call, s.rt.get_strided(&mut local, desc, ga, NULL));
+        if local.is_bounced() {
+            // The data is in the bounce buffer on return (gaspar borrows it only for the
+            // call): its rows are stored now, the gaps between them left alone.
+            let (row, rows) = desc.chunks();
+            local.write_back_pieces(row, rows.map(|(_, at)| at));
+        }
+        h
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
@@ -94,7 +106,7 @@ unsafe fn acc_s(
         let ga = s.remote(call, dst, desc.dst_extent(), proc);
         // SAFETY: the source spans `src_extent` bytes.
         let local = unsafe { s.local(call, src, desc.src_extent()) };
-        s.check(call, s.rt.acc_strided(kind, scale, local, desc, ga, NULL))
+        s.check(call, s.rt.acc_strided(kind, &scale, &local, desc, ga, NULL))
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
@@ -116,9 +128,40 @@ unsafe fn put_contiguous(
     if n == 0 {
         return NULL;
     }
+    let remote = s.remote(call, dst, n, proc);
+    let overlap = s.sharing(src, n);
+    if overlap != Overlap::None {
+        // SAFETY: forwarded contract.
+        return unsafe { put_from_shared(s, call, src, remote, n, overlap) };
+    }
+    // SAFETY: forwarded contract; the source is private.
+    let local = unsafe { s.lend(call, src, n, overlap) };
+    s.check(call, s.rt.put(remote, &local, NULL))
+}
+
+/// `put_contiguous` from memory other processes may write (out of line: private buffers
+/// are the common case). A source inside a heap moves from global address to global
+/// address, anything else from a private copy: never a reference to it.
+///
+/// # Safety
+/// `src` points to `n` readable bytes; `overlap` is theirs.
+#[cold]
+#[inline(never)]
+unsafe fn put_from_shared(
+    s: &State,
+    call: &str,
+    src: *mut c_void,
+    remote: GlobalAddr,
+    n: u64,
+    overlap: Overlap,
+) -> GasparHandle {
+    if let Overlap::Inside { rank, offset } = overlap {
+        let here = s.heap_address(call, rank, offset);
+        return s.check(call, s.rt.copy(remote, here, n, NULL));
+    }
     // SAFETY: forwarded contract.
-    let local = unsafe { s.local(call, src, n) };
-    s.check(call, s.rt.put(s.remote(call, dst, n, proc), local, NULL))
+    let local = unsafe { s.lend(call, src, n, overlap) };
+    s.check(call, s.rt.put(remote, &local, NULL))
 }
 
 /// Contiguous get, as `put_contiguous`.
@@ -137,9 +180,47 @@ unsafe fn get_contiguous(
     if n == 0 {
         return NULL;
     }
+    let remote = s.remote(call, src, n, proc);
+    let overlap = s.sharing(dst, n);
+    if overlap != Overlap::None {
+        // SAFETY: forwarded contract.
+        return unsafe { get_into_shared(s, call, dst, remote, n, overlap) };
+    }
+    // SAFETY: forwarded contract; the destination is private.
+    let mut local = unsafe { s.lend_mut(call, dst, n, overlap) };
+    s.check(call, s.rt.get(&mut local, remote, NULL))
+}
+
+/// `get_contiguous` into memory other processes may write (out of line, as
+/// `put_from_shared`). A destination inside a heap is written from global address to
+/// global address, anything else through a bounce buffer: never a reference to it. The
+/// copy completes here (a blocking get has its data on return; ARMCI lets a nonblocking
+/// one complete before its wait).
+///
+/// # Safety
+/// `dst` points to `n` writable bytes; `overlap` is theirs.
+#[cold]
+#[inline(never)]
+unsafe fn get_into_shared(
+    s: &State,
+    call: &str,
+    dst: *mut c_void,
+    remote: GlobalAddr,
+    n: u64,
+    overlap: Overlap,
+) -> GasparHandle {
+    if let Overlap::Inside { rank, offset } = overlap {
+        let here = s.heap_address(call, rank, offset);
+        let h = s.check(call, s.rt.copy(here, remote, n, NULL));
+        s.check(call, s.rt.complete(h));
+        return NULL;
+    }
     // SAFETY: forwarded contract.
-    let local = unsafe { s.local_mut(call, dst, n) };
-    s.check(call, s.rt.get(local, s.remote(call, src, n, proc), NULL))
+    let mut local = unsafe { s.lend_mut(call, dst, n, overlap) };
+    let h = s.check(call, s.rt.get(&mut local, remote, NULL));
+    // `get` has the data in place on return: the bounce buffer can be stored now.
+    local.write_back();
+    h
 }
 
 fn contiguous(s: &State, call: &str, bytes: c_int) -> (c_int, [c_int; 1]) {
@@ -610,50 +691,89 @@ unsafe fn vector(
             continue;
         }
         let remote: Vec<u64> = remotes.iter().map(|&p| offset_of(p, bytes)).collect();
-        last = match direction {
-            Direction::Get => {
-                let mut local: Vec<&mut [u8]> = dsts
-                    .iter()
-                    // SAFETY: each destination segment has `bytes` writable bytes and
-                    // overlaps no other (caller's contract, as for memcpy).
-                    .map(|&p| unsafe { s.local_mut(call, p, bytes) })
-                    .collect();
-                s.check(call, s.rt.get_segments(&mut local, heap, &remote, NULL))
-            }
-            Direction::Put => {
-                let local: Vec<&[u8]> = srcs
-                    .iter()
-                    // SAFETY: each source segment has `bytes` readable bytes.
-                    .map(|&p| unsafe { s.local(call, p, bytes) })
-                    .collect();
-                s.check(call, s.rt.put_segments(&local, heap, &remote, NULL))
-            }
-            Direction::Acc(kind) => {
-                let mut packed = Vec::with_capacity(count * bytes as usize);
-                for &src in srcs {
-                    // SAFETY: each source segment has `bytes` readable bytes.
-                    packed.extend_from_slice(unsafe { s.local(call, src, bytes) });
-                }
-                let local_offsets: Vec<u64> = (0..count as u64).map(|k| k * bytes).collect();
-                // SAFETY: `scale` points to one element (caller's contract).
-                let scale = unsafe { scale_bytes(s, call, kind, scale) };
-                s.check(
-                    call,
-                    s.rt.acc_vector(
-                        kind,
-                        scale,
-                        &packed,
-                        &local_offsets,
-                        heap,
-                        &remote,
-                        bytes,
-                        NULL,
-                    ),
-                )
-            }
+        // SAFETY: forwarded contract for this set.
+        last = unsafe {
+            transfer_set(
+                s,
+                call,
+                direction,
+                scale,
+                (srcs, dsts),
+                heap,
+                &remote,
+                bytes,
+            )
         };
     }
     last
+}
+
+/// Moves one set of an I/O vector through the transport (the target's heap is not mapped
+/// here, or the set is an accumulate): `remote` are the heap offsets of the segments on
+/// the target, each checked; a handle to wait for, or NULL when complete.
+///
+/// # Safety
+/// As [`vector`], for the set's pointer arrays `srcs` and `dsts`.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+unsafe fn transfer_set(
+    s: &State,
+    call: &str,
+    direction: Direction,
+    scale: *mut c_void,
+    (srcs, dsts): (&[*mut c_void], &[*mut c_void]),
+    heap: GlobalAddr,
+    remote: &[u64],
+    bytes: u64,
+) -> GasparHandle {
+    match direction {
+        Direction::Get => {
+            let mut lent: Vec<_> = dsts
+                .iter()
+                // SAFETY: each destination segment has `bytes` writable bytes and
+                // overlaps no other (caller's contract, as for memcpy).
+                .map(|&p| unsafe { s.local_mut(call, p, bytes) })
+                .collect();
+            let mut local: Vec<&mut [u8]> = lent.iter_mut().map(|l| &mut **l).collect();
+            let h = s.check(call, s.rt.get_segments(&mut local, heap, remote, NULL));
+            // The data is in place on return (gaspar borrows the buffers only for the
+            // call): bounce buffers are stored now.
+            lent.into_iter().for_each(|l| l.write_back());
+            h
+        }
+        Direction::Put => {
+            let lent: Vec<_> = srcs
+                .iter()
+                // SAFETY: each source segment has `bytes` readable bytes.
+                .map(|&p| unsafe { s.local(call, p, bytes) })
+                .collect();
+            let local: Vec<&[u8]> = lent.iter().map(|l| &**l).collect();
+            s.check(call, s.rt.put_segments(&local, heap, remote, NULL))
+        }
+        Direction::Acc(kind) => {
+            let mut packed = Vec::with_capacity(srcs.len() * bytes as usize);
+            for &src in srcs {
+                // SAFETY: each source segment has `bytes` readable bytes.
+                packed.extend_from_slice(&unsafe { s.local(call, src, bytes) });
+            }
+            let local_offsets: Vec<u64> = (0..srcs.len() as u64).map(|k| k * bytes).collect();
+            // SAFETY: `scale` points to one element (caller's contract).
+            let scale = unsafe { scale_bytes(s, call, kind, scale) };
+            s.check(
+                call,
+                s.rt.acc_vector(
+                    kind,
+                    &scale,
+                    &packed,
+                    &local_offsets,
+                    heap,
+                    remote,
+                    bytes,
+                    NULL,
+                ),
+            )
+        }
+    }
 }
 
 /// ARMCI_PutV. # Safety: ARMCI's contract for the vector.
@@ -929,7 +1049,7 @@ unsafe fn local_strided(
     let run = |desc: &Descriptor| {
         // SAFETY: the extents come from the descriptor (caller's contract for both
         // buffers).
-        let (from, to) = unsafe {
+        let (from, mut to) = unsafe {
             (
                 s.local(call, src, desc.src_extent()),
                 s.local_mut(call, dst, desc.dst_extent()),
@@ -940,6 +1060,8 @@ unsafe fn local_strided(
             to[b as usize..(b + len) as usize]
                 .copy_from_slice(&from[a as usize..(a + len) as usize]);
         }
+        let (len, chunks) = desc.chunks();
+        to.write_back_pieces(len, chunks.map(|(_, b)| b));
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }

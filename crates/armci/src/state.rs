@@ -44,6 +44,8 @@ pub(crate) struct State {
     /// it (every rank's on the shm transport, only this one's on mpi).
     heap_mapped: Vec<Option<usize>>,
     heap_len: u64,
+    /// The heaps as mapped here: memory other processes may write.
+    shared: SharedRanges,
     /// Live `ARMCI_Malloc` blocks, in allocation order.
     pub(crate) blocks: Mutex<Vec<SymmetricAlloc>>,
     /// The ARMCI memory of every rank (world and group blocks alike): per rank, heap
@@ -96,7 +98,12 @@ pub(crate) fn initialize() -> Result<(), String> {
         })
         .collect::<gaspar::Result<Vec<_>>>()
         .map_err(|e| e.to_string())?;
+    let shared = SharedRanges::new(
+        (0..procs as u32)
+            .filter_map(|r| heap_mapped[r as usize].map(|here| (here, rt.heap_len(), r))),
+    );
     let state = State {
+        shared,
         heap_mapped,
         heap_len: rt.heap_len(),
         heap_bases: heap_bases.into_iter().map(|b| b as usize).collect(),
@@ -120,6 +127,207 @@ pub(crate) fn finalize() -> Result<(), String> {
     // the only owner.
     let state = unsafe { Box::from_raw(ptr) };
     state.rt.finalize().map_err(|e| e.to_string())
+}
+
+/// Copies `len` bytes at `src` into a new private buffer through raw pointers: no
+/// reference ever covers the memory, which other processes may be writing.
+///
+/// # Safety
+/// `len` bytes at `src` are readable.
+unsafe fn copy_out(src: *const u8, len: usize) -> Vec<u8> {
+    let mut copy = Vec::with_capacity(len);
+    // SAFETY: `len` readable bytes at `src` (caller's contract) go into the spare capacity
+    // of `copy`, a different allocation; the length then covers exactly those bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, copy.as_mut_ptr(), len);
+        copy.set_len(len);
+    }
+    copy
+}
+
+/// How a local buffer lies with respect to the memory of this process that other
+/// processes may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Overlap {
+    /// Private memory (or no bytes at all).
+    None,
+    /// Wholly inside rank `rank`'s heap, `offset` bytes into it.
+    Inside { rank: u32, offset: u64 },
+    /// Partly inside a heap, or across more than one.
+    Partial,
+}
+
+/// The memory of this process that other processes may write: where the heaps are
+/// mapped here — this rank's own, which peers write through transfers (on mpi, through
+/// the window), and on the shm transport every rank's, which their processes store to
+/// directly. ARMCI hands out no other such memory (`ARMCI_Malloc` and `ARMCI_Malloc_group`
+/// take the heap; gaspar's starter memory is not reachable through ARMCI).
+#[derive(Debug)]
+pub(crate) struct SharedRanges {
+    /// Disjoint, sorted by start.
+    ranges: Vec<SharedRange>,
+    /// The first range's start and the last one's end (`usize::MAX` and 0 when there
+    /// are none): one test of both keeps private buffers at two comparisons.
+    start: usize,
+    end: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct SharedRange {
+    start: usize,
+    end: usize,
+    rank: u32,
+}
+
+impl SharedRanges {
+    /// The ranges from `(address here, length, rank)` triples; empty ones are left out.
+    pub(crate) fn new(mapped: impl IntoIterator<Item = (usize, u64, u32)>) -> Self {
+        let mut ranges: Vec<SharedRange> = mapped
+            .into_iter()
+            .filter(|&(_, len, _)| len > 0)
+            .map(|(start, len, rank)| SharedRange {
+                start,
+                end: start.saturating_add(len as usize),
+                rank,
+            })
+            .collect();
+        ranges.sort_by_key(|r| r.start);
+        Self {
+            start: ranges.first().map_or(usize::MAX, |r| r.start),
+            end: ranges.last().map_or(0, |r| r.end),
+            ranges,
+        }
+    }
+
+    /// How the `len` bytes at address `ptr` lie (see [`Overlap`]).
+    #[inline]
+    pub(crate) fn overlap(&self, ptr: usize, len: u64) -> Overlap {
+        let end = ptr.saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
+        if ptr >= self.end || end <= self.start || len == 0 {
+            return Overlap::None;
+        }
+        self.overlap_slow(ptr, end)
+    }
+
+    #[inline(never)]
+    fn overlap_slow(&self, ptr: usize, end: usize) -> Overlap {
+        let i = self.ranges.partition_point(|r| r.end <= ptr);
+        match self.ranges.get(i) {
+            Some(r) if r.start < end => {
+                if r.start <= ptr && end <= r.end {
+                    Overlap::Inside {
+                        rank: r.rank,
+                        offset: (ptr - r.start) as u64,
+                    }
+                } else {
+                    Overlap::Partial
+                }
+            }
+            _ => Overlap::None,
+        }
+    }
+}
+
+/// Bytes the caller lent to one ARMCI call, to read.
+pub(crate) enum LocalBytes<'a> {
+    /// Private memory, borrowed in place.
+    Borrowed(&'a [u8]),
+    /// Memory other processes may write, copied out when the call began.
+    Copied(Vec<u8>),
+}
+
+impl std::ops::Deref for LocalBytes<'_> {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self {
+            LocalBytes::Borrowed(bytes) => bytes,
+            LocalBytes::Copied(bytes) => bytes,
+        }
+    }
+}
+
+/// Bytes the caller lent to one ARMCI call, to write (and read).
+///
+/// Memory other processes may write is never borrowed: the call works on a private copy
+/// (a bounce buffer) and [`write_back`](Self::write_back) stores it with raw copies. The
+/// write-back is an explicit call, not `Drop`, so that a call that stops part-way (an
+/// error ends the job; a panic unwinds to the hook that ends it) never stores a partial
+/// result.
+pub(crate) enum LocalBytesMut<'a> {
+    /// Private memory, borrowed in place: writes land directly.
+    Borrowed(&'a mut [u8]),
+    /// Memory other processes may write: a private copy, and where it goes back.
+    Bounced {
+        buffer: Vec<u8>,
+        dst: *mut u8,
+        lent: std::marker::PhantomData<&'a mut [u8]>,
+    },
+}
+
+impl LocalBytesMut<'_> {
+    /// True when the bytes are a bounce buffer that [`write_back`](Self::write_back) must
+    /// store (after the transfer into it has completed).
+    #[inline]
+    pub(crate) fn is_bounced(&self) -> bool {
+        matches!(self, LocalBytesMut::Bounced { .. })
+    }
+
+    /// Stores every byte in the caller's memory (nothing to do when borrowed).
+    #[inline]
+    pub(crate) fn write_back(self) {
+        let len = self.len() as u64;
+        self.write_back_pieces(len, [0]);
+    }
+
+    /// Stores the pieces of `piece_len` bytes at `offsets` in the caller's memory and leaves
+    /// the bytes between them alone (a strided destination's gaps are not the call's to
+    /// write). Nothing to do when borrowed.
+    pub(crate) fn write_back_pieces(self, piece_len: u64, offsets: impl IntoIterator<Item = u64>) {
+        let LocalBytesMut::Bounced { buffer, dst, .. } = self else {
+            return;
+        };
+        let piece_len = piece_len as usize;
+        for offset in offsets {
+            let at = offset as usize;
+            if at
+                .checked_add(piece_len)
+                .map_or(true, |end| end > buffer.len())
+            {
+                continue;
+            }
+            // SAFETY: `at..at + piece_len` lies inside `buffer` (just checked), which
+            // mirrors the caller's bytes at `dst` one for one, so the same range at `dst` is
+            // writable (the contract under which `lend_mut` made this guard, for the call's
+            // duration); raw copies, so no reference covers the shared memory.
+            unsafe {
+                std::ptr::copy_nonoverlapping(buffer.as_ptr().add(at), dst.add(at), piece_len)
+            };
+        }
+    }
+}
+
+impl std::ops::Deref for LocalBytesMut<'_> {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self {
+            LocalBytesMut::Borrowed(bytes) => bytes,
+            LocalBytesMut::Bounced { buffer, .. } => buffer,
+        }
+    }
+}
+
+impl std::ops::DerefMut for LocalBytesMut<'_> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self {
+            LocalBytesMut::Borrowed(bytes) => bytes,
+            LocalBytesMut::Bounced { buffer, .. } => buffer,
+        }
+    }
 }
 
 impl State {
@@ -253,39 +461,114 @@ impl State {
         u64::try_from(n).unwrap_or_else(|_| self.fail(call, format!("negative size {n}")))
     }
 
-    /// `len` bytes at `ptr` in this process, as a slice.
+    /// Where `len` bytes at `ptr` lie: in private memory, or (partly) in memory that other
+    /// processes may write. Two comparisons for a buffer outside every mapped heap.
+    #[inline]
+    pub(crate) fn sharing(&self, ptr: *const c_void, len: u64) -> Overlap {
+        self.shared.overlap(ptr as usize, len)
+    }
+
+    /// The global address of `offset` in rank `rank`'s heap, for a local buffer that lies
+    /// inside that heap as mapped here (see [`Overlap::Inside`]).
+    pub(crate) fn heap_address(&self, call: &str, rank: u32, offset: u64) -> GlobalAddr {
+        GlobalAddr::new(rank, 0, Segment::Heap, offset)
+            .unwrap_or_else(|| self.fail(call, "heap address does not fit"))
+    }
+
+    /// `len` bytes at `ptr` in this process, to read during the call: borrowed in place
+    /// when private, copied out when other processes may write them.
     ///
     /// # Safety
     /// ARMCI's contract: `ptr` points to `len` readable bytes that stay valid for the call.
-    pub(crate) unsafe fn local<'a>(&self, call: &str, ptr: *const c_void, len: u64) -> &'a [u8] {
+    #[inline]
+    pub(crate) unsafe fn local<'a>(
+        &self,
+        call: &str,
+        ptr: *const c_void,
+        len: u64,
+    ) -> LocalBytes<'a> {
+        // SAFETY: forwarded contract.
+        unsafe { self.lend(call, ptr, len, self.sharing(ptr, len)) }
+    }
+
+    /// [`local`](Self::local) when the caller has already asked [`sharing`](Self::sharing).
+    ///
+    /// # Safety
+    /// As [`local`](Self::local); `overlap` is `self.sharing(ptr, len)`.
+    #[inline]
+    pub(crate) unsafe fn lend<'a>(
+        &self,
+        call: &str,
+        ptr: *const c_void,
+        len: u64,
+        overlap: Overlap,
+    ) -> LocalBytes<'a> {
         if len == 0 {
-            return &[];
+            return LocalBytes::Borrowed(&[]);
         }
         if ptr.is_null() {
             self.fail(call, "null local buffer");
         }
-        // SAFETY: the caller's contract (see above); non-null checked.
-        unsafe { std::slice::from_raw_parts(ptr as *const u8, len as usize) }
+        if overlap == Overlap::None {
+            // SAFETY: the caller's contract; non-null checked; no other process writes
+            // these bytes (they lie outside every mapped heap).
+            return LocalBytes::Borrowed(unsafe {
+                std::slice::from_raw_parts(ptr as *const u8, len as usize)
+            });
+        }
+        // SAFETY: forwarded contract (`len` readable bytes at `ptr`).
+        LocalBytes::Copied(unsafe { copy_out(ptr as *const u8, len as usize) })
     }
 
-    /// `len` writable bytes at `ptr` in this process.
+    /// `len` writable bytes at `ptr` in this process: borrowed in place when private; when
+    /// other processes may write them, a private copy that
+    /// [`LocalBytesMut::write_back`] stores there once the call's data is complete.
     ///
     /// # Safety
     /// ARMCI's contract: `ptr` points to `len` writable bytes, not aliased during the call.
+    #[inline]
     pub(crate) unsafe fn local_mut<'a>(
         &self,
         call: &str,
         ptr: *mut c_void,
         len: u64,
-    ) -> &'a mut [u8] {
+    ) -> LocalBytesMut<'a> {
+        // SAFETY: forwarded contract.
+        unsafe { self.lend_mut(call, ptr, len, self.sharing(ptr, len)) }
+    }
+
+    /// [`local_mut`](Self::local_mut) when the caller has already asked
+    /// [`sharing`](Self::sharing).
+    ///
+    /// # Safety
+    /// As [`local_mut`](Self::local_mut); `overlap` is `self.sharing(ptr, len)`.
+    #[inline]
+    pub(crate) unsafe fn lend_mut<'a>(
+        &self,
+        call: &str,
+        ptr: *mut c_void,
+        len: u64,
+        overlap: Overlap,
+    ) -> LocalBytesMut<'a> {
         if len == 0 {
-            return &mut [];
+            return LocalBytesMut::Borrowed(&mut []);
         }
         if ptr.is_null() {
             self.fail(call, "null local buffer");
         }
-        // SAFETY: the caller's contract (see above); non-null checked.
-        unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, len as usize) }
+        if overlap == Overlap::None {
+            // SAFETY: the caller's contract; non-null checked; no other process writes
+            // these bytes (they lie outside every mapped heap).
+            return LocalBytesMut::Borrowed(unsafe {
+                std::slice::from_raw_parts_mut(ptr as *mut u8, len as usize)
+            });
+        }
+        LocalBytesMut::Bounced {
+            // SAFETY: the caller's contract (`len` readable bytes at `ptr`).
+            buffer: unsafe { copy_out(ptr as *const u8, len as usize) },
+            dst: ptr as *mut u8,
+            lent: std::marker::PhantomData,
+        }
     }
 
     /// Runs `f` on the strided descriptor of ARMCI's C arrays, built in this thread's
@@ -344,5 +627,55 @@ impl State {
             );
             f(&desc)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Overlap, SharedRanges};
+
+    /// Two heaps of 0x1000 bytes, given out of order, with a gap between them.
+    fn two_heaps() -> SharedRanges {
+        SharedRanges::new([(0x30_000, 0x1000, 1), (0x10_000, 0x1000, 0)])
+    }
+
+    #[test]
+    fn buffers_outside_every_heap_are_private() {
+        let heaps = two_heaps();
+        assert_eq!(heaps.overlap(0x1000, 64), Overlap::None);
+        assert_eq!(heaps.overlap(0x10_000 - 64, 64), Overlap::None);
+        assert_eq!(heaps.overlap(0x11_000, 64), Overlap::None);
+        assert_eq!(heaps.overlap(0x20_000, 0x1000), Overlap::None);
+        assert_eq!(heaps.overlap(0x31_000, 1), Overlap::None);
+        assert_eq!(heaps.overlap(0x30_800, 0), Overlap::None);
+        assert_eq!(SharedRanges::new([]).overlap(0x10_000, 8), Overlap::None);
+    }
+
+    #[test]
+    fn buffers_inside_a_heap_name_its_rank_and_offset() {
+        let heaps = two_heaps();
+        assert_eq!(
+            heaps.overlap(0x10_000, 0x1000),
+            Overlap::Inside { rank: 0, offset: 0 }
+        );
+        assert_eq!(
+            heaps.overlap(0x30_ff8, 8),
+            Overlap::Inside {
+                rank: 1,
+                offset: 0xff8
+            }
+        );
+    }
+
+    #[test]
+    fn buffers_partly_in_a_heap_are_shared() {
+        let heaps = two_heaps();
+        assert_eq!(heaps.overlap(0x10_000 - 8, 16), Overlap::Partial);
+        assert_eq!(heaps.overlap(0x10_ff8, 16), Overlap::Partial);
+        assert_eq!(heaps.overlap(0x0, 0x40_000), Overlap::Partial);
+        assert_eq!(heaps.overlap(0x10_800, 0x20_000), Overlap::Partial);
+        assert_eq!(heaps.overlap(0x2f_fff, 2), Overlap::Partial);
+        assert_eq!(heaps.overlap(usize::MAX - 4, u64::MAX), Overlap::None);
+        assert_eq!(heaps.overlap(0x30_fff, u64::MAX), Overlap::Partial);
     }
 }

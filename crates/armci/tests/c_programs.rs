@@ -102,6 +102,15 @@ fn armci_programs_run_under_the_launcher() {
     runs_everywhere("armci_basic", &[1, 2, 4]);
 }
 
+/// Local buffers in ARMCI_Malloc memory, which other processes may write: contiguous,
+/// strided and vector puts and gets, accumulates, local strided packing, a message,
+/// broadcast and reduction, values checked (strided gets and unpacking must leave the gaps
+/// between rows alone).
+#[test]
+fn local_buffers_in_armci_memory_move_the_right_values() {
+    runs_everywhere("armci_heap_local", &[2, 4]);
+}
+
 #[test]
 fn armci_groups_work_as_in_armci_mpi() {
     runs_everywhere("armci_groups", &[1, 2, 3, 5]);
@@ -156,6 +165,7 @@ fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str
         ("armci_with_mpi", mpicc),
         ("armci_basic", "cc"),
         ("armci_groups", "cc"),
+        ("armci_heap_local", "cc"),
     ] {
         let program = compile(compiler, name);
         let mut cmd = Command::new(launcher);
