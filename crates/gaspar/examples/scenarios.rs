@@ -35,6 +35,7 @@ fn main() {
         "collective-messages" => collective_messages(),
         "remote-heap-bounds" => remote_heap_bounds(),
         waits if waits.starts_with("waits-") => waits_scenario(waits),
+        "polling-get" => polling_get(),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -1186,4 +1187,30 @@ fn acc_holder_dies() -> Result<()> {
         rt.rank()
     ));
     Err(result)
+}
+
+/// A program's own polling loop over a blocking get, as users write it before they learn
+/// `wait_until`: rank 0 spins on a word of its starter memory that rank 1 sets after a
+/// barrier. Built in release mode by scripts/test, where a load hoisted out of the loop
+/// would spin forever (the test's timeout ends it).
+fn polling_get() -> Result<()> {
+    let rt = gaspar::init()?;
+    let word = GlobalPtr::<u64>::new(rt.starter_ga(0)?);
+    if rt.rank() == 0 {
+        word.put(&rt, &0)?;
+    }
+    rt.barrier()?;
+    if rt.rank() == 1 {
+        word.put(&rt, &42)?;
+    }
+    if rt.rank() == 0 {
+        let mut seen = 0;
+        while seen == 0 {
+            seen = word.get(&rt)?;
+        }
+        check(&rt, seen == 42, || format!("polled {seen}, expected 42"));
+        say("rank 0: the polling loop saw 42");
+    }
+    rt.barrier()?;
+    rt.finalize()
 }

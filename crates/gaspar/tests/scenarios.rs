@@ -331,13 +331,29 @@ fn two_threads_of_each_rank_put_get_and_add_while_one_calls_barriers() {
 }
 
 /// `wait_until` on words of this rank's heap, set by another rank with a put and with
-/// atomics after rank 0 has gone to sleep (release build: no poll may be hoisted).
+/// atomics after rank 0 has gone to sleep (scripts/test runs it in release mode too, where
+/// a hoisted poll would hang).
 #[test]
 fn wait_until_wakes_on_a_put_and_on_atomics_from_another_rank() {
     for t in transports() {
         let out = scenario(t, 2, "waits-until");
         assert_eq!(
             count(&out, "rank 0: woken with 42, -3, 7, -1"),
+            1,
+            "{t}: {}",
+            out.stdout
+        );
+    }
+}
+
+/// A polling loop over a blocking get sees another rank's later put (scripts/test runs it
+/// in release mode, where the compiler could hoist a plain load out of the loop).
+#[test]
+fn a_polling_get_loop_sees_another_ranks_put() {
+    for t in transports() {
+        let out = scenario(t, 2, "polling-get");
+        assert_eq!(
+            count(&out, "rank 0: the polling loop saw 42"),
             1,
             "{t}: {}",
             out.stdout

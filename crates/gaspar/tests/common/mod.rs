@@ -29,7 +29,19 @@ pub fn example(name: &str) -> PathBuf {
     let marker = dir.join(".gaspar-example-features");
     static BUILD: Once = Once::new();
     let current = || std::fs::read_to_string(&marker).ok();
-    if !path.exists() || current().as_deref() != Some(features) {
+    // Stale when the last build of the examples (the marker's time) is older than this
+    // test run's `gaspar` (rebuilt by cargo whenever the library changed) or than the
+    // example's source: a test must never run an old build of an example.
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("examples/{name}.rs"));
+    let stale = !path.exists()
+        || match modified(&marker) {
+            None => true,
+            Some(built) => [modified(&gaspar()), modified(&source)]
+                .into_iter()
+                .any(|newer| newer.is_some_and(|t| t > built)),
+        };
+    if stale || current().as_deref() != Some(features) {
         BUILD.call_once(|| {
             let mut cmd = Command::new(env!("CARGO"));
             cmd.args(["build", "--examples", "-p", "gaspar"]);
