@@ -17,23 +17,6 @@ pub(crate) struct JobSegments {
 }
 
 impl JobSegments {
-    /// Frees the job's memory whoever still holds a descriptor. The launcher's own mappings
-    /// must not be touched afterwards.
-    pub(crate) fn empty(&self) {
-        for fd in &self.fds {
-            let _ = nix::unistd::ftruncate(fd, 0);
-        }
-    }
-}
-
-impl Drop for JobSegments {
-    fn drop(&mut self) {
-        self.segments.clear();
-        self.empty();
-    }
-}
-
-impl JobSegments {
     /// Creates the segments of a job of `procs` ranks, each with a starter memory and a
     /// heap of the given lengths.
     pub(crate) fn create(
@@ -57,6 +40,16 @@ impl JobSegments {
         Ok(made)
     }
 
+    /// Frees the job's memory whoever still holds a descriptor. The launcher's own mappings
+    /// must not be touched afterwards.
+    pub(crate) fn empty(&self) {
+        for fd in &self.fds {
+            let _ = nix::unistd::ftruncate(fd, 0);
+        }
+    }
+
+    /// Aborts the job on behalf of the launcher (unless a rank aborted it first) and wakes
+    /// every rank, so that each finds out.
     pub(crate) fn abort_all(&self) {
         for seg in &self.segments {
             let _ = seg.header().abort.0.compare_exchange(
@@ -89,8 +82,7 @@ impl JobSegments {
         (word != 0 && word != ABORTED_BY_LAUNCHER).then(|| (word - 1) as u32)
     }
 
-    /// Whether `rank` is attached to the job: started it, and has not yet finalized
-    /// or exited.
+    /// Whether `rank` has attached to the job and not yet finalized or exited.
     pub(crate) fn attached(&self, rank: u32) -> bool {
         self.segments[rank as usize]
             .header()
@@ -107,5 +99,12 @@ impl JobSegments {
     /// The descriptors of the segments, in rank order, for the ranks to inherit.
     pub(crate) fn raw_fds(&self) -> Vec<RawFd> {
         segment::raw(&self.fds)
+    }
+}
+
+impl Drop for JobSegments {
+    fn drop(&mut self) {
+        self.segments.clear();
+        self.empty();
     }
 }
