@@ -1,6 +1,6 @@
 //! The one error type of the runtime.
 
-use crate::gmem::{Collective, GlobalAddr};
+use crate::addr::GlobalAddr;
 
 /// Everything that can go wrong in a gaspar call. Bad user input is always reported
 /// through one of these variants, never by a panic or a wild memory access.
@@ -203,4 +203,52 @@ impl From<Box<Error>> for Error {
     fn from(boxed: Box<Error>) -> Error {
         *boxed
     }
+}
+
+/// A collective call of the memory layer, as ranks exchange it to check that they all made
+/// the same one (and as [`Error::MismatchedCollective`] reports it). Its encoding is
+/// [`gmem`](crate::gmem)'s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collective {
+    /// [`GlobalMemory::barrier`](crate::gmem::GlobalMemory::barrier).
+    Barrier,
+    /// [`GlobalMemory::alloc`](crate::gmem::GlobalMemory::alloc) of `len` bytes.
+    Alloc {
+        /// Bytes asked for.
+        len: u64,
+    },
+    /// [`GlobalMemory::free`](crate::gmem::GlobalMemory::free) of the block at heap offset `offset`.
+    Free {
+        /// The block's heap offset.
+        offset: u64,
+    },
+    /// [`GlobalMemory::reset`](crate::gmem::GlobalMemory::reset) to rank `rank`.
+    Reset {
+        /// The rank asked for.
+        rank: u64,
+    },
+    /// Something else: another collective call of the runtime, or a rank that was not in
+    /// the same (n-th) collective call at all.
+    Other,
+}
+
+impl std::fmt::Display for Collective {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Collective::Barrier => write!(f, "barrier"),
+            Collective::Alloc { len } => write!(f, "alloc({len})"),
+            Collective::Free { offset } => write!(f, "free(the block at heap offset {offset:#x})"),
+            Collective::Reset { rank } => write!(f, "reset({rank})"),
+            Collective::Other => write!(f, "another collective call (or none)"),
+        }
+    }
+}
+
+/// Writes `line` and a newline to stderr in one `write()`, so that it cannot interleave
+/// with another process's message.
+pub(crate) fn report(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(format!("{line}\n").as_bytes());
 }

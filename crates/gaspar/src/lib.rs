@@ -1,10 +1,15 @@
 //! gaspar: a partitioned-global-address-space runtime.
 //!
-//! The layers, bottom up (see DESIGN.md): the transport (internal) moves bytes between processes;
-//! [`world`] is the job (rank, procs, barrier, abort, reset); [`gmem`] gives memory global
-//! addresses (registration, starter memory, symmetric heap); [`gma`] accesses it (copy,
-//! atomics, handles); [`strided`] moves noncontiguous data. Each layer owns the one below it and derefs to it, so the top one,
-//! [`Runtime`], offers every call.
+//! The layers, bottom up (see DESIGN.md): the global address, its segments and limits
+//! (internal, a leaf everything above builds on; public through [`gmem`]); the transport
+//! (internal) moves bytes between processes, each transport publishing its registration
+//! table with one sequence lock; [`world`] is the job (rank, procs, barrier, abort, reset);
+//! [`gmem`] gives memory global addresses (registration, starter memory, symmetric heap);
+//! [`gma`] accesses it (copy, atomics, handles); [`strided`] moves noncontiguous data. Each
+//! layer owns the one below it and derefs to it, so the top one, [`Runtime`], offers every
+//! call. Beside them, [`launcher`] is `gaspar run`: it starts a job's ranks and watches
+//! them, and shares with the shm transport only the environment the ranks start in.
+//! [`error`] and [`config`] sit below everything.
 //!
 //! ```no_run
 //! let rt = gaspar::init()?;
@@ -37,10 +42,13 @@
 //! ```
 #![deny(unsafe_code)]
 
+mod addr;
 pub mod config;
 pub mod error;
 pub mod gma;
 pub mod gmem;
+#[allow(unsafe_code)]
+pub mod launcher;
 pub mod strided;
 #[allow(unsafe_code)]
 pub(crate) mod transport;
@@ -49,8 +57,6 @@ pub mod world;
 pub use error::{Error, Result};
 pub use gma::{AtomicWord, Compare, Fetched, GlobalPtr, Gma, Handle};
 pub use gmem::{GlobalAddr, Key, LocalAlloc, SymmetricAlloc};
-/// `gaspar run`'s launcher, for the command-line tool: starts a job's ranks and watches them.
-pub use transport::shm::launcher;
 pub use transport::{AtomicOp, Run, Width};
 
 /// The runtime as a program uses it: the top layer, with every lower layer's calls.

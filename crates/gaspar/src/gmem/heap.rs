@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 
-/// Allocation granule: a cache line, so that separate allocations never share one.
-pub const ALIGN: u64 = 64;
+/// Allocation granule (see [`HEAP_BLOCK_ALIGN`](crate::addr::HEAP_BLOCK_ALIGN)).
+pub(crate) use crate::addr::HEAP_BLOCK_ALIGN as ALIGN;
 
 /// A live allocation, as the allocator records it and a handle remembers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,6 @@
 //! Global memory (ACP's table 2): global addresses, registration of user memory, starter
 //! memory, and the symmetric heap. Sits on the world layer and derefs to it.
 
-mod addr;
 pub(crate) mod heap;
 pub(crate) mod registry;
 
@@ -9,12 +8,13 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-pub use self::addr::{
-    Decoded, GlobalAddr, Segment, COLORS, MAX_RANKS, MAX_SEGMENT_LEN, REGISTRATION_SLOTS,
-};
 use self::heap::{Allocation, HeapAllocator, Reach};
 pub use self::registry::Key;
 use self::registry::{Publication, Registry};
+pub use crate::addr::{
+    Decoded, GlobalAddr, Segment, COLORS, MAX_RANKS, MAX_SEGMENT_LEN, REGISTRATION_SLOTS,
+};
+pub use crate::error::Collective;
 use crate::error::{Error, Result};
 use crate::transport::{Location, Transport};
 use crate::world::World;
@@ -113,31 +113,6 @@ impl LocalAlloc {
     }
 }
 
-/// A collective call as ranks exchange it to check that they all made the same one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Collective {
-    /// [`GlobalMemory::barrier`].
-    Barrier,
-    /// [`GlobalMemory::alloc`] of `len` bytes.
-    Alloc {
-        /// Bytes asked for.
-        len: u64,
-    },
-    /// [`GlobalMemory::free`] of the block at heap offset `offset`.
-    Free {
-        /// The block's heap offset.
-        offset: u64,
-    },
-    /// [`GlobalMemory::reset`] to rank `rank`.
-    Reset {
-        /// The rank asked for.
-        rank: u64,
-    },
-    /// Something else: another collective call of the runtime, or a rank that was not in
-    /// the same (n-th) collective call at all.
-    Other,
-}
-
 impl Collective {
     const KIND_SHIFT: u32 = 60;
     const SEQUENCE_SHIFT: u32 = 48;
@@ -192,18 +167,6 @@ impl Collective {
             (Collective::Reset { .. }, Collective::Reset { .. }) => true,
             (Collective::Alloc { .. } | Collective::Free { .. }, _) => self == other,
             _ => false,
-        }
-    }
-}
-
-impl std::fmt::Display for Collective {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Collective::Barrier => write!(f, "barrier"),
-            Collective::Alloc { len } => write!(f, "alloc({len})"),
-            Collective::Free { offset } => write!(f, "free(the block at heap offset {offset:#x})"),
-            Collective::Reset { rank } => write!(f, "reset({rank})"),
-            Collective::Other => write!(f, "another collective call (or none)"),
         }
     }
 }
@@ -267,7 +230,7 @@ impl GlobalMemory {
     }
 
     /// Resolves the `len` bytes at `ga` that a transfer is about to touch: as
-    /// [`locate`](Self::locate), and on the heap they must lie inside one live allocation
+    /// `locate`, and on the heap they must lie inside one live allocation
     /// ([`Error::OutsideAllocation`]), checked before anything moves.
     #[inline]
     pub fn locate_range(&self, ga: GlobalAddr, len: u64) -> Result<Location> {

@@ -6,8 +6,8 @@
 //! name) only when a global address is first asked for, by `publish`. Once published, a
 //! region only grows upward, so that addresses already handed out stay valid.
 
+use crate::addr::{COLORS, MAX_SEGMENT_LEN, REGISTRATION_SLOTS};
 use crate::error::{Error, Result};
-use crate::gmem::addr::{COLORS, MAX_SEGMENT_LEN, REGISTRATION_SLOTS};
 
 /// A registration key (ACP's `acp_atkey_t`): a slot and a generation, so that a key kept
 /// after its region was unregistered is refused instead of naming a newer region.

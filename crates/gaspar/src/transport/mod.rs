@@ -18,12 +18,13 @@ mod any;
 pub(crate) mod barrier;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub(crate) mod seqlock;
 pub mod shm;
 pub(crate) mod wait;
 
 pub use self::any::AnyTransport;
+use crate::addr::{GlobalAddr, Segment};
 use crate::error::{Error, Result};
-use crate::gmem::{GlobalAddr, Segment};
 
 /// A physical place in the job's memory: the resolved form of a [`GlobalAddr`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

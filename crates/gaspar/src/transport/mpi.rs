@@ -26,10 +26,10 @@ use super::{
     segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, TransportResult,
     Width,
 };
+use crate::addr::{Segment, REGISTRATION_SLOTS};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::gmem::{Segment, REGISTRATION_SLOTS};
-use crate::transport::shm::layout::RegionEntry;
+use crate::transport::seqlock::RegionEntry;
 
 /// The heap starts on a 64 KiB boundary of the window.
 const HEAP_ALIGN: u64 = 64 * 1024;
@@ -45,10 +45,10 @@ const TABLE_BYTES: u64 = ENTRY_BYTES * REGISTRATION_SLOTS as u64;
 
 /// The alignment gaspar needs where its memory starts in a window: the heap begins a
 /// multiple of 64 KiB after the starter memory, and heap blocks are promised
-/// `heap::ALIGN`-byte alignment (which also covers the registration table's 8-byte
+/// `HEAP_BLOCK_ALIGN`-byte alignment (which also covers the registration table's 8-byte
 /// atomics). MPI promises none: OpenMPI's osc/sm returns bases 8 bytes past a cache line,
 /// or at any byte for windows whose size is not a multiple of a page.
-const WINDOW_ALIGN: u64 = crate::gmem::heap::ALIGN;
+const WINDOW_ALIGN: u64 = crate::addr::HEAP_BLOCK_ALIGN;
 
 /// How many bytes after this rank's window base the next `WINDOW_ALIGN` boundary lies.
 fn alignment_pad(base: usize) -> u64 {

@@ -5,7 +5,7 @@
 //! attach (`process_vm_readv`/`process_vm_writev`). Atomics on it are refused: no CPU
 //! atomic can reach another process's private memory.
 
-pub mod launcher;
+pub(crate) mod job;
 pub(crate) mod layout;
 pub(crate) mod segment;
 
@@ -23,9 +23,9 @@ use super::{
     barrier, segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport,
     TransportResult, Width,
 };
+use crate::addr::{Segment, REGISTRATION_SLOTS};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::gmem::{Segment, REGISTRATION_SLOTS};
 
 /// Environment of a rank started by `gaspar run`.
 pub(crate) mod env {
@@ -1263,7 +1263,7 @@ impl Transport for ShmTransport {
     }
 
     fn abort(&self, message: &str) -> ! {
-        launcher::report(&format!(
+        crate::error::report(&format!(
             "gaspar: rank {} aborted the job: {message}",
             self.rank
         ));

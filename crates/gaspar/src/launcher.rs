@@ -7,13 +7,17 @@
 //! launcher itself dies (PR_SET_PDEATHSIG), and a watchdog process ends the ranks' groups
 //! then; at the end the segments are emptied, so that even a daemon a rank started, which
 //! escaped its group with the descriptors, keeps no memory.
+//!
+//! The launcher owns processes: signals, output forwarding, process groups, the watchdog.
+//! The segments and the environment variables a rank finds them through belong to the shm
+//! transport, which this module uses; its own `unsafe` is the process plumbing only
+//! (fork, pre-exec, `_exit`, descriptors inherited across them).
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -24,11 +28,11 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::{ForkResult, Pid};
 
-use super::env;
-use super::layout::{state, Layout, ABORTED_BY_LAUNCHER};
-use super::segment::{self, Segment};
 use crate::config;
-use crate::error::{Error, Result};
+use crate::error::{report, Error, Result};
+use crate::transport::shm::env;
+use crate::transport::shm::job::JobSegments;
+use crate::transport::shm::segment;
 
 /// What to launch.
 #[derive(Debug, Clone)]
@@ -127,31 +131,6 @@ struct Rank {
     running: bool,
 }
 
-/// The job's segments and the descriptors the ranks inherit. Dropping them empties the
-/// segment files: a process that still holds a descriptor (a daemon a rank started) keeps
-/// an empty file, not the job's memory.
-struct JobSegments {
-    fds: Vec<OwnedFd>,
-    segments: Vec<Segment>,
-}
-
-impl JobSegments {
-    /// Frees the job's memory whoever still holds a descriptor. The launcher's own mappings
-    /// must not be touched afterwards.
-    fn empty(&self) {
-        for fd in &self.fds {
-            let _ = nix::unistd::ftruncate(fd, 0);
-        }
-    }
-}
-
-impl Drop for JobSegments {
-    fn drop(&mut self) {
-        self.segments.clear();
-        self.empty();
-    }
-}
-
 /// A process forked before the ranks start that ends their process groups and empties
 /// the segments if the launcher dies without doing so itself (`kill -9`): PR_SET_PDEATHSIG
 /// reaches the ranks but not the processes they started.
@@ -174,7 +153,7 @@ impl Watchdog {
             nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| Error::os("pipe2", e))?;
         // Allocated before the fork: the watchdog itself must not allocate.
         let groups = Vec::with_capacity(procs as usize);
-        let memfds = segment::raw(&segments.fds);
+        let memfds = segments.raw_fds();
         // SAFETY: the child only makes async-signal-safe system calls (close, setsid, read,
         // kill, ftruncate, _exit) and pushes into a vector within its capacity, so it is
         // sound even if the launcher's process has other threads.
@@ -259,75 +238,18 @@ fn watch(listen: OwnedFd, mut groups: Vec<i32>, memfds: &[RawFd]) -> ! {
     unsafe { nix::libc::_exit(0) }
 }
 
-impl JobSegments {
-    fn create(job: &str, procs: u32, layout: &Layout) -> Result<JobSegments> {
-        let mut made = JobSegments {
-            fds: Vec::new(),
-            segments: Vec::new(),
-        };
-        for rank in 0..procs {
-            let (seg, fd) = Segment::create(job, rank, procs, layout)?;
-            made.fds.push(fd);
-            made.segments.push(seg);
-        }
-        Ok(made)
-    }
-
-    fn abort_all(&self) {
-        for seg in &self.segments {
-            let _ = seg.header().abort.0.compare_exchange(
-                0,
-                ABORTED_BY_LAUNCHER,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            );
-        }
-        self.wake_all();
-    }
-
-    /// Wakes every rank sleeping in a wait, so that it looks at the abort flag and at the
-    /// states of the ranks it waits for.
-    fn wake_all(&self) {
-        for seg in &self.segments {
-            seg.header().ring_every_bell();
-        }
-    }
-
-    /// The rank that called abort, if one did (rather than the launcher).
-    fn aborted_by(&self) -> Option<u32> {
-        let word = self
-            .segments
-            .first()?
-            .header()
-            .abort
-            .0
-            .load(Ordering::Acquire);
-        (word != 0 && word != ABORTED_BY_LAUNCHER).then(|| (word - 1) as u32)
-    }
-
-    fn state(&self, rank: u32) -> u64 {
-        self.segments[rank as usize]
-            .header()
-            .state
-            .load(Ordering::Acquire)
-    }
-}
-
 /// Runs a job to its end. `Ok(None)` when every rank succeeded.
 pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
-    if spec.procs == 0 || u64::from(spec.procs) > crate::gmem::MAX_RANKS {
+    if spec.procs == 0 || u64::from(spec.procs) > crate::addr::MAX_RANKS {
         return Err(Error::invalid(
             "gaspar run",
-            format!("-n must be between 1 and {}", crate::gmem::MAX_RANKS),
+            format!("-n must be between 1 and {}", crate::addr::MAX_RANKS),
         ));
     }
     let (starter_len, heap_len) = config::segment_sizes()?;
-    let layout = Layout::new(starter_len, heap_len).ok_or(Error::LengthOverflow {
-        what: "segment size",
-    })?;
     let grace = Duration::from_millis(config::KILL_GRACE_MS.number()?);
     let job = segment::new_job_id()?;
-    let segments = JobSegments::create(&job, spec.procs, &layout)?;
+    let segments = JobSegments::create(&job, spec.procs, starter_len, heap_len)?;
 
     // Signals arrive through a signalfd; they are blocked in this thread before any other
     // thread starts, and the children get a clean mask from std's spawn.
@@ -477,14 +399,6 @@ impl Forward {
     }
 }
 
-/// Writes `line` and a newline to stderr in one `write()`, so that it cannot interleave
-/// with another process's message.
-pub(crate) fn report(line: &str) {
-    let _ = std::io::stderr()
-        .lock()
-        .write_all(format!("{line}\n").as_bytes());
-}
-
 fn supervise(
     spec: &LaunchSpec,
     job: &str,
@@ -501,7 +415,7 @@ fn supervise(
     let mut ends: Vec<Option<(Pid, RankEnd)>> = vec![None; spec.procs as usize];
     let mut kill_at: Option<Instant> = None;
     let mut live = 0usize;
-    let fds = segment::raw(&segments.fds);
+    let fds = segments.raw_fds();
 
     let signal_all = |ranks: &[Rank], sig: Signal| {
         for r in ranks.iter().filter(|r| r.running) {
@@ -514,7 +428,7 @@ fn supervise(
     let stop = |ranks: &[Rank]| {
         segments.abort_all();
         for (rank, r) in ranks.iter().enumerate() {
-            if r.running && segments.state(rank as u32) != state::ATTACHED {
+            if r.running && !segments.attached(rank as u32) {
                 let _ = killpg(r.pid, Signal::SIGTERM);
             }
         }
@@ -620,9 +534,7 @@ fn supervise(
             ranks[index].running = false;
             live -= 1;
             let end = match end {
-                RankEnd::Exited(0) if segments.state(rank) == state::ATTACHED => {
-                    RankEnd::NotFinalized
-                }
+                RankEnd::Exited(0) if segments.attached(rank) => RankEnd::NotFinalized,
                 other => other,
             };
             ends[index] = Some((pid, end));
@@ -638,7 +550,7 @@ fn supervise(
                 kill_at = Some(Instant::now() + grace);
             }
             // After `stop`: ranks waiting for a failed rank see the abort first.
-            segments.segments[index].header().record_exit();
+            segments.record_exit(rank);
             segments.wake_all();
         }
         if let Some(at) = kill_at {

@@ -1,4 +1,6 @@
-//! The 64-bit global address and its bit layout. This is the only place that knows it.
+//! The 64-bit global address, its bit layout and the limits that follow from it. This is
+//! the only place that knows them: a leaf that the transport (below) and the memory layer
+//! (above) both build on. Users name these through [`gmem`](crate::gmem).
 //!
 //! ```text
 //!  63            48 47  46 45        38 37                                   0
@@ -35,6 +37,10 @@ pub const MAX_SEGMENT_LEN: u64 = 1 << OFFSET_BITS;
 pub const COLORS: u32 = 1 << COLOR_BITS;
 /// Largest number of ranks a global address can name.
 pub const MAX_RANKS: u64 = 1 << RANK_BITS;
+
+/// Alignment of every symmetric-heap block: a cache line, so that separate allocations
+/// never share one. The transports align the memory they expose to it.
+pub(crate) const HEAP_BLOCK_ALIGN: u64 = 64;
 
 /// Which memory of a rank an address points into.
 ///

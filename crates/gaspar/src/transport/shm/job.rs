@@ -1,0 +1,110 @@
+//! The transport's side of `gaspar run`: the job's segments as the launcher creates and
+//! watches them (its processes are the [`launcher`](crate::launcher)'s business).
+
+use std::os::fd::{OwnedFd, RawFd};
+use std::sync::atomic::Ordering;
+
+use super::layout::{state, Layout, ABORTED_BY_LAUNCHER};
+use super::segment::{self, Segment};
+use crate::error::{Error, Result};
+
+/// The job's segments and the descriptors the ranks inherit. Dropping them empties the
+/// segment files: a process that still holds a descriptor (a daemon a rank started) keeps
+/// an empty file, not the job's memory.
+pub(crate) struct JobSegments {
+    fds: Vec<OwnedFd>,
+    segments: Vec<Segment>,
+}
+
+impl JobSegments {
+    /// Creates the segments of a job of `procs` ranks, each with a starter memory and a
+    /// heap of the given lengths.
+    pub(crate) fn create(
+        job: &str,
+        procs: u32,
+        starter_len: u64,
+        heap_len: u64,
+    ) -> Result<JobSegments> {
+        let layout = &Layout::new(starter_len, heap_len).ok_or(Error::LengthOverflow {
+            what: "segment size",
+        })?;
+        let mut made = JobSegments {
+            fds: Vec::new(),
+            segments: Vec::new(),
+        };
+        for rank in 0..procs {
+            let (seg, fd) = Segment::create(job, rank, procs, layout)?;
+            made.fds.push(fd);
+            made.segments.push(seg);
+        }
+        Ok(made)
+    }
+
+    /// Frees the job's memory whoever still holds a descriptor. The launcher's own mappings
+    /// must not be touched afterwards.
+    pub(crate) fn empty(&self) {
+        for fd in &self.fds {
+            let _ = nix::unistd::ftruncate(fd, 0);
+        }
+    }
+
+    /// Aborts the job on behalf of the launcher (unless a rank aborted it first) and wakes
+    /// every rank, so that each finds out.
+    pub(crate) fn abort_all(&self) {
+        for seg in &self.segments {
+            let _ = seg.header().abort.0.compare_exchange(
+                0,
+                ABORTED_BY_LAUNCHER,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
+        }
+        self.wake_all();
+    }
+
+    /// Wakes every rank sleeping in a wait, so that it looks at the abort flag and at the
+    /// states of the ranks it waits for.
+    pub(crate) fn wake_all(&self) {
+        for seg in &self.segments {
+            seg.header().ring_every_bell();
+        }
+    }
+
+    /// The rank that called abort, if one did (rather than the launcher).
+    pub(crate) fn aborted_by(&self) -> Option<u32> {
+        let word = self
+            .segments
+            .first()?
+            .header()
+            .abort
+            .0
+            .load(Ordering::Acquire);
+        (word != 0 && word != ABORTED_BY_LAUNCHER).then(|| (word - 1) as u32)
+    }
+
+    /// Whether `rank` has attached to the job and not yet finalized or exited.
+    pub(crate) fn attached(&self, rank: u32) -> bool {
+        self.segments[rank as usize]
+            .header()
+            .state
+            .load(Ordering::Acquire)
+            == state::ATTACHED
+    }
+
+    /// Records that `rank`'s process ended, unless it finalized first.
+    pub(crate) fn record_exit(&self, rank: u32) {
+        self.segments[rank as usize].header().record_exit();
+    }
+
+    /// The descriptors of the segments, in rank order, for the ranks to inherit.
+    pub(crate) fn raw_fds(&self) -> Vec<RawFd> {
+        segment::raw(&self.fds)
+    }
+}
+
+impl Drop for JobSegments {
+    fn drop(&mut self) {
+        self.segments.clear();
+        self.empty();
+    }
+}
