@@ -214,3 +214,15 @@ fn examples_built_against_mpich_run_under_mpiexec_mpich() {
         ["hello from rank 0 of 2", "hello from rank 1 of 2"]
     );
 }
+
+/// `scripts/setup` (which `scripts/test` runs first): where everything the tests need is
+/// installed, it says nothing and succeeds; elsewhere (not root) it names what is missing.
+#[test]
+fn setup_finds_everything_installed() {
+    let out = job("scripts/setup");
+    if !out.status.success() && out.stderr.starts_with("scripts/setup: the tests need ") {
+        return skip(out.stderr.trim());
+    }
+    out.assert_success();
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""));
+}
