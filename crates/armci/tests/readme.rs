@@ -8,6 +8,7 @@
 //! target/release/gaspar run -n 4 ./prog
 //! ```
 
+#[allow(dead_code)] // `skip` serves the mpi tests; this test skips nothing
 mod common;
 
 use std::fs::File;
