@@ -35,6 +35,16 @@ static DEFAULT: Mutex<Option<Group>> = Mutex::new(None);
 /// Live group allocations of this rank (ARMCI_Malloc_group on a group other than world).
 static GROUP_BLOCKS: Mutex<Vec<LocalAlloc>> = Mutex::new(Vec::new());
 
+/// What a rank outside a group holds: no rank lists, rank -1, size 0.
+const NOT_A_MEMBER: Group = Group {
+    comm: std::ptr::null_mut(),
+    noncoll_pgroup_comm: std::ptr::null_mut(),
+    grp_to_abs: std::ptr::null_mut(),
+    abs_to_grp: std::ptr::null_mut(),
+    rank: -1,
+    size: 0,
+};
+
 fn world_group(s: &State) -> Group {
     Group {
         comm: std::ptr::null_mut(),
@@ -328,21 +338,7 @@ unsafe fn create_child(
     let rank = abs_to_grp[me];
     if rank < 0 {
         // SAFETY: forwarded contract (the caller's group pointer).
-        unsafe {
-            write_out(
-                s,
-                call,
-                out,
-                Group {
-                    comm: std::ptr::null_mut(),
-                    noncoll_pgroup_comm: std::ptr::null_mut(),
-                    grp_to_abs: std::ptr::null_mut(),
-                    abs_to_grp: std::ptr::null_mut(),
-                    rank: -1,
-                    size: 0,
-                },
-            )
-        };
+        unsafe { write_out(s, call, out, NOT_A_MEMBER) };
         return;
     }
     let ranks: Vec<u32> = grp_to_abs.iter().map(|&r| r as u32).collect();
@@ -417,11 +413,9 @@ pub unsafe extern "C" fn ARMCI_Group_free(group: *mut Group) {
             call,
             group,
             Group {
-                grp_to_abs: std::ptr::null_mut(),
-                abs_to_grp: std::ptr::null_mut(),
-                rank: -1,
-                size: 0,
-                ..g
+                comm: g.comm,
+                noncoll_pgroup_comm: g.noncoll_pgroup_comm,
+                ..NOT_A_MEMBER
             },
         )
     };

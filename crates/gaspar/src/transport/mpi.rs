@@ -349,6 +349,25 @@ fn succeeded(call: &'static str, code: c_int) {
     debug_assert_eq!(code, 0, "{call} returned under MPI_ERRORS_ARE_FATAL");
 }
 
+/// Collective over `comm`: every rank contributes `value`; `out[r]` receives rank r's.
+///
+/// # Safety
+/// `comm` is a live communicator and `out` has one slot per rank of it.
+unsafe fn allgather_words(comm: ffi::MPI_Comm, value: u64, out: &mut [u64]) -> Result<()> {
+    // SAFETY: one u64 in, one per rank out (caller's contract).
+    check("MPI_Allgather", unsafe {
+        ffi::MPI_Allgather(
+            (&value as *const u64).cast(),
+            1,
+            constant::uint64(),
+            out.as_mut_ptr().cast(),
+            1,
+            constant::uint64(),
+            comm,
+        )
+    })
+}
+
 fn check(call: &'static str, code: c_int) -> Result<()> {
     if code == 0 {
         Ok(())
@@ -611,18 +630,7 @@ impl MpiTransport {
             ffi::MPI_Comm_set_errhandler(comm, constant::errors_are_fatal());
             let mut pads = vec![0u64; procs as usize];
             let pad = alignment_pad(base as usize);
-            check(
-                "MPI_Allgather",
-                ffi::MPI_Allgather(
-                    (&pad as *const u64).cast(),
-                    1,
-                    constant::uint64(),
-                    pads.as_mut_ptr().cast(),
-                    1,
-                    constant::uint64(),
-                    comm,
-                ),
-            )?;
+            allgather_words(comm, pad, &mut pads)?;
             common_pad(&pads)?;
             // An empty registration table and a free accumulate lock (the window's memory
             // is not zeroed by MPI).
@@ -1675,18 +1683,7 @@ impl Transport for MpiTransport {
             if self.has_dynamic() {
                 check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
             }
-            check(
-                "MPI_Allgather",
-                ffi::MPI_Allgather(
-                    (&value as *const u64).cast(),
-                    1,
-                    constant::uint64(),
-                    out.as_mut_ptr().cast(),
-                    1,
-                    constant::uint64(),
-                    self.comm,
-                ),
-            )?;
+            allgather_words(self.comm, value, out)?;
             if self.has_dynamic() {
                 check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
             }
