@@ -2,7 +2,8 @@
 //! reduce, allreduce (builtin operators, a closure, floats), allgather, alltoall, the byte
 //! forms, and the errors of mismatched calls. Each rank checks its results and aborts the
 //! job on a wrong one; it prints one line per check that passed.
-//! `gaspar run -n 4 target/debug/examples/teams [all|mismatch]`.
+//! `gaspar run -n 4 target/debug/examples/teams [all|mismatch|gone]` (`gone`: world rank 1
+//! leaves the job while the other members of its team wait for it in a team barrier).
 
 use gaspar::world::{ReduceOp, Team, World};
 use gaspar::{Error, Result};
@@ -31,6 +32,7 @@ fn main() -> Result<()> {
         match mode.as_str() {
             "all" => everything(world),
             "mismatch" => mismatches(world),
+            "gone" => member_gone(world),
             other => Err(failed(format!("no mode {other}"))),
         }
     })
@@ -299,5 +301,28 @@ fn mismatches(world: &World) -> Result<()> {
         "allreduce after mismatches",
     )?;
     println!("rank {me}: team usable after mismatches");
+    Ok(())
+}
+
+/// World rank 1 exits without finalizing while the rest of its parity team waits for it
+/// in a team barrier: the wait ends with an error, and the job fails, instead of hanging.
+fn member_gone(world: &World) -> Result<()> {
+    let me = world.rank();
+    let parity = world
+        .team()
+        .split(world, Some(me % 2), 0)?
+        .ok_or_else(|| failed("no team for a color"))?;
+    if me == 1 {
+        std::process::exit(3);
+    }
+    if me % 2 == 1 {
+        println!("rank {me}: waiting in a team barrier");
+        let error = parity
+            .barrier(world)
+            .err()
+            .ok_or_else(|| failed("barrier passed"))?;
+        println!("rank {me}: team barrier ended with: {error}");
+        return Err(error);
+    }
     Ok(())
 }

@@ -94,3 +94,26 @@ fn mismatched_calls_are_reported_on_every_rank() {
         }
     }
 }
+
+/// A member that leaves the job while the others wait for it in a team barrier ends
+/// their wait (an error on shm; mpirun ends the job on mpi) and fails the job: no hang.
+#[test]
+fn a_member_gone_ends_the_team_wait_and_fails_the_job() {
+    for t in transports() {
+        let out = run_on(t, 4, &[&example("teams"), &"gone"]);
+        assert_ne!(out.code(), Some(0), "{t}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("rank 1 exited") || out.stderr.contains("rank 1 (pid"),
+            "{t}: {}",
+            out.stderr
+        );
+        if t == "shm" {
+            assert!(
+                out.stdout
+                    .contains("rank 3: team barrier ended with: the job was aborted"),
+                "{}",
+                out.stdout
+            );
+        }
+    }
+}
