@@ -1,7 +1,7 @@
 //! `gaspar bench`: gaspar's put, get, atomics and barrier on 2 ranks, beside plain
 //! memcpy and OpenMPI's MPI-3 RMA (osc/sm) from the same run, with ratios; then the
 //! barrier alone at several job sizes (more ranks than cores included) beside OpenMPI's
-//! MPI_Barrier.
+//! MPI_Barrier, and the world team's allreduce beside MPI_Allreduce (`allreduce`).
 //!
 //! Every figure is the median over repetitions of a timed loop. Each put is complete at
 //! its target before the next (gaspar: a blocking put, MPI: `MPI_Put` + `MPI_Win_flush`).
@@ -15,6 +15,8 @@ use std::time::Instant;
 
 use gaspar::launcher::LaunchSpec;
 use gaspar::{GlobalPtr, Handle};
+
+mod allreduce;
 
 /// Largest transfer measured.
 const MAX_SIZE: u64 = 4 << 20;
@@ -47,6 +49,9 @@ pub(crate) struct BenchArgs {
     /// Barriers per repetition in those jobs.
     #[arg(long, default_value_t = 1000)]
     barrier_iters: u64,
+    /// Job sizes at which the allreduce of 1 and 1 Mi doubles is measured (empty: none).
+    #[arg(long, value_delimiter = ',', default_value = "2,4")]
+    allreduce_ranks: Vec<u32>,
 }
 
 #[derive(clap::Args)]
@@ -61,6 +66,9 @@ pub(crate) struct RankArgs {
     /// Measure the barrier alone, on any number of ranks.
     #[arg(long)]
     barrier_only: bool,
+    /// Measure the allreduce alone, on any number of ranks.
+    #[arg(long)]
+    allreduce: bool,
 }
 
 /// (metric, size) -> nanoseconds per operation.
@@ -242,6 +250,9 @@ fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
     if args.barrier_only {
         return measure_barrier_only(rt, args);
     }
+    if args.allreduce {
+        return allreduce::measure(rt, args);
+    }
     if rt.procs() != 2 {
         rt.abort("the benchmark needs exactly 2 ranks");
     }
@@ -362,13 +373,14 @@ fn build_peer(dir: &Path) -> Result<PathBuf, String> {
 enum Job {
     Everything,
     BarrierOnly { procs: u32 },
+    Allreduce { procs: u32 },
 }
 
 impl Job {
     fn procs(self) -> u32 {
         match self {
             Job::Everything => 2,
-            Job::BarrierOnly { procs } => procs,
+            Job::BarrierOnly { procs } | Job::Allreduce { procs } => procs,
         }
     }
 }
@@ -392,8 +404,10 @@ fn mpirun_args(procs: u32) -> Vec<String> {
 /// Runs the OpenMPI peer once.
 fn openmpi_figures(binary: &Path, reps: u32, iters: u64, job: Job) -> Result<Figures, String> {
     let mut args = vec![reps.to_string(), iters.to_string()];
-    if let Job::BarrierOnly { .. } = job {
-        args.push("barrier".into());
+    match job {
+        Job::BarrierOnly { .. } => args.push("barrier".into()),
+        Job::Allreduce { .. } => args.push("allreduce".into()),
+        Job::Everything => {}
     }
     let out = Command::new("mpirun")
         .args(mpirun_args(job.procs()))
@@ -431,8 +445,10 @@ fn gaspar_figures(
         "--out".into(),
         out.clone().into(),
     ];
-    if let Job::BarrierOnly { .. } = job {
-        args.push("--barrier-only".into());
+    match job {
+        Job::BarrierOnly { .. } => args.push("--barrier-only".into()),
+        Job::Allreduce { .. } => args.push("--allreduce".into()),
+        Job::Everything => {}
     }
     if transport == "mpi" {
         // The same mpirun settings as the peer's, so that the two differ only by gaspar.
@@ -636,6 +652,7 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
         }
     }
     barrier_table(args, dir, &peer, &mut stdout, &mut json_rows)?;
+    allreduce::table(args, dir, &peer, &mut stdout, &mut json_rows)?;
     let json = serde_json::json!({
         "ranks": 2,
         "transport": args.transport,

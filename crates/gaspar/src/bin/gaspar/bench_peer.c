@@ -19,6 +19,29 @@ static double median(double *v, int n) {
 
 #define MAX_SIZE (4u << 20)
 
+/* MPI_Allreduce (sum) of 1 and of 1 Mi doubles alone, `iters` calls per repetition for
+ * one double and iters / 200 for 1 Mi; every rank times it, rank 0 prints
+ * "allreduce_ranks_PROCS COUNT ns" lines. */
+static void allreduce_figures(int rank, int procs, int reps, int iters, double *t) {
+    const int counts[2] = {1, 1 << 20};
+    double *in = malloc(sizeof(double) << 20), *out = malloc(sizeof(double) << 20);
+    for (int i = 0; i < 1 << 20; i++) in[i] = rank + i % 1000;
+    for (int k = 0; k < 2; k++) {
+        int n = counts[k];
+        int loops = n == 1 ? iters : (iters / 200 > 0 ? iters / 200 : 1);
+        for (int r = 0; r < reps; r++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double s = MPI_Wtime();
+            for (int i = 0; i < loops; i++)
+                MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            t[r] = (MPI_Wtime() - s) * 1e9 / loops;
+        }
+        if (rank == 0) printf("allreduce_ranks_%d %d %.3f\n", procs, n, median(t, reps));
+    }
+    free(in);
+    free(out);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, procs;
@@ -39,6 +62,11 @@ int main(int argc, char **argv) {
     /* "barrier" as the third argument: the barrier alone, on any number of ranks. */
     int barrier_only = argc > 3 && strcmp(argv[3], "barrier") == 0;
     if (barrier_only) goto barrier;
+    /* "allreduce" as the third argument: the allreduce alone, on any number of ranks. */
+    if (argc > 3 && strcmp(argv[3], "allreduce") == 0) {
+        allreduce_figures(rank, procs, reps, lat_iters, t);
+        goto done;
+    }
 
 #define MEASURE(name, size, iters, body)                                  \
     do {                                                                  \
@@ -94,6 +122,7 @@ barrier:
     }
     if (rank == 0) printf("%s %d %.3f\n", barrier_only ? "barrier_ranks" : "barrier",
                           barrier_only ? procs : 0, median(t, reps));
+done:
     MPI_Win_unlock_all(win);
     MPI_Win_free(&win);
     free(local);
