@@ -290,6 +290,19 @@ fn mismatches(world: &World) -> Result<()> {
         Ok(()) if world.procs() == 1 => println!("rank {me}: call mismatch reported"),
         other => check(false, &format!("call mismatch gave {other:?}"))?,
     }
+    // The same length, another call.
+    let result = if me == 0 {
+        team.broadcast(world, &mut [7u64], 0)
+    } else {
+        team.allreduce(world, &mut [7u64], ReduceOp::Max)
+    };
+    match result {
+        Err(Error::MismatchedCollective { .. }) if world.procs() > 1 => {
+            println!("rank {me}: kind mismatch reported")
+        }
+        Ok(()) if world.procs() == 1 => println!("rank {me}: kind mismatch reported"),
+        other => check(false, &format!("kind mismatch gave {other:?}"))?,
+    }
     match team.allreduce(world, &mut [1.0f64], ReduceOp::Xor) {
         Err(Error::InvalidArgument { .. }) => println!("rank {me}: float xor refused"),
         other => check(false, &format!("float xor gave {other:?}"))?,

@@ -81,6 +81,7 @@ fn mismatched_calls_are_reported_on_every_rank() {
             for line in [
                 "broadcast length mismatch reported",
                 "call mismatch reported",
+                "kind mismatch reported",
                 "float xor refused",
                 "team usable after mismatches",
             ] {

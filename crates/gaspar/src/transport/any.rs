@@ -68,7 +68,8 @@ impl Transport for AnyTransport {
             ready: &mut dyn FnMut() -> crate::error::Result<bool>) -> TransportResult<()>;
         fn split_team(&self, parent: &TransportTeam, color: Option<u32>, key: u32,
             team: Option<TransportTeam>) -> TransportResult<Option<TransportTeam>>;
-        fn team_call(&self, team: &TransportTeam, call: TeamCall<'_, '_>) -> TransportResult<()>;
+        fn team_call(&self, team: &TransportTeam, word: u64, call: TeamCall<'_, '_>)
+            -> TransportResult<bool>;
         fn finalize(&self) -> TransportResult<()>;
     }
 }

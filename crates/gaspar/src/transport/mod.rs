@@ -358,9 +358,16 @@ pub trait Transport: Send + Sync {
         key: u32,
         team: Option<TransportTeam>,
     ) -> TransportResult<Option<TransportTeam>>;
-    /// Collective over the members of `team`: runs `call`, whose buffer lengths the
-    /// members have agreed on. Ends with an error when the job aborts or a member is gone.
-    fn team_call(&self, team: &TransportTeam, call: TeamCall<'_, '_>) -> TransportResult<()>;
+    /// Collective over the members of `team`: runs `call` if every member passed the same
+    /// `word` (which describes the call: its kind and sizes), and returns whether they
+    /// did; when not, no buffer has changed. Ends with an error when the job aborts or a
+    /// member is gone.
+    fn team_call(
+        &self,
+        team: &TransportTeam,
+        word: u64,
+        call: TeamCall<'_, '_>,
+    ) -> TransportResult<bool>;
     /// Leaves the job: waits for every rank to finalize, then releases resources.
     fn finalize(&self) -> TransportResult<()>;
 }

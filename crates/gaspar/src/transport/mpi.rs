@@ -1773,8 +1773,13 @@ impl Transport for MpiTransport {
         Ok(self.split_communicator(parent, color, key, team)?)
     }
 
-    fn team_call(&self, team: &TransportTeam, call: TeamCall<'_, '_>) -> TransportResult<()> {
-        Ok(self.run_team_call(team, call)?)
+    fn team_call(
+        &self,
+        team: &TransportTeam,
+        word: u64,
+        call: TeamCall<'_, '_>,
+    ) -> TransportResult<bool> {
+        Ok(self.run_team_call(team, word, call)?)
     }
 
     fn finalize(&self) -> TransportResult<()> {

@@ -67,15 +67,12 @@ pub(crate) struct Reduction<'a> {
     pub(crate) combine: &'a mut dyn FnMut(&mut [u8], &[u8]),
 }
 
-/// One collective call on a team, with its buffers (lengths already agreed by the members).
+/// One collective call on a team, with its buffers. Every member also passes a word that
+/// describes its call (kind and sizes): the call moves data only when every member passed
+/// the same word, and tells every member whether they did.
 pub(crate) enum TeamCall<'a, 'r> {
-    /// `same` becomes whether every member passed the same `word` (every member learns the
-    /// same answer).
+    /// Only the agreement on the word.
     Agree {
-        /// This member's word.
-        word: u64,
-        /// The answer.
-        same: &'a mut bool,
         /// Also a barrier: every write a member issued before the call is visible to
         /// every member (to plain loads too) after it.
         barrier: bool,

@@ -124,21 +124,12 @@ fn decode(word: u64) -> Collective {
 }
 
 impl Team {
-    /// Checks that every member makes `call` (a `barrier` also synchronizes memory, see
-    /// [`TeamCall::Agree`]). Only when they differ do the members exchange their calls, so
-    /// that each names a member whose call differs from its own.
-    pub(super) fn agree(&self, world: &World, call: Collective, barrier: bool) -> Result<()> {
-        let word = encode(call);
-        let mut same = false;
-        world.transport().team_call(
-            &self.transport,
-            TeamCall::Agree {
-                word,
-                same: &mut same,
-                barrier,
-            },
-        )?;
-        if same {
+    /// Runs `call`, which every member describes as `described`, on the team. When the
+    /// descriptions differ, nothing is moved, and every member gets
+    /// [`Error::MismatchedCollective`] naming a member whose call differs from its own.
+    fn run(&self, world: &World, described: Collective, call: TeamCall<'_, '_>) -> Result<()> {
+        let word = encode(described);
+        if world.transport().team_call(&self.transport, word, call)? {
             return Ok(());
         }
         let mut all = vec![0u64; self.size() as usize];
@@ -156,15 +147,22 @@ impl Team {
         })
     }
 
-    /// `out[r]` receives team rank r's `word` (no agreement first: the caller's is done).
+    /// Checks that every member makes `call`; a `barrier` also synchronizes memory (see
+    /// [`TeamCall::Agree`]).
+    pub(super) fn agree(&self, world: &World, call: Collective, barrier: bool) -> Result<()> {
+        self.run(world, call, TeamCall::Agree { barrier })
+    }
+
+    /// `out[r]` receives team rank r's `word`.
     pub(super) fn gather_words(&self, world: &World, word: u64, out: &mut [u64]) -> Result<()> {
-        Ok(world.transport().team_call(
-            &self.transport,
+        self.run(
+            world,
+            Collective::Allgather { len: 8 },
             TeamCall::Allgather {
                 mine: bytemuck::bytes_of(&word),
                 out: bytemuck::cast_slice_mut(out),
             },
-        )?)
+        )
     }
 
     /// Checks that `root` is a team rank.
@@ -181,20 +179,14 @@ impl Team {
     /// [`broadcast`](Self::broadcast) of bytes.
     pub fn broadcast_bytes(&self, world: &World, buf: &mut [u8], root: u32) -> Result<()> {
         self.check_root(root)?;
-        self.agree(
+        self.run(
             world,
             Collective::Broadcast {
                 len: buf.len() as u64,
                 root,
             },
-            false,
-        )?;
-        if self.size() == 1 {
-            return Ok(());
-        }
-        Ok(world
-            .transport()
-            .team_call(&self.transport, TeamCall::Broadcast { buf, root })?)
+            TeamCall::Broadcast { buf, root },
+        )
     }
 
     /// Collective over the members: on team rank `root`, `buf` becomes the element-wise
@@ -326,25 +318,18 @@ impl Team {
         if let Some(root) = root {
             self.check_root(root)?;
         }
-        self.agree(
+        self.run(
             world,
             Collective::Reduce {
                 len: buf.len() as u64,
                 root,
             },
-            false,
-        )?;
-        if self.size() == 1 {
-            return Ok(());
-        }
-        Ok(world.transport().team_call(
-            &self.transport,
             TeamCall::Reduce {
                 buf,
                 reduction,
                 root,
             },
-        )?)
+        )
     }
 
     /// Collective over the members: `out` (one block of `mine.len()` elements per member)
@@ -363,20 +348,13 @@ impl Team {
         }
         let (mine, out): (&[u8], &mut [u8]) =
             (bytemuck::cast_slice(mine), bytemuck::cast_slice_mut(out));
-        self.agree(
+        self.run(
             world,
             Collective::Allgather {
                 len: mine.len() as u64,
             },
-            false,
-        )?;
-        if self.size() == 1 {
-            out.copy_from_slice(mine);
-            return Ok(());
-        }
-        Ok(world
-            .transport()
-            .team_call(&self.transport, TeamCall::Allgather { mine, out })?)
+            TeamCall::Allgather { mine, out },
+        )
     }
 
     /// Collective over the members: `send` holds one block per member (block r for team
@@ -397,20 +375,13 @@ impl Team {
         }
         let (send, recv): (&[u8], &mut [u8]) =
             (bytemuck::cast_slice(send), bytemuck::cast_slice_mut(recv));
-        self.agree(
+        self.run(
             world,
             Collective::Alltoall {
                 len: (send.len() / size) as u64,
             },
-            false,
-        )?;
-        if size == 1 {
-            recv.copy_from_slice(send);
-            return Ok(());
-        }
-        Ok(world
-            .transport()
-            .team_call(&self.transport, TeamCall::Alltoall { send, recv })?)
+            TeamCall::Alltoall { send, recv },
+        )
     }
 }
 

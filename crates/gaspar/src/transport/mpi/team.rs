@@ -3,8 +3,8 @@
 //! parent rank), and its collectives are MPI's: `MPI_Bcast`, `MPI_Reduce` and
 //! `MPI_Allreduce` (with MPI's builtin operator when the reduction is one, else with an
 //! operator made for the call, declared non-commutative so that MPI combines in rank
-//! order), `MPI_Allgather`, `MPI_Alltoall`; the agreement on a call is an `MPI_Allreduce`
-//! (maximum of the word and of its complement: equal to both exactly when all agree).
+//! order), `MPI_Allgather`, `MPI_Alltoall`, each after the agreement on the call (an
+//! `MPI_Allreduce` of its word, see [`agree`]).
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -199,40 +199,31 @@ impl MpiTransport {
         }))
     }
 
-    /// [`Transport::team_call`] with MPI's collectives.
-    pub(super) fn run_team_call(&self, team: &TransportTeam, call: TeamCall<'_, '_>) -> Result<()> {
+    /// [`Transport::team_call`] with MPI's collectives, after the agreement on `word`.
+    pub(super) fn run_team_call(
+        &self,
+        team: &TransportTeam,
+        word: u64,
+        call: TeamCall<'_, '_>,
+    ) -> Result<bool> {
         self.on_mpi_thread()?;
         let _serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
         let comm = self.comm_of(team);
-        match call {
-            TeamCall::Agree {
-                word,
-                same,
-                barrier,
-            } => {
-                let mine = [word, !word];
-                let mut most = [0u64; 2];
-                let mut allreduce = || {
-                    // SAFETY: two words in, two out, on a live communicator.
-                    check("MPI_Allreduce", unsafe {
-                        ffi::MPI_Allreduce(
-                            mine.as_ptr().cast(),
-                            most.as_mut_ptr().cast(),
-                            2,
-                            constant::uint64(),
-                            ffi::RSMPI_MAX,
-                            comm,
-                        )
-                    })
-                };
-                if barrier {
-                    self.synchronizing(allreduce)?;
-                } else {
-                    allreduce()?;
-                }
-                *same = most == mine;
+        let same = if let TeamCall::Agree { barrier: true } = call {
+            let mut same = false;
+            self.synchronizing(|| {
+                same = agree(comm, word)?;
                 Ok(())
-            }
+            })?;
+            same
+        } else {
+            agree(comm, word)?
+        };
+        if !same {
+            return Ok(false);
+        }
+        match call {
+            TeamCall::Agree { .. } => Ok(()),
             TeamCall::Broadcast { buf, root } => {
                 // SAFETY: `buf.len()` bytes at `buf` on every member (agreed).
                 check("MPI_Bcast", unsafe {
@@ -329,6 +320,26 @@ impl MpiTransport {
                     )
                 })
             }
-        }
+        }?;
+        Ok(true)
     }
+}
+
+/// Whether every member of `comm` passed `word`: the maximum of the words and of their
+/// complements are the word and its complement exactly when all are equal.
+fn agree(comm: ffi::MPI_Comm, word: u64) -> Result<bool> {
+    let mine = [word, !word];
+    let mut most = [0u64; 2];
+    // SAFETY: two words in, two out, on a live communicator.
+    check("MPI_Allreduce", unsafe {
+        ffi::MPI_Allreduce(
+            mine.as_ptr().cast(),
+            most.as_mut_ptr().cast(),
+            2,
+            constant::uint64(),
+            ffi::RSMPI_MAX,
+            comm,
+        )
+    })?;
+    Ok(most == mine)
 }

@@ -16,27 +16,33 @@ use super::layout::{CHANNEL_DEPTH, CHUNK_HEADER};
 use super::ShmTransport;
 use crate::error::{Error, Result};
 
-/// One side of an [`exchange`](ShmTransport::exchange) in progress: a message of
-/// `len` bytes, `done` of them moved so far (a zero-length message is one empty chunk).
-struct Progress {
+/// The sending side of an [`exchange`](ShmTransport::exchange) in progress: `done`
+/// bytes of `data` sent (a zero-length message is one empty chunk).
+struct Outgoing<'d> {
     peer: u32,
-    len: usize,
+    data: &'d [u8],
     done: usize,
     started: bool,
 }
 
-impl Progress {
-    fn new(peer: u32, len: usize) -> Progress {
-        Progress {
-            peer,
-            len,
-            done: 0,
-            started: false,
-        }
-    }
-
+impl Outgoing<'_> {
     fn finished(&self) -> bool {
-        self.started && self.done == self.len
+        self.started && self.done == self.data.len()
+    }
+}
+
+/// The receiving side: `done` bytes of the sender's message of `total` bytes (known from
+/// its first chunk) consumed, as much of it as fits copied into `data`.
+struct Incoming<'d> {
+    peer: u32,
+    data: &'d mut [u8],
+    total: Option<usize>,
+    done: usize,
+}
+
+impl Incoming<'_> {
+    fn finished(&self) -> bool {
+        self.total == Some(self.done)
     }
 }
 
@@ -56,48 +62,65 @@ impl ShmTransport {
         channels.inbox(source) + 64 + (chunk % CHANNEL_DEPTH) * (CHUNK_HEADER + channels.chunk)
     }
 
-    /// Sends `send.1` to physical rank `send.0` and receives from physical rank `recv.0`
-    /// a message of exactly `recv.1.len()` bytes, both as part of the collective call
-    /// `tag`, moving chunks in whichever direction can go on so that two ranks that send
-    /// to each other do not wait for each other. Ends with an error when the peer sent a
-    /// message of another call or length, when the job aborts, or when a peer is gone.
+    /// Sends `send.1` to physical rank `send.0` and receives the next message from
+    /// physical rank `recv.0` into `recv.1`, both as part of the collective call `tag`,
+    /// moving chunks in whichever direction can go on so that two ranks that send to each
+    /// other do not wait for each other. Returns the length of the message received (0
+    /// when none): the whole message is consumed, and as much of it as fits copied. Ends
+    /// with an error when the peer sent a message of another call, when the job aborts, or
+    /// when a peer is gone.
     pub(crate) fn exchange(
         &self,
         send: Option<(u32, &[u8])>,
         recv: Option<(u32, &mut [u8])>,
         tag: u64,
-    ) -> Result<()> {
-        let mut outgoing = send.map(|(peer, data)| (Progress::new(peer, data.len()), data));
-        let mut incoming = recv.map(|(peer, data)| (Progress::new(peer, data.len()), data));
-        let awaited: Vec<u32> = outgoing
+    ) -> Result<usize> {
+        let mut outgoing = send.map(|(peer, data)| Outgoing {
+            peer,
+            data,
+            done: 0,
+            started: false,
+        });
+        let mut incoming = recv.map(|(peer, data)| Incoming {
+            peer,
+            data,
+            total: None,
+            done: 0,
+        });
+        let mut peers = [0u32; 2];
+        let mut awaited = 0;
+        for peer in outgoing
             .iter()
-            .map(|(p, _)| p.peer)
-            .chain(incoming.iter().map(|(p, _)| p.peer))
-            .collect();
+            .map(|o| o.peer)
+            .chain(incoming.iter().map(|i| i.peer))
+        {
+            peers[awaited] = peer;
+            awaited += 1;
+        }
         loop {
             let mut moved = false;
-            if let Some((progress, data)) = outgoing.as_mut() {
-                moved |= self.try_send(progress, data, tag);
+            if let Some(o) = outgoing.as_mut() {
+                moved |= self.try_send(o, tag);
             }
-            if let Some((progress, data)) = incoming.as_mut() {
-                moved |= self.try_receive(progress, data, tag)?;
+            if let Some(i) = incoming.as_mut() {
+                moved |= self.try_receive(i, tag)?;
             }
-            let sent = outgoing.as_ref().map_or(true, |(p, _)| p.finished());
-            let received = incoming.as_ref().map_or(true, |(p, _)| p.finished());
+            let sent = outgoing.as_ref().map_or(true, Outgoing::finished);
+            let received = incoming.as_ref().map_or(true, Incoming::finished);
             if sent && received {
-                return Ok(());
+                return Ok(incoming.map_or(0, |i| i.done));
             }
             if moved {
                 continue;
             }
             let bell = &self.header(self.rank).collective_bell;
-            self.wait_for(bell, &awaited, || {
+            self.wait_for(bell, &peers[..awaited], || {
                 Ok(outgoing
                     .as_ref()
-                    .is_some_and(|(p, _)| !p.finished() && self.can_send(p.peer))
+                    .is_some_and(|o| !o.finished() && self.can_send(o.peer))
                     || incoming
                         .as_ref()
-                        .is_some_and(|(p, _)| !p.finished() && self.can_receive(p.peer)))
+                        .is_some_and(|i| !i.finished() && self.can_receive(i.peer)))
             })?;
         }
     }
@@ -126,68 +149,63 @@ impl ShmTransport {
         sent > consumed
     }
 
-    /// Sends the next chunk of `data` if the channel has room; whether it did.
-    fn try_send(&self, progress: &mut Progress, data: &[u8], tag: u64) -> bool {
-        if progress.finished() || !self.can_send(progress.peer) {
+    /// Sends the next chunk if the channel has room; whether it did.
+    fn try_send(&self, o: &mut Outgoing<'_>, tag: u64) -> bool {
+        if o.finished() || !self.can_send(o.peer) {
             return false;
         }
-        let peer = progress.peer;
         let channels = &self.layout.channels;
-        let counter = self.channel_word(peer, channels.inbox(self.rank));
+        let counter = self.channel_word(o.peer, channels.inbox(self.rank));
         let chunk = counter.load(Ordering::Relaxed);
         let slot = self.slot(self.rank, chunk);
-        let piece = (data.len() - progress.done).min(channels.chunk as usize);
-        self.channel_word(peer, slot).store(tag, Ordering::Relaxed);
-        self.channel_word(peer, slot + 8)
-            .store(data.len() as u64, Ordering::Relaxed);
+        let piece = (o.data.len() - o.done).min(channels.chunk as usize);
+        self.channel_word(o.peer, slot)
+            .store(tag, Ordering::Relaxed);
+        self.channel_word(o.peer, slot + 8)
+            .store(o.data.len() as u64, Ordering::Relaxed);
         // SAFETY: the slot's payload (`chunk` bytes after its header) lies inside the
         // peer's collective area; only this rank writes it, and the receiver reads it
         // only after the release store of the counter below and acknowledges it before
         // this rank writes the slot again (`can_send`).
         unsafe {
             std::ptr::copy_nonoverlapping(
-                data.as_ptr().add(progress.done),
-                self.peers[peer as usize]
+                o.data.as_ptr().add(o.done),
+                self.peers[o.peer as usize]
                     .base
                     .add((slot + CHUNK_HEADER) as usize),
                 piece,
             );
         }
         counter.store(chunk + 1, Ordering::Release);
-        self.ring_if_asleep(&self.header(peer).collective_bell);
-        progress.done += piece;
-        progress.started = true;
+        self.ring_if_asleep(&self.header(o.peer).collective_bell);
+        o.done += piece;
+        o.started = true;
         true
     }
 
-    /// Receives the next chunk into `data` if one has arrived; whether it did.
-    fn try_receive(&self, progress: &mut Progress, data: &mut [u8], tag: u64) -> Result<bool> {
-        if progress.finished() || !self.can_receive(progress.peer) {
+    /// Receives the next chunk if one has arrived; whether it did.
+    fn try_receive(&self, i: &mut Incoming<'_>, tag: u64) -> Result<bool> {
+        if i.finished() || !self.can_receive(i.peer) {
             return Ok(false);
         }
-        let peer = progress.peer;
         let channels = &self.layout.channels;
-        let ack = self.channel_word(peer, channels.ack(self.rank));
+        let ack = self.channel_word(i.peer, channels.ack(self.rank));
         let chunk = ack.load(Ordering::Relaxed);
-        let slot = self.slot(peer, chunk);
+        let slot = self.slot(i.peer, chunk);
         let their_tag = self.channel_word(self.rank, slot).load(Ordering::Relaxed);
         let their_len = self
             .channel_word(self.rank, slot + 8)
-            .load(Ordering::Relaxed);
-        if their_tag != tag {
+            .load(Ordering::Relaxed) as usize;
+        if their_tag != tag || i.total.is_some_and(|total| total != their_len) {
             return Err(Error::CollectiveMismatch {
                 call: "team collective",
                 reason: "a member of the team is in another collective call: the members of \
                          a team must make the same collective calls in the same order",
             });
         }
-        if their_len != data.len() as u64 {
-            return Err(Error::CollectiveMismatch {
-                call: "team collective",
-                reason: "a member of the team sent a message of another length",
-            });
-        }
-        let piece = (data.len() - progress.done).min(channels.chunk as usize);
+        let total = *i.total.get_or_insert(their_len);
+        let piece = (total - i.done).min(channels.chunk as usize);
+        let fits = piece.min(i.data.len().saturating_sub(i.done));
         // SAFETY: the slot's payload lies inside this rank's collective area; the sender
         // wrote it before its release store of the counter that `can_receive` read with
         // acquire, and does not write it again until the acknowledgement below.
@@ -196,14 +214,13 @@ impl ShmTransport {
                 self.peers[self.rank as usize]
                     .base
                     .add((slot + CHUNK_HEADER) as usize),
-                data.as_mut_ptr().add(progress.done),
-                piece,
+                i.data.as_mut_ptr().add(i.done.min(i.data.len())),
+                fits,
             );
         }
         ack.store(chunk + 1, Ordering::Release);
-        self.ring_if_asleep(&self.header(peer).collective_bell);
-        progress.done += piece;
-        progress.started = true;
+        self.ring_if_asleep(&self.header(i.peer).collective_bell);
+        i.done += piece;
         Ok(true)
     }
 }

@@ -1,18 +1,18 @@
 //! Team collectives on `shm`, over the point-to-point channels (`channel`), each in
-//! ceil(log2 n) rounds but alltoall: dissemination for barrier and agreement (Hensgen,
-//! Finkel and Manber), binomial trees for broadcast and reduce to a root, recursive
-//! doubling for allreduce (the ranks beyond the largest power of two folded into their
-//! left neighbours first, as MPICH does), Bruck's algorithm for allgather, and pairwise
-//! exchange for alltoall (n - 1 rounds: every rank has a block for every other). Large
-//! messages move in chunks through the channels, a chunk in flight while the next is
-//! copied.
+//! O(log n) rounds but alltoall: recursive doubling for the members' agreement on the call
+//! (a barrier too) and for allreduce (the ranks beyond the largest power of two folded
+//! into their left neighbours first, as MPICH does; a small allreduce agrees in its own
+//! messages), binomial trees for broadcast and reduce to a root, Bruck's algorithm for
+//! allgather, and pairwise exchange for alltoall (n - 1 rounds: every rank has a block for
+//! every other). Large messages move in chunks through the channels, a chunk in flight
+//! while the next is copied.
 //!
 //! Reductions combine contributions in team rank order (`lower ⊕ higher`) along a tree
 //! that depends only on the team's size, so a float reduction gives the same bits on
 //! every member and in every run, and a user operator need only be associative.
 
 use super::ShmTransport;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::transport::team::{Reduction, TeamCall, TransportTeam};
 use crate::transport::Transport;
 
@@ -43,13 +43,32 @@ impl Call<'_> {
         ((u64::from(self.rank()) + n - u64::from(distance) % n) % n) as u32
     }
 
-    fn exchange(&self, send: Option<(u32, &[u8])>, recv: Option<(u32, &mut [u8])>) -> Result<()> {
+    /// Sends to and receives from team ranks; returns the length of the message received,
+    /// which may differ from the buffer's (see [`ShmTransport::exchange`]).
+    fn exchange_any(
+        &self,
+        send: Option<(u32, &[u8])>,
+        recv: Option<(u32, &mut [u8])>,
+    ) -> Result<usize> {
         let physical = |team_rank: u32| self.team.members[team_rank as usize];
         self.shm.exchange(
             send.map(|(to, data)| (physical(to), data)),
             recv.map(|(from, data)| (physical(from), data)),
             self.tag,
         )
+    }
+
+    /// [`exchange_any`](Self::exchange_any) of a message that fills the receive buffer
+    /// exactly, as every message after the members' agreement does.
+    fn exchange(&self, send: Option<(u32, &[u8])>, recv: Option<(u32, &mut [u8])>) -> Result<()> {
+        let expected = recv.as_ref().map_or(0, |(_, data)| data.len());
+        if self.exchange_any(send, recv)? != expected {
+            return Err(Error::CollectiveMismatch {
+                call: "team collective",
+                reason: "a member of the team sent a message of another length",
+            });
+        }
+        Ok(())
     }
 
     fn send(&self, to: u32, data: &[u8]) -> Result<()> {
@@ -60,24 +79,19 @@ impl Call<'_> {
         self.exchange(None, Some((from, data)))
     }
 
-    /// Dissemination: in round k, a message to the rank 2^k after and one from the rank
-    /// 2^k before. Returns whether every member passed the same `word` (each message
-    /// carries the sender's word and whether everybody it heard from passed it too; see
-    /// `barrier::dissemination`, whose reasoning this is).
-    fn disseminate(&self, word: u64) -> Result<bool> {
-        let mut same = true;
-        let mut distance = 1u32;
-        while distance < self.size() {
-            let outgoing = [word, u64::from(same)];
-            let mut incoming = [0u64; 2];
-            self.exchange(
-                Some((self.after(distance), bytemuck::bytes_of(&outgoing))),
-                Some((self.before(distance), bytemuck::bytes_of_mut(&mut incoming))),
-            )?;
-            same = same && incoming[0] == word && incoming[1] != 0;
-            distance = distance.saturating_mul(2);
-        }
-        Ok(same)
+    /// The agreement on `word` alone (a barrier when the caller flushed first): the
+    /// rounds of [`allreduce_agreeing`](Self::allreduce_agreeing) with no data, so that
+    /// every call, whether it agrees alone or in its allreduce, sends the same messages to
+    /// the same ranks, and members making different calls find out instead of waiting for
+    /// messages that never come.
+    fn agree(&self, word: u64) -> Result<bool> {
+        let mut nothing = |_: &mut [u8], _: &[u8]| {};
+        let mut reduction = Reduction {
+            elem_len: 1,
+            builtin: None,
+            combine: &mut nothing,
+        };
+        self.allreduce_agreeing(word, &mut [], &mut reduction)
     }
 
     /// Binomial tree from `root`: each rank receives from its parent, then sends to its
@@ -131,12 +145,19 @@ impl Call<'_> {
         Ok(())
     }
 
-    /// Recursive doubling. With n = 2^k + extra, ranks 2i and 2i+1 (i < extra) first
-    /// combine into rank 2i, which takes part for both and hands the result back at the end.
-    fn allreduce(&self, buf: &mut [u8], reduction: &mut Reduction<'_>) -> Result<()> {
-        let (n, rank) = (self.size(), self.rank());
+    /// The ranks of recursive doubling: with n = 2^k + extra, ranks 2i and 2i+1 (i <
+    /// extra) first combine into rank 2i, which takes part for both and hands the result
+    /// back at the end. Returns (2^k, extra).
+    fn doubling(&self) -> (u32, u32) {
+        let n = self.size();
         let doubling = 1u32 << (u32::BITS - 1 - n.leading_zeros());
-        let extra = n - doubling;
+        (doubling, n - doubling)
+    }
+
+    /// Recursive doubling (see [`doubling`](Self::doubling)).
+    fn allreduce(&self, buf: &mut [u8], reduction: &mut Reduction<'_>) -> Result<()> {
+        let rank = self.rank();
+        let (doubling, extra) = self.doubling();
         let mut other = vec![0u8; buf.len()];
         let folded = rank < 2 * extra;
         if folded && rank % 2 == 1 {
@@ -168,6 +189,78 @@ impl Call<'_> {
             self.send(rank + 1, buf)?;
         }
         Ok(())
+    }
+
+    /// [`allreduce`](Self::allreduce) and the agreement on `word` in the same messages
+    /// (for small buffers, whose latency is the rounds): each message is the sender's word,
+    /// whether every member it heard from passed it too, and its partial result. Recursive
+    /// doubling is an allreduce of that flag as well, so every member learns the same
+    /// answer; `buf` changes only when every member passed the same word.
+    fn allreduce_agreeing(
+        &self,
+        word: u64,
+        buf: &mut [u8],
+        reduction: &mut Reduction<'_>,
+    ) -> Result<bool> {
+        const HEAD: usize = 16;
+        let rank = self.rank();
+        let (doubling, extra) = self.doubling();
+        let mut mine = Vec::with_capacity(HEAD + buf.len());
+        mine.extend_from_slice(&word.to_ne_bytes());
+        mine.extend_from_slice(&1u64.to_ne_bytes());
+        mine.extend_from_slice(buf);
+        let mut other = vec![0u8; mine.len()];
+        let agrees = |message: &[u8], received: usize| {
+            let word_at = |k: usize| {
+                u64::from_ne_bytes(message[8 * k..8 * k + 8].try_into().unwrap_or_default())
+            };
+            received == message.len() && word_at(0) == word && word_at(1) != 0
+        };
+        let mut same = true;
+        let folded = rank < 2 * extra;
+        if folded && rank % 2 == 1 {
+            self.send(rank - 1, &mine)?;
+            let received = self.exchange_any(None, Some((rank - 1, &mut other)))?;
+            let same = agrees(&other, received);
+            if same {
+                buf.copy_from_slice(&other[HEAD..]);
+            }
+            return Ok(same);
+        }
+        if folded {
+            let received = self.exchange_any(None, Some((rank + 1, &mut other)))?;
+            same = agrees(&other, received);
+            if same {
+                (reduction.combine)(&mut mine[HEAD..], &other[HEAD..]);
+            }
+        }
+        let virtual_rank = if folded { rank / 2 } else { rank - extra };
+        let real = |v: u32| if v < extra { 2 * v } else { v + extra };
+        let mut mask = 1u32;
+        while mask < doubling {
+            let partner = virtual_rank ^ mask;
+            mine[8..HEAD].copy_from_slice(&u64::from(same).to_ne_bytes());
+            let received = self.exchange_any(
+                Some((real(partner), &mine)),
+                Some((real(partner), &mut other)),
+            )?;
+            same = same && agrees(&other, received);
+            if same && partner < virtual_rank {
+                (reduction.combine)(&mut other[HEAD..], &mine[HEAD..]);
+                mine[HEAD..].copy_from_slice(&other[HEAD..]);
+            } else if same {
+                (reduction.combine)(&mut mine[HEAD..], &other[HEAD..]);
+            }
+            mask <<= 1;
+        }
+        if folded {
+            mine[8..HEAD].copy_from_slice(&u64::from(same).to_ne_bytes());
+            self.send(rank + 1, &mine)?;
+        }
+        if same {
+            buf.copy_from_slice(&mine[HEAD..]);
+        }
+        Ok(same)
     }
 
     /// Bruck's allgather: in round k each rank passes on the (up to) 2^k blocks it holds,
@@ -210,9 +303,14 @@ impl Call<'_> {
 }
 
 impl ShmTransport {
-    /// Runs `call` on `team` (see [`TeamCall`]), serialized with this rank's other
-    /// collectives.
-    pub(crate) fn run_team_call(&self, team: &TransportTeam, call: TeamCall<'_, '_>) -> Result<()> {
+    /// Runs `call` on `team` if every member passed the same `word` (see
+    /// [`TeamCall`]), serialized with this rank's other collectives; whether they did.
+    pub(crate) fn run_team_call(
+        &self,
+        team: &TransportTeam,
+        word: u64,
+        call: TeamCall<'_, '_>,
+    ) -> Result<bool> {
         let _serialized = self.collectives.enter();
         let call_on_team = Call {
             shm: self,
@@ -220,31 +318,39 @@ impl ShmTransport {
             tag: team.next_tag(),
         };
         let c = &call_on_team;
+        // An allreduce whose message fits one chunk agrees in its own rounds.
+        let fused = self.layout.channels.chunk as usize - 16;
         match call {
-            TeamCall::Agree {
-                word,
-                same,
-                barrier,
-            } => {
-                if barrier {
-                    self.flush_all()?;
-                }
-                *same = c.disseminate(word)?;
-                Ok(())
-            }
-            TeamCall::Broadcast { buf, root } => c.broadcast(buf, root),
-            TeamCall::Reduce {
-                buf,
-                mut reduction,
-                root: Some(root),
-            } => c.reduce(buf, &mut reduction, root),
             TeamCall::Reduce {
                 buf,
                 mut reduction,
                 root: None,
-            } => c.allreduce(buf, &mut reduction),
-            TeamCall::Allgather { mine, out } => c.allgather(mine, out),
-            TeamCall::Alltoall { send, recv } => c.alltoall(send, recv),
+            } if buf.len() <= fused => c.allreduce_agreeing(word, buf, &mut reduction),
+            call => {
+                if let TeamCall::Agree { barrier: true } = call {
+                    self.flush_all()?;
+                }
+                if !c.agree(word)? {
+                    return Ok(false);
+                }
+                match call {
+                    TeamCall::Agree { .. } => Ok(()),
+                    TeamCall::Broadcast { buf, root } => c.broadcast(buf, root),
+                    TeamCall::Reduce {
+                        buf,
+                        mut reduction,
+                        root: Some(root),
+                    } => c.reduce(buf, &mut reduction, root),
+                    TeamCall::Reduce {
+                        buf,
+                        mut reduction,
+                        root: None,
+                    } => c.allreduce(buf, &mut reduction),
+                    TeamCall::Allgather { mine, out } => c.allgather(mine, out),
+                    TeamCall::Alltoall { send, recv } => c.alltoall(send, recv),
+                }?;
+                Ok(true)
+            }
         }
     }
 }

@@ -1304,8 +1304,13 @@ impl Transport for ShmTransport {
         Ok(team)
     }
 
-    fn team_call(&self, team: &TransportTeam, call: TeamCall<'_, '_>) -> TransportResult<()> {
-        Ok(self.run_team_call(team, call)?)
+    fn team_call(
+        &self,
+        team: &TransportTeam,
+        word: u64,
+        call: TeamCall<'_, '_>,
+    ) -> TransportResult<bool> {
+        Ok(self.run_team_call(team, word, call)?)
     }
 
     fn finalize(&self) -> TransportResult<()> {
