@@ -58,6 +58,7 @@ pub use error::{Error, Result};
 pub use gma::{AtomicWord, Compare, Fetched, GlobalPtr, Gma, Handle};
 pub use gmem::{GlobalAddr, Key, LocalAlloc, SymmetricAlloc};
 pub use transport::{AtomicOp, Run, Width};
+pub use world::{ReduceOp, Reducible, Team};
 
 /// The runtime as a program uses it: the top layer, with every lower layer's calls.
 pub type Runtime = strided::Strided;

@@ -19,7 +19,7 @@ use crate::transport::Transport;
 /// let rt = gaspar::init()?;
 /// let parity = rt.team().split(&rt, Some(rt.rank() % 2), 0)?.expect("every rank has a color");
 /// let mut sum = [u64::from(rt.rank())];
-/// parity.allreduce(&rt, &mut sum, gaspar::world::ReduceOp::Sum)?;
+/// parity.allreduce(&rt, &mut sum, gaspar::ReduceOp::Sum)?;
 /// parity.barrier(&rt)?;
 /// # Ok::<(), gaspar::Error>(())
 /// ```

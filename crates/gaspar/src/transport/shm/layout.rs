@@ -219,14 +219,16 @@ pub(crate) struct ChannelLayout {
 pub(crate) const CHANNEL_DEPTH: u64 = 2;
 /// Bytes of a chunk slot's header (tag and message length, on their own line).
 pub(crate) const CHUNK_HEADER: u64 = 64;
-/// Payload of a chunk slot in jobs of up to 64 ranks; larger jobs get smaller slots, so
-/// that a segment's channels stay within 2 MiB of address space per rank.
-const LARGEST_CHUNK: u64 = 16 * 1024;
+/// Payload of a chunk slot in jobs of up to 16 ranks; larger jobs get smaller slots, so
+/// that a segment's chunk slots stay within [`CHANNELS_BUDGET`] of address space (pages
+/// nobody writes cost no memory), down to [`SMALLEST_CHUNK`].
+const LARGEST_CHUNK: u64 = 64 * 1024;
 const SMALLEST_CHUNK: u64 = 1024;
+const CHANNELS_BUDGET: u64 = 2 << 20;
 
 impl ChannelLayout {
     fn new(offset: u64, procs: u32) -> ChannelLayout {
-        let chunk = (LARGEST_CHUNK * 64 / u64::from(procs.max(1)))
+        let chunk = (CHANNELS_BUDGET / (CHANNEL_DEPTH * u64::from(procs.max(1))))
             .clamp(SMALLEST_CHUNK, LARGEST_CHUNK)
             / 64
             * 64;
@@ -434,7 +436,8 @@ mod tests {
         assert!(l.heap_offset >= l.starter_offset + 65536);
         assert_eq!(l.total(), l.heap_offset + (1 << 20));
         assert!(Layout::new(4, 0, u64::MAX).is_none());
-        assert_eq!(Layout::new(64, 0, 0).unwrap().channels.chunk, LARGEST_CHUNK);
+        assert_eq!(Layout::new(16, 0, 0).unwrap().channels.chunk, LARGEST_CHUNK);
+        assert_eq!(Layout::new(64, 0, 0).unwrap().channels.chunk, 16 * 1024);
         assert_eq!(
             Layout::new(4096, 0, 0).unwrap().channels.chunk,
             SMALLEST_CHUNK
