@@ -30,7 +30,12 @@ fn main() -> Result<()> {
     gaspar::run_job(|rt| {
         let world: &World = rt;
         match mode.as_str() {
-            "all" => everything(world),
+            "all" => {
+                everything(world)?;
+                let (me, n) = (rt.rank(), rt.procs());
+                rt.reset(n - 1 - me)?;
+                renumbered(rt, me)
+            }
             "mismatch" => mismatches(world),
             "gone" => member_gone(world),
             other => Err(failed(format!("no mode {other}"))),
@@ -337,5 +342,27 @@ fn member_gone(world: &World) -> Result<()> {
         println!("rank {me}: team barrier ended with: {error}");
         return Err(error);
     }
+    Ok(())
+}
+
+/// After a reset that numbers the ranks backwards, the world team follows the new numbers
+/// (`old` is this rank's number before it).
+fn renumbered(world: &World, old: u32) -> Result<()> {
+    let (me, n) = (world.rank(), world.procs());
+    let team = world.team();
+    check(
+        team.rank() == me && team.world_rank(me)? == me,
+        "renumbered world team",
+    )?;
+    let mut olds = vec![0u32; n as usize];
+    team.allgather(world, &[old], &mut olds)?;
+    check(
+        olds == (0..n).rev().collect::<Vec<_>>(),
+        "allgather in the new order",
+    )?;
+    let mut from_first = [old];
+    team.broadcast(world, &mut from_first, 0)?;
+    check(from_first[0] == n - 1, "broadcast from the new rank 0")?;
+    collectives(world, team, "renumbered world")?;
     Ok(())
 }

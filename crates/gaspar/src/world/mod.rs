@@ -55,7 +55,7 @@ impl World {
             procs,
             physical: None,
             rank,
-            team: Team::world((0..procs).collect(), rank),
+            team: Team::world(procs, rank),
             transport,
             finalized: false,
         })
@@ -166,7 +166,7 @@ impl World {
             }
             *slot = p as u32;
         }
-        self.team = Team::world(physical.clone().into_boxed_slice(), new_rank);
+        self.team = self.team.renumbered(self, new_rank)?;
         self.physical = Some(physical.into_boxed_slice());
         self.rank = new_rank;
         Ok(self.transport.barrier()?)

@@ -8,7 +8,8 @@ use crate::transport::team::TransportTeam;
 use crate::transport::Transport;
 
 /// A team of ranks. Its members number themselves `0..size()` in the order their split
-/// gave them; every collective call on a team must be made by all of its members, in the
+/// gave them, and know each other's world ranks as the world numbered them then (a later
+/// reset renumbers the world team only); every collective call on a team must be made by all of its members, in the
 /// same order (calls that differ are reported on every member as
 /// [`Error::MismatchedCollective`]). A member that leaves the job while others wait for
 /// it ends their wait with an error ([`Error::RankGone`], [`Error::JobAborted`]),
@@ -39,12 +40,10 @@ impl std::fmt::Debug for Team {
 }
 
 impl Team {
-    /// The team of every rank of the job, numbered as the world (`physical[r]` is world
-    /// rank r's transport rank).
-    pub(super) fn world(physical: Box<[u32]>, rank: u32) -> Team {
-        let procs = physical.len() as u32;
+    /// The team of every rank of the job, numbered as the transport numbers them.
+    pub(super) fn world(procs: u32, rank: u32) -> Team {
         Team {
-            transport: TransportTeam::new(physical, rank, 0),
+            transport: TransportTeam::new((0..procs).collect(), rank, 0),
             world_ranks: (0..procs).collect(),
         }
     }
@@ -137,6 +136,19 @@ impl Team {
             transport,
             world_ranks,
         }))
+    }
+
+    /// Collective over the world team: the world team numbered as a remap to `new_rank`
+    /// numbers the world (split from this one, so that on `mpi` its communicator ranks
+    /// the members in the new order).
+    pub(super) fn renumbered(&self, world: &World, new_rank: u32) -> Result<Team> {
+        let split = self
+            .split(world, Some(0), new_rank)?
+            .ok_or_else(|| Error::invalid("reset", "no world team after the remap"))?;
+        Ok(Team {
+            transport: split.transport,
+            world_ranks: (0..self.size()).collect(),
+        })
     }
 
     /// Collective over the members: waits until every member has reached the barrier.
