@@ -1,7 +1,8 @@
 //! Teams as a transport runs their collectives: the members (physical ranks, in team rank
 //! order), and on `mpi` the team's communicator. The world layer decides who is in a team
-//! and checks that the members make the same call; the transport moves the bytes (on
-//! `shm` through its collective channels, on `mpi` with MPI's collectives).
+//! and describes each call in a word; the transport checks that the members passed the
+//! same word and moves the bytes (on `shm` through its collective channels, on `mpi` with
+//! MPI's collectives).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
