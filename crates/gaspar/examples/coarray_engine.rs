@@ -3,7 +3,8 @@
 //! values, prints `image I: NAME ok`, and exits non-zero on the first wrong one.
 
 use gaspar::coarray::{
-    stat, AtomicOp, CoError, CoResult, Coarrays, Dim, Elem, ElemType, Section, Token,
+    stat, AtomicOp, CoError, CoResult, Coarray, Coarrays, Dim, Elem, ElemType, Images, Section,
+    Slice, Token,
 };
 
 const I1: Elem = Elem::new(ElemType::Integer, 1);
@@ -25,6 +26,7 @@ fn main() {
             co.stop(3)
         }
         "error-stop" => error_stop(co),
+        "typed" => typed(co.into()),
         _ => {}
     }
     let result = match name.as_str() {
@@ -888,4 +890,130 @@ fn error_stop(mut co: Coarrays) -> ! {
         co.this_image()
     );
     co.stop(0)
+}
+
+/// The typed API: sections by ranges with steps (also backwards), elements, whole arrays,
+/// typed collectives.
+fn typed(mut images: Images) -> ! {
+    let me = images.this_image();
+    if let Err(e) = typed_sections(&mut images).and_then(|()| typed_collectives(&mut images)) {
+        fail("typed", &e);
+    }
+    println!("image {me}: typed ok");
+    if let Err(e) = images.finalize() {
+        fail("typed", &e);
+    }
+    std::process::exit(0)
+}
+
+fn typed_sections(images: &mut Images) -> CoResult<()> {
+    let (me, n) = (images.this_image(), images.num_images());
+    let right = me % n + 1;
+    let left = (me + n - 2) % n + 1;
+    // integer(4) :: x(3, 6)[*] (row-major), x(r, c) = 100 * image + 10 * r + c.
+    let x = Coarray::<i32, 2>::new(images, [3, 6])?;
+    check(x.shape() == [3, 6] && x.len() == 18, || "shape".into())?;
+    check(x.local(images)? == vec![0; 18], || "zeroed".into())?;
+    let value = |image: u32, r: usize, c: usize| (100 * image + 10 * r as u32 + c as u32) as i32;
+    let mine: Vec<i32> = (0..18).map(|k| value(me, k / 6, k % 6)).collect();
+    x.set_local(images, &mine)?;
+    images.sync_all()?;
+    // x(1, 0:6:2)[right]
+    let row = x
+        .on(right)
+        .get(images, [Slice::at(1), Slice::from(0..6).step(2)])?;
+    check(
+        row == [value(right, 1, 0), value(right, 1, 2), value(right, 1, 4)],
+        || format!("row {row:?}"),
+    )?;
+    // x(:, 5)[left], backwards: x(2:0:-1, 5)
+    let col = x
+        .on(left)
+        .get(images, [Slice::all().step(-1), Slice::at(5)])?;
+    check(
+        col == [value(left, 2, 5), value(left, 1, 5), value(left, 0, 5)],
+        || format!("column {col:?}"),
+    )?;
+    check(
+        x.on(right).at(images, [2, 3])? == value(right, 2, 3),
+        || "at".into(),
+    )?;
+    images.sync_all()?;
+    // x(0:3:2, 1:6:2)[right] = -(1..6); then a scalar fills x(1, :)[right].
+    let block: Vec<i32> = (1..=6).map(|v| -v).collect();
+    x.on(right).put(
+        images,
+        [Slice::from(0..3).step(2), Slice::from(1..6).step(2)],
+        &block,
+    )?;
+    images.sync_all()?;
+    let got = x.local(images)?;
+    let mut expected: Vec<i32> = (0..18).map(|k| value(me, k / 6, k % 6)).collect();
+    for (k, (r, c)) in [(0, 1), (0, 3), (0, 5), (2, 1), (2, 3), (2, 5)]
+        .into_iter()
+        .enumerate()
+    {
+        expected[r * 6 + c] = -(k as i32 + 1);
+    }
+    check(got == expected, || format!("strided put {got:?}"))?;
+    images.sync_all()?;
+    x.on(right)
+        .put(images, [Slice::at(1), Slice::all()], &[7])?;
+    x.on(right).set(images, [0, 0], 9)?;
+    images.sync_all()?;
+    let got = x.local(images)?;
+    check(got[6..12] == [7; 6] && got[0] == 9, || {
+        format!("fill {got:?}")
+    })?;
+    // Errors: a slice past the dimension, a step of 0, a wrong number of values.
+    check(
+        x.on(me).get(images, [Slice::at(3), Slice::all()]).is_err(),
+        || "row 3".into(),
+    )?;
+    check(
+        x.on(me)
+            .get(images, [Slice::all().step(0), Slice::all()])
+            .is_err(),
+        || "step 0".into(),
+    )?;
+    check(x.on(me).write(images, &[1, 2]).is_err(), || {
+        "short write".into()
+    })?;
+    check(
+        x.on(right)
+            .put(images, [Slice::at(0), Slice::all()], &[1, 2])
+            .is_err(),
+        || "short put".into(),
+    )?;
+    images.sync_all()?;
+    x.free(images)
+}
+
+fn typed_collectives(images: &mut Images) -> CoResult<()> {
+    let (me, n) = (images.this_image(), images.num_images());
+    let mut v = [f64::from(me), -f64::from(me)];
+    images.co_sum(&mut v, None)?;
+    let total = f64::from(n * (n + 1) / 2);
+    check(v == [total, -total], || format!("co_sum {v:?}"))?;
+    let mut m = [i64::from(me)];
+    images.co_max(&mut m, Some(1))?;
+    if me == 1 {
+        check(m == [i64::from(n)], || "co_max".into())?;
+    }
+    let mut m = [me as i16];
+    images.co_min(&mut m, None)?;
+    check(m == [1], || "co_min".into())?;
+    let mut b = [me; 3];
+    images.co_broadcast(&mut b, n)?;
+    check(b == [n; 3], || "co_broadcast".into())?;
+    // Concatenation of digits, as (number, 10^digits): associative, not commutative.
+    let mut digits = [[u64::from(me), 10]];
+    images.co_reduce(
+        &mut digits,
+        |acc, other| *acc = [acc[0] * other[1] + other[0], acc[1] * other[1]],
+        None,
+    )?;
+    let expected = (1..=u64::from(n)).fold(0, |acc, d| acc * 10 + d);
+    check(digits[0][0] == expected, || format!("co_reduce {digits:?}"))?;
+    images.sync_all()
 }

@@ -57,6 +57,23 @@ fn collectives_reduce_every_type_deterministically_to_one_image_or_all() {
 }
 
 #[test]
+fn the_typed_api_moves_sections_by_ranges_with_steps() {
+    scenario_on_every_image("typed");
+}
+
+#[test]
+fn coarray_heat_matches_the_serial_run() {
+    for t in transports() {
+        for procs in 1..=4u32 {
+            let out = run_on(t, procs, &[&example("coarray_heat")]);
+            out.assert_success();
+            let ok = out.stdout.matches("equal to the serial run").count();
+            assert_eq!(ok, procs as usize, "{t}, {procs} images: {}", out.stdout);
+        }
+    }
+}
+
+#[test]
 fn images_that_go_on_see_a_stopped_image_in_syncs_and_status() {
     scenario_on_every_image("stop-early");
 }

@@ -1,4 +1,5 @@
-//! Fortran coarrays: the engine under the gfortran ABI (`libcaf_gaspar`).
+//! Fortran coarrays: the engine under the gfortran ABI (`libcaf_gaspar`) and, as
+//! [`Images`] and [`Coarray`], the typed Rust API above it.
 //!
 //! The engine ([`Coarrays`]) works in Fortran's terms: images numbered from 1 in the
 //! current team, symmetric allocations ([`Token`]s) of bytes, transfers described by a
@@ -40,6 +41,7 @@ mod sync;
 mod team;
 mod termination;
 mod transfer;
+mod typed;
 
 use crate::gmem::{GlobalAddr, SymmetricAlloc};
 use crate::transport::{AtomicOp as WordOp, Width};
@@ -50,6 +52,7 @@ pub use self::convert::{Elem, ElemType};
 pub use self::error::{stat, CoError, CoResult};
 pub use self::section::{Dim, Section, MAX_RANK};
 use self::team::Team;
+pub use self::typed::{CoElement, Coarray, Images, Remote, Slice};
 
 /// An image number: 1-based, relative to the current team.
 pub type Image = u32;
