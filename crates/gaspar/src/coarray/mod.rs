@@ -31,6 +31,7 @@
 //! ```
 
 mod atomics;
+mod cobounds;
 mod collectives;
 mod convert;
 mod error;
@@ -48,6 +49,7 @@ use crate::transport::{AtomicOp as WordOp, Width};
 use crate::{Handle, Runtime};
 
 pub use self::atomics::AtomicOp;
+pub use self::cobounds::Cobounds;
 pub use self::convert::{Elem, ElemType};
 pub use self::error::{stat, CoError, CoResult};
 pub use self::section::{Dim, Section, MAX_RANK};

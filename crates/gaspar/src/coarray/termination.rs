@@ -84,14 +84,26 @@ impl Coarrays {
     pub(crate) fn wait_for_image(
         &self,
         rank: u32,
+        ready: impl FnMut() -> CoResult<bool>,
+    ) -> CoResult<()> {
+        self.wait_on(self.rt.rank(), rank, ready)
+    }
+
+    /// [`wait_for_image`](Self::wait_for_image) for a `ready` that looks at memory of
+    /// image `watched` (woken by writes there; the status is read there too, since an
+    /// announcement rings the bell of the memory it writes).
+    pub(crate) fn wait_on(
+        &self,
+        watched: u32,
+        rank: u32,
         mut ready: impl FnMut() -> CoResult<bool>,
     ) -> CoResult<()> {
         let mut gone = None;
-        let waited = self.rt.wait(self.rt.rank(), Some(rank), || {
+        let waited = self.rt.wait(watched, Some(rank), || {
             if ready().map_err(runtime)? {
                 return Ok(true);
             }
-            let status = self.status_of(rank).map_err(runtime)?;
+            let status = self.status_at(watched, rank).map_err(runtime)?;
             // What the image did before it announced is visible now: look once more.
             if status != RUNNING && !ready().map_err(runtime)? {
                 gone = Some(status);
@@ -116,7 +128,12 @@ impl Coarrays {
     }
 
     fn status_of(&self, rank: u32) -> CoResult<u64> {
-        let ga = self.control_ga(self.rt.rank(), ControlWord::Status(rank))?;
+        self.status_at(self.rt.rank(), rank)
+    }
+
+    /// The status `rank` announced, as the control block of `holder` records it.
+    fn status_at(&self, holder: u32, rank: u32) -> CoResult<u64> {
+        let ga = self.control_ga(holder, ControlWord::Status(rank))?;
         self.word_op(ga, WordOp::Load)
     }
 

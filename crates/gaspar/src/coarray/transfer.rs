@@ -103,7 +103,7 @@ impl Coarrays {
     ) -> CoResult<()> {
         let rank = self.team.rank_of(image)?;
         let low = dst.check("put (remote side)", token.after("put", offset)?)?;
-        src.check("put (source)", src_buf.len())?;
+        let src_low = src.check("put (source)", src_buf.len())?;
         check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
         let (n, m) = (dst.count()?, src.count()?);
         if n == 0 {
@@ -112,6 +112,14 @@ impl Coarrays {
         check_counts("put", m, n)?;
         let base = token.ga(rank, offset)?;
         if m == n && is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+            if src.is_contiguous() && dst.is_contiguous() {
+                // One run (scalars, whole arrays): no descriptor, no allocation.
+                let bytes = &src_buf[src_low..src_low + n * src.elem_len];
+                self.rt
+                    .put(token.ga(rank, offset + low)?, bytes, Handle::NULL)?;
+                self.put_issued(rank);
+                return Ok(());
+            }
             if let Some(p) = pair(src, dst, true)? {
                 self.rt.put_strided(
                     &src_buf[p.local_base..],
@@ -165,7 +173,7 @@ impl Coarrays {
     ) -> CoResult<()> {
         let rank = self.team.rank_of(image)?;
         let low = src.check("get (remote side)", token.after("get", offset)?)?;
-        dst.check("get (destination)", dst_buf.len())?;
+        let dst_low = dst.check("get (destination)", dst_buf.len())?;
         check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
         let (n, m) = (dst.count()?, src.count()?);
         if n == 0 {
@@ -174,6 +182,11 @@ impl Coarrays {
         check_counts("get", m, n)?;
         self.before_read(rank)?;
         if m == n && is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+            if src.is_contiguous() && dst.is_contiguous() {
+                let into = &mut dst_buf[dst_low..dst_low + n * dst.elem_len];
+                self.rt.get_blocking(into, token.ga(rank, offset + low)?)?;
+                return Ok(());
+            }
             if let Some(p) = pair(dst, src, false)? {
                 self.rt.get_strided(
                     &mut dst_buf[p.local_base..],
