@@ -876,6 +876,11 @@ fn survive_a_stopped_image(co: &mut Coarrays) -> CoResult<()> {
     co.sync_images(Some(&others))?;
     let e = co.sync_all().unwrap_err();
     check(e.stat() == stat::STOPPED_IMAGE, || format!("sync all: {e}"))?;
+    let mut x = 1.0f64.to_ne_bytes();
+    let e = co.co_sum(&mut x, R8, 8, None).unwrap_err();
+    check(e.stat() == stat::STOPPED_IMAGE, || format!("co_sum: {e}"))?;
+    let e = co.allocate(8).unwrap_err();
+    check(e.stat() == stat::STOPPED_IMAGE, || format!("allocate: {e}"))?;
     co.sync_images(Some(&others))
 }
 

@@ -154,6 +154,7 @@ impl Coarrays {
     /// `co_broadcast(a, source_image)`: every image's `buf` becomes `source`'s.
     pub fn co_broadcast(&mut self, buf: &mut [u8], source: Image) -> CoResult<()> {
         let root = self.root(source)?;
+        self.all_images_running()?;
         Ok(self.rt.team().broadcast_bytes(&self.rt, buf, root)?)
     }
 
@@ -203,6 +204,7 @@ impl Coarrays {
         result_image: Option<Image>,
     ) -> CoResult<()> {
         let root = result_image.map(|i| self.root(i)).transpose()?;
+        self.all_images_running()?;
         Ok(self
             .rt
             .team()
@@ -219,6 +221,7 @@ impl Coarrays {
     ) -> CoResult<()> {
         check(what, elem, elem_len, buf.len())?;
         let root = result_image.map(|i| self.root(i)).transpose()?;
+        self.all_images_running()?;
         let done = match (elem.ty, elem.kind) {
             (ElemType::Integer, 1) => self.builtin::<i8>(what, buf, root)?,
             (ElemType::Integer, 2) => self.builtin::<i16>(what, buf, root)?,

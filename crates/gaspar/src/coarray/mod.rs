@@ -44,7 +44,7 @@ mod termination;
 mod transfer;
 mod typed;
 
-use crate::gmem::{GlobalAddr, SymmetricAlloc};
+use crate::gmem::{GlobalAddr, Segment, SymmetricAlloc};
 use crate::transport::{AtomicOp as WordOp, Width};
 use crate::{Handle, Runtime};
 
@@ -91,10 +91,12 @@ impl Token {
     }
 
     /// The address of byte `offset` of `rank`'s part.
+    ///
+    /// Built from the block's heap offset without asking the allocator: a token lives
+    /// until `deallocate` consumes it, and every transfer through the address is checked
+    /// against the live allocations by the memory layer anyway.
     fn ga(&self, rank: u32, offset: usize) -> CoResult<GlobalAddr> {
-        let base = self.block.ga(rank)?;
-        base.offset(offset as u64)
-            .ok_or_else(|| CoError::invalid("coarray access", format!("offset {offset} overflows")))
+        heap_ga(rank, self.block.offset(), offset)
     }
 
     /// Bytes of the part after `offset` (an error when `offset` lies past the end).
@@ -124,6 +126,15 @@ impl Token {
         }
         Ok(index * 8)
     }
+}
+
+/// The address of byte `offset` after heap offset `block` on `rank`.
+#[inline]
+fn heap_ga(rank: u32, block: u64, offset: usize) -> CoResult<GlobalAddr> {
+    (offset as u64)
+        .checked_add(block)
+        .and_then(|at| GlobalAddr::new(rank, 0, Segment::Heap, at))
+        .ok_or_else(|| CoError::invalid("coarray access", format!("offset {offset} overflows")))
 }
 
 /// The coarray engine of one image: owns the runtime.
@@ -174,6 +185,12 @@ impl Coarrays {
         Ok(co)
     }
 
+    /// The runtime under the engine, for gaspar's other calls on the same job (typed
+    /// global memory, the world's teams, raw transfers to compare against).
+    pub fn runtime(&self) -> &Runtime {
+        &self.rt
+    }
+
     /// This image's number in the current team.
     pub fn this_image(&self) -> Image {
         self.team.this_image()
@@ -193,6 +210,7 @@ impl Coarrays {
 
     fn allocate_for(&mut self, bytes: usize, purpose: Purpose) -> CoResult<Token> {
         self.complete_puts()?;
+        self.all_images_running()?;
         let block = self.rt.alloc(bytes.max(1) as u64)?;
         self.zero_own_part(&block, bytes)?;
         self.rt.barrier()?;
@@ -207,6 +225,7 @@ impl Coarrays {
     /// every image once every image is done with it.
     pub fn deallocate(&mut self, token: Token) -> CoResult<()> {
         self.complete_puts()?;
+        self.all_images_running()?;
         Ok(self.rt.free(token.block)?)
     }
 
@@ -276,9 +295,7 @@ impl Coarrays {
             ControlWord::Status(r) => r,
             ControlWord::Signals(r) => self.rt.procs() + r,
         };
-        let base = self.control.ga(rank)?;
-        base.offset(8 * u64::from(index))
-            .ok_or_else(|| CoError::invalid("control block", "offset overflows"))
+        heap_ga(rank, self.control.offset(), 8 * index as usize)
     }
 
     /// An 8-byte atomic on `ga`, complete on return.

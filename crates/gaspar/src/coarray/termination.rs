@@ -127,6 +127,20 @@ impl Coarrays {
         }
     }
 
+    /// Fails with [`CoError::StoppedImage`] / [`CoError::FailedImage`] when an image of
+    /// the current team has announced that it stopped or failed: a collective statement
+    /// (allocate, deallocate, co_*) needs every image, and an image that stopped waits in
+    /// the runtime's finalize barrier, where the collective must not meet it.
+    pub(crate) fn all_images_running(&self) -> CoResult<()> {
+        for &rank in self.team.ranks() {
+            let status = self.status_of(rank)?;
+            if status != RUNNING {
+                return Err(self.gone_error(rank, status));
+            }
+        }
+        Ok(())
+    }
+
     fn status_of(&self, rank: u32) -> CoResult<u64> {
         self.status_at(self.rt.rank(), rank)
     }
