@@ -20,7 +20,8 @@ fn main() {
         Err(e) => fail(&name, &e),
     };
     match name.as_str() {
-        "stop-early" => stop_early(co),
+        "stop-early" => stop_early(co, false),
+        "finalize-early" => stop_early(co, true),
         "stop-code" => {
             println!("image {}: stopping", co.this_image());
             co.stop(3)
@@ -844,16 +845,27 @@ fn collectives(co: &mut Coarrays) -> CoResult<()> {
 
 /// The last image stops at once; the others find it stopped in sync images, in
 /// image_status and stopped_images, go on among themselves, then stop.
-fn stop_early(mut co: Coarrays) -> ! {
+fn stop_early(mut co: Coarrays, by_finalize: bool) -> ! {
     let (me, n) = (co.this_image(), co.num_images());
+    let name = if by_finalize {
+        "finalize-early"
+    } else {
+        "stop-early"
+    };
     if me == n {
-        println!("image {me}: stop-early ok");
-        co.stop(0)
+        println!("image {me}: {name} ok");
+        if !by_finalize {
+            co.stop(0)
+        }
+        if let Err(e) = co.finalize() {
+            fail(name, &e);
+        }
+        std::process::exit(0)
     }
     if let Err(e) = survive_a_stopped_image(&mut co) {
-        fail("stop-early", &e);
+        fail(name, &e);
     }
-    println!("image {me}: stop-early ok");
+    println!("image {me}: {name} ok");
     co.stop(0)
 }
 

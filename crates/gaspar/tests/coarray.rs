@@ -97,6 +97,8 @@ fn coarray_queue_hands_out_every_task_once_under_a_lock() {
 #[test]
 fn images_that_go_on_see_a_stopped_image_in_syncs_and_status() {
     scenario_on_every_image("stop-early");
+    // The Rust API's normal end (finalize, no exit) stops the image the same way.
+    scenario_on_every_image("finalize-early");
 }
 
 #[test]

@@ -240,10 +240,13 @@ impl Coarrays {
         token.bytes
     }
 
-    /// Leaves the job at the normal end of the program: completes every put and waits
-    /// for every image to finish (the termination barrier), without ending the process.
+    /// Leaves the job at the normal end of the program: completes every put, tells the
+    /// other images that this one stopped (their syncs with it end with
+    /// [`CoError::StoppedImage`]) and waits for every image to finish (the termination
+    /// barrier), without ending the process.
     pub fn finalize(mut self) -> CoResult<()> {
         self.complete_puts()?;
+        self.announce_stopped();
         Ok(self.rt.finalize()?)
     }
 

@@ -29,6 +29,11 @@ impl Coarrays {
         }
     }
 
+    /// Tells every image that this one stopped.
+    pub(crate) fn announce_stopped(&self) {
+        self.announce(STOPPED);
+    }
+
     /// `stop code` (and the program's normal end, code 0): completes this image's puts,
     /// waits for every image to stop (the termination barrier), and ends the process
     /// with exit status `code`.
