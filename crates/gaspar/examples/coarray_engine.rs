@@ -4,7 +4,7 @@
 
 use gaspar::coarray::{
     stat, AtomicOp, CoError, CoResult, Coarray, Coarrays, Dim, Elem, ElemType, Images, Section,
-    Slice, Token,
+    Slice, TeamId, TeamLevel, Token,
 };
 
 const I1: Elem = Elem::new(ElemType::Integer, 1);
@@ -38,6 +38,7 @@ fn main() {
         "locks" => locks(&mut co),
         "events" => events(&mut co),
         "collectives" => collectives(&mut co),
+        "teams" => teams(&mut co),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -841,6 +842,75 @@ fn collectives(co: &mut Coarrays) -> CoResult<()> {
         || "co_broadcast image".into(),
     )?;
     co.sync_all()
+}
+
+/// Odd and even images form two teams; inside them image numbers, sync, transfers and
+/// collectives are the team's. Then all images form one team numbered backwards.
+fn teams(co: &mut Coarrays) -> CoResult<()> {
+    let (me, n) = (co.this_image(), co.num_images());
+    let x = co.allocate(8)?;
+    let scalar = section(8, 0, &[]);
+    set_own_part(co, &x, &u64::from(me).to_ne_bytes())?;
+    co.sync_all()?;
+    let number = i64::from(2 - me % 2); // 1: odd images, 2: even images
+    let parity = co.form_team(number, None)?;
+    check(
+        co.team_number(None)? == -1 && co.team_number(Some(parity))? == number,
+        || "team_number".into(),
+    )?;
+    co.change_team(parity)?;
+    let (tme, tn) = (co.this_image(), co.num_images());
+    let members: Vec<u32> = (1..=n).filter(|i| i % 2 == me % 2).collect();
+    check(
+        tn as usize == members.len() && members[tme as usize - 1] == me,
+        || format!("team image {tme} of {tn}"),
+    )?;
+    check(co.team_number(None)? == number, || {
+        "current team_number".into()
+    })?;
+    check(co.get_team(TeamLevel::Parent) == TeamId::INITIAL, || {
+        "parent".into()
+    })?;
+    // Team image 1's x holds its initial-team image number.
+    let mut v = [0u8; 8];
+    co.get(&x, 0, 1, &scalar, I8, &mut v, &scalar, I8)?;
+    check(u64::from_ne_bytes(v) == u64::from(members[0]), || {
+        format!("get in team: {}", u64::from_ne_bytes(v))
+    })?;
+    let mut sum = u64::from(me).to_ne_bytes();
+    co.co_sum(&mut sum, I8, 8, None)?;
+    let expected: u64 = members.iter().map(|&i| u64::from(i)).sum();
+    check(u64::from_ne_bytes(sum) == expected, || {
+        "co_sum in team".into()
+    })?;
+    co.sync_images(None)?;
+    let e = co.allocate(8);
+    check(matches!(e, Err(CoError::Unsupported { .. })), || {
+        "allocate in team".into()
+    })?;
+    co.end_team()?;
+    check(co.this_image() == me && co.num_images() == n, || {
+        "after end team".into()
+    })?;
+    co.sync_team(parity)?;
+    // Everybody, numbered backwards.
+    let backwards = co.form_team(7, Some(n - me + 1))?;
+    co.change_team(backwards)?;
+    check(co.this_image() == n - me + 1, || {
+        format!("new_index: image {}", co.this_image())
+    })?;
+    let mut first = [me as u8];
+    co.co_broadcast(&mut first, 1)?;
+    check(first == [n as u8], || {
+        "broadcast from the new image 1".into()
+    })?;
+    co.end_team()?;
+    check(co.end_team().is_err(), || {
+        "end team outside change team".into()
+    })?;
+    check(co.form_team(0, None).is_err(), || "team number 0".into())?;
+    co.sync_all()?;
+    co.deallocate(x)
 }
 
 /// The last image stops at once; the others find it stopped in sync images, in

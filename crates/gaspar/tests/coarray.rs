@@ -57,6 +57,11 @@ fn collectives_reduce_every_type_deterministically_to_one_image_or_all() {
 }
 
 #[test]
+fn teams_renumber_images_and_scope_syncs_transfers_and_collectives() {
+    scenario_on_every_image("teams");
+}
+
+#[test]
 fn the_typed_api_moves_sections_by_ranges_with_steps() {
     scenario_on_every_image("typed");
 }

@@ -155,7 +155,9 @@ impl Coarrays {
     pub fn co_broadcast(&mut self, buf: &mut [u8], source: Image) -> CoResult<()> {
         let root = self.root(source)?;
         self.all_images_running()?;
-        Ok(self.rt.team().broadcast_bytes(&self.rt, buf, root)?)
+        Ok(self
+            .collective_team()
+            .broadcast_bytes(&self.rt, buf, root)?)
     }
 
     /// `co_sum(a, result_image)`: `buf` holds elements of type `elem`, `elem_len` bytes
@@ -206,8 +208,7 @@ impl Coarrays {
         let root = result_image.map(|i| self.root(i)).transpose()?;
         self.all_images_running()?;
         Ok(self
-            .rt
-            .team()
+            .collective_team()
             .reduce_bytes(&self.rt, buf, elem_len, op, root)?)
     }
 
@@ -236,8 +237,7 @@ impl Coarrays {
         }
         let mut combine = |acc: &mut [u8], other: &[u8]| combine_one(what, elem, acc, other);
         Ok(self
-            .rt
-            .team()
+            .collective_team()
             .reduce_bytes(&self.rt, buf, elem_len, &mut combine, root)?)
     }
 
@@ -252,7 +252,7 @@ impl Coarrays {
         let Ok(values) = bytemuck::try_cast_slice_mut::<u8, T>(buf) else {
             return Ok(false);
         };
-        let team = self.rt.team();
+        let team = self.collective_team();
         match root {
             Some(root) => team.reduce(&self.rt, values, what.op(), root)?,
             None => team.allreduce(&self.rt, values, what.op())?,

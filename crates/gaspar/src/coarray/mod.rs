@@ -40,6 +40,7 @@ mod locks;
 mod section;
 mod sync;
 mod team;
+mod teams;
 mod termination;
 mod transfer;
 mod typed;
@@ -54,6 +55,8 @@ pub use self::convert::{Elem, ElemType};
 pub use self::error::{stat, CoError, CoResult};
 pub use self::section::{Dim, Section, MAX_RANK};
 use self::team::Team;
+use self::teams::Formed;
+pub use self::teams::{TeamId, TeamLevel};
 pub use self::typed::{CoElement, Coarray, Images, Remote, Slice};
 
 /// An image number: 1-based, relative to the current team.
@@ -140,7 +143,12 @@ fn heap_ga(rank: u32, block: u64, offset: usize) -> CoResult<GlobalAddr> {
 /// The coarray engine of one image: owns the runtime.
 pub struct Coarrays {
     rt: Runtime,
+    /// The current team's images (a copy of the top of `stack`'s).
     team: Team,
+    /// Every team this image formed, the initial team first.
+    formed: Vec<Formed>,
+    /// The current team and the ones `change team` left, as indices into `formed`.
+    stack: Vec<usize>,
     /// Per image, `2 * procs` words: the status each rank announced (stopped, failed) and
     /// the sync-images signals received from each rank.
     control: SymmetricAlloc,
@@ -174,6 +182,8 @@ impl Coarrays {
         let control = rt.alloc(16 * u64::from(procs))?;
         let co = Coarrays {
             team: Team::initial(rank, procs),
+            formed: vec![Formed::initial(rank, procs)],
+            stack: vec![0],
             control,
             signals_seen: vec![0; procs as usize],
             pending: vec![false; procs as usize],
@@ -209,6 +219,7 @@ impl Coarrays {
     }
 
     fn allocate_for(&mut self, bytes: usize, purpose: Purpose) -> CoResult<Token> {
+        self.check_initial_team("ALLOCATE")?;
         self.complete_puts()?;
         self.all_images_running()?;
         let block = self.rt.alloc(bytes.max(1) as u64)?;
@@ -224,6 +235,7 @@ impl Coarrays {
     /// Collective over the current team, an image control statement: frees `token` on
     /// every image once every image is done with it.
     pub fn deallocate(&mut self, token: Token) -> CoResult<()> {
+        self.check_initial_team("DEALLOCATE")?;
         self.complete_puts()?;
         self.all_images_running()?;
         Ok(self.rt.free(token.block)?)
