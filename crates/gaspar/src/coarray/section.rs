@@ -18,7 +18,7 @@ pub struct Dim {
     pub stride: isize,
 }
 
-/// A section of memory: elements of `elem_len` bytes laid out along `dims` (dims[0]
+/// A section of memory: elements of `elem_len` bytes laid out along `dims` (`dims[0]`
 /// varies fastest, as in Fortran). `start` is the byte offset of the first element inside
 /// the buffer the section describes (negative strides put later elements below it).
 #[derive(Debug, Clone, Copy)]
