@@ -884,11 +884,43 @@ fn teams(co: &mut Coarrays) -> CoResult<()> {
         "co_sum in team".into()
     })?;
     co.sync_images(None)?;
-    let e = co.allocate(8);
-    check(matches!(e, Err(CoError::Unsupported { .. })), || {
-        "allocate in team".into()
+    // A coarray allocated inside the team: slot(i) on team image 1 gets team image i's
+    // initial-team number.
+    let slots = co.allocate(8 * tn as usize)?;
+    check(own_part(co, &slots)? == vec![0; 8 * tn as usize], || {
+        "zeroed in team".into()
     })?;
+    co.sync_all()?;
+    co.put(
+        &slots,
+        8 * (tme as usize - 1),
+        1,
+        &scalar,
+        I8,
+        &u64::from(me).to_ne_bytes(),
+        &scalar,
+        I8,
+    )?;
+    co.sync_all()?;
+    if tme == 1 {
+        let got: Vec<u64> = own_part(co, &slots)?
+            .chunks_exact(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        let expected: Vec<u64> = members.iter().map(|&i| u64::from(i)).collect();
+        check(got == expected, || format!("slots {got:?}"))?;
+    }
+    co.sync_all()?;
+    co.deallocate(slots)?;
+    // One left allocated: END TEAM frees it.
+    let left = co.allocate(16)?;
     co.end_team()?;
+    let e = co.get(&left, 0, me, &scalar, I8, &mut v, &scalar, I8);
+    check(e.is_err(), || {
+        "a coarray freed at end team still reachable".into()
+    })?;
+    let e = co.allocate(8).and_then(|t| co.deallocate(t));
+    check(e.is_ok(), || format!("allocate after end team: {e:?}"))?;
     check(co.this_image() == me && co.num_images() == n, || {
         "after end team".into()
     })?;

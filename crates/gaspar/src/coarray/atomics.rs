@@ -43,6 +43,7 @@ impl Coarrays {
     ) -> CoResult<u64> {
         let w = width(bytes)?;
         let rank = self.team.rank_of(image)?;
+        self.usable(token)?;
         if token.after("atomic", offset)? < usize::from(bytes) {
             return Err(CoError::invalid(
                 "atomic",

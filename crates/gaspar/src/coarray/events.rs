@@ -17,6 +17,7 @@ impl Coarrays {
     /// `event post(ev[image])`: completes this image's puts, then adds one to the count.
     pub fn event_post(&mut self, token: &Token, index: usize, image: Image) -> CoResult<()> {
         let offset = token.word("event post", Purpose::Events, index)?;
+        self.usable(token)?;
         let rank = self.team.rank_of(image)?;
         self.complete_puts()?;
         self.word_op(token.ga(rank, offset)?, WordOp::Add(1))
@@ -27,6 +28,7 @@ impl Coarrays {
     /// posted `until_count` times (at least once), then takes that many posts off.
     pub fn event_wait(&mut self, token: &Token, index: usize, until_count: u64) -> CoResult<()> {
         let offset = token.word("event wait", Purpose::Events, index)?;
+        self.usable(token)?;
         self.complete_puts()?;
         let threshold = until_count.max(1);
         let me = self.rt.rank();
@@ -42,6 +44,7 @@ impl Coarrays {
     /// `event_query(ev[image], count)`: the posts not yet waited for.
     pub fn event_query(&mut self, token: &Token, index: usize, image: Image) -> CoResult<u64> {
         let offset = token.word("event_query", Purpose::Events, index)?;
+        self.usable(token)?;
         let rank = self.team.rank_of(image)?;
         self.word_op(token.ga(rank, offset)?, WordOp::Load)
     }

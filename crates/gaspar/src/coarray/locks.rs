@@ -25,6 +25,7 @@ impl Coarrays {
         try_only: bool,
     ) -> CoResult<bool> {
         let offset = token.word("lock", super::Purpose::Locks, index)?;
+        self.usable(token)?;
         let rank = self.team.rank_of(image)?;
         self.complete_puts()?;
         let ga = token.ga(rank, offset)?;
@@ -57,6 +58,7 @@ impl Coarrays {
     /// ([`CoError::Unlocked`], [`CoError::LockedOtherImage`] otherwise).
     pub fn unlock(&mut self, token: &Token, index: usize, image: Image) -> CoResult<()> {
         let offset = token.word("unlock", super::Purpose::Locks, index)?;
+        self.usable(token)?;
         let rank = self.team.rank_of(image)?;
         self.complete_puts()?;
         let me = u64::from(self.rt.rank()) + 1;

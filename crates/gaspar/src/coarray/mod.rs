@@ -45,7 +45,7 @@ mod termination;
 mod transfer;
 mod typed;
 
-use crate::gmem::{GlobalAddr, Segment, SymmetricAlloc};
+use crate::gmem::{GlobalAddr, LocalAlloc, Segment, SymmetricAlloc};
 use crate::transport::{AtomicOp as WordOp, Width};
 use crate::{Handle, Runtime};
 
@@ -73,11 +73,29 @@ enum Purpose {
     Events,
 }
 
-/// A symmetric allocation: the same bytes on every image of the team that allocated it.
-/// Freed (collectively) by [`Coarrays::deallocate`].
+/// Job ranks that are not in the team of an allocation made inside a team.
+const NOT_MEMBER: u64 = u64::MAX;
+
+/// Where a token's memory lies.
+#[derive(Debug)]
+enum Placement {
+    /// A block of the symmetric heap (allocated in the initial team): one offset everywhere.
+    Symmetric(SymmetricAlloc),
+    /// Allocated inside `change team`: a block of each member's own heap.
+    Team {
+        /// Names the allocation among the engine's live team allocations.
+        id: u64,
+        /// Heap offset of the block by job rank ([`NOT_MEMBER`] for non-members).
+        offsets: Box<[u64]>,
+    },
+}
+
+/// A coarray allocation: the same bytes on every image of the team that allocated it.
+/// Freed (collectively) by [`Coarrays::deallocate`], or at `end team` when allocated
+/// inside the team.
 #[derive(Debug)]
 pub struct Token {
-    block: SymmetricAlloc,
+    placement: Placement,
     bytes: usize,
     purpose: Purpose,
 }
@@ -99,7 +117,16 @@ impl Token {
     /// until `deallocate` consumes it, and every transfer through the address is checked
     /// against the live allocations by the memory layer anyway.
     fn ga(&self, rank: u32, offset: usize) -> CoResult<GlobalAddr> {
-        heap_ga(rank, self.block.offset(), offset)
+        match &self.placement {
+            Placement::Symmetric(block) => heap_ga(rank, block.offset(), offset),
+            Placement::Team { offsets, .. } => match offsets.get(rank as usize) {
+                Some(&block) if block != NOT_MEMBER => heap_ga(rank, block, offset),
+                _ => Err(CoError::invalid(
+                    "coarray access",
+                    format!("rank {rank} is not in the team that allocated the coarray"),
+                )),
+            },
+        }
     }
 
     /// Bytes of the part after `offset` (an error when `offset` lies past the end).
@@ -149,6 +176,10 @@ pub struct Coarrays {
     formed: Vec<Formed>,
     /// The current team and the ones `change team` left, as indices into `formed`.
     stack: Vec<usize>,
+    /// Coarrays allocated inside teams and not freed yet: (id, team, this image's block).
+    team_blocks: Vec<(u64, usize, LocalAlloc)>,
+    /// The id of the next allocation inside a team.
+    next_team_block: u64,
     /// Per image, `2 * procs` words: the status each rank announced (stopped, failed) and
     /// the sync-images signals received from each rank.
     control: SymmetricAlloc,
@@ -184,13 +215,15 @@ impl Coarrays {
             team: Team::initial(rank, procs),
             formed: vec![Formed::initial(rank, procs)],
             stack: vec![0],
+            team_blocks: Vec::new(),
+            next_team_block: 0,
             control,
             signals_seen: vec![0; procs as usize],
             pending: vec![false; procs as usize],
             any_pending: false,
             rt,
         };
-        co.zero_own_part(&co.control, 16 * procs as usize)?;
+        co.zero_own_part(co.control.ga(rank)?, 16 * procs as usize)?;
         co.rt.barrier()?;
         Ok(co)
     }
@@ -219,14 +252,16 @@ impl Coarrays {
     }
 
     fn allocate_for(&mut self, bytes: usize, purpose: Purpose) -> CoResult<Token> {
-        self.check_initial_team("ALLOCATE")?;
         self.complete_puts()?;
         self.all_images_running()?;
+        if self.in_team() {
+            return self.allocate_in_team(bytes, purpose);
+        }
         let block = self.rt.alloc(bytes.max(1) as u64)?;
-        self.zero_own_part(&block, bytes)?;
+        self.zero_own_part(block.ga(self.rt.rank())?, bytes)?;
         self.rt.barrier()?;
         Ok(Token {
-            block,
+            placement: Placement::Symmetric(block),
             bytes,
             purpose,
         })
@@ -235,16 +270,27 @@ impl Coarrays {
     /// Collective over the current team, an image control statement: frees `token` on
     /// every image once every image is done with it.
     pub fn deallocate(&mut self, token: Token) -> CoResult<()> {
-        self.check_initial_team("DEALLOCATE")?;
         self.complete_puts()?;
         self.all_images_running()?;
-        Ok(self.rt.free(token.block)?)
+        match token.placement {
+            Placement::Symmetric(block) => {
+                if self.in_team() {
+                    return Err(CoError::invalid(
+                        "deallocate",
+                        "a coarray of the initial team inside CHANGE TEAM",
+                    ));
+                }
+                Ok(self.rt.free(block)?)
+            }
+            Placement::Team { id, .. } => self.deallocate_in_team(id),
+        }
     }
 
     /// This process's address of this image's part of `token` (for the descriptor
     /// gfortran keeps); reading and writing through it is the caller's business.
     pub fn local_addr(&self, token: &Token) -> CoResult<usize> {
-        Ok(self.rt.local_address(token.block.ga(self.rt.rank())?)?)
+        self.usable(token)?;
+        Ok(self.rt.local_address(token.ga(self.rt.rank(), 0)?)?)
     }
 
     /// Bytes of each image's part of `token`.
@@ -262,10 +308,9 @@ impl Coarrays {
         Ok(self.rt.finalize()?)
     }
 
-    /// Writes zeros over this image's first `bytes` of `block`.
-    fn zero_own_part(&self, block: &SymmetricAlloc, bytes: usize) -> CoResult<()> {
+    /// Writes zeros over the `bytes` at `base` (this image's memory).
+    fn zero_own_part(&self, base: GlobalAddr, bytes: usize) -> CoResult<()> {
         const ZEROS: [u8; 4096] = [0; 4096];
-        let base = block.ga(self.rt.rank())?;
         let mut at = 0usize;
         while at < bytes {
             let n = (bytes - at).min(ZEROS.len());

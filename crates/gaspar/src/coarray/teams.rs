@@ -3,15 +3,15 @@
 //! world layer (its collectives then run on it); inside `change team` image numbers,
 //! `sync all`, `sync images` and the collectives are the team's.
 //!
-//! Not yet: allocating or deallocating coarrays inside `change team` (the symmetric heap's
-//! allocations are collectives of the whole job); such calls return
-//! [`CoError::Unsupported`].
+//! Coarrays allocated inside `change team` are blocks of each member's own heap (the
+//! symmetric heap's allocations are collectives of the whole job), with the offsets
+//! exchanged among the members; they are freed at `end team`.
 
 use crate::world;
 
 use super::error::{CoError, CoResult};
 use super::team::Team;
-use super::{Coarrays, Image};
+use super::{Coarrays, Image, Placement, Purpose, Token, NOT_MEMBER};
 
 /// A team variable (Fortran's `type(team_type)`): the initial team, or a team made by
 /// [`Coarrays::form_team`]. Only meaningful with the engine that made it.
@@ -72,12 +72,112 @@ impl Coarrays {
         }
     }
 
-    /// Allocations are collectives of the whole job: refused inside `change team`.
-    pub(crate) fn check_initial_team(&self, call: &str) -> CoResult<()> {
-        if self.stack.len() > 1 {
-            return Err(CoError::unsupported(format!("{call} inside CHANGE TEAM")));
+    /// Whether a `change team` is active.
+    pub(crate) fn in_team(&self) -> bool {
+        self.stack.len() > 1
+    }
+
+    /// The job ranks of the current team's images other than this one.
+    fn team_partners(&self) -> Vec<u32> {
+        let me = self.rt.rank();
+        self.team
+            .ranks()
+            .iter()
+            .copied()
+            .filter(|&r| r != me)
+            .collect()
+    }
+
+    /// `allocate` inside `change team`: a block of each member's own heap, whose offsets
+    /// the members exchange (the symmetric heap's allocations are collectives of the
+    /// whole job). Same size on every member, zeroed, synchronized.
+    pub(super) fn allocate_in_team(&mut self, bytes: usize, purpose: Purpose) -> CoResult<Token> {
+        let size = self.team.num_images() as usize;
+        let mut sizes = vec![0u64; size];
+        self.collective_team()
+            .allgather(&self.rt, &[bytes as u64], &mut sizes)?;
+        if let Some(image) = sizes.iter().position(|&s| s != bytes as u64) {
+            return Err(CoError::invalid(
+                "allocate",
+                format!(
+                    "image {} of the team asked for {} bytes, this image for {bytes}",
+                    image + 1,
+                    sizes[image]
+                ),
+            ));
         }
-        Ok(())
+        let block = self.rt.alloc_local(bytes.max(1) as u64);
+        let mine = block.as_ref().map_or(NOT_MEMBER, |b| b.offset());
+        let mut offsets = vec![0u64; size];
+        let exchanged = self
+            .collective_team()
+            .allgather(&self.rt, &[mine], &mut offsets);
+        let block = match (block, exchanged) {
+            (Ok(block), Ok(())) if !offsets.contains(&NOT_MEMBER) => block,
+            (block, exchanged) => {
+                if let Ok(block) = block {
+                    self.rt.free_local(block)?;
+                }
+                exchanged?;
+                return Err(CoError::invalid(
+                    "allocate",
+                    "an image of the team has no room for the coarray",
+                ));
+            }
+        };
+        self.zero_own_part(block.ga(), bytes)?;
+        let mut by_rank = vec![NOT_MEMBER; self.rt.procs() as usize].into_boxed_slice();
+        for (&rank, &offset) in self.team.ranks().iter().zip(&offsets) {
+            by_rank[rank as usize] = offset;
+        }
+        let id = self.next_team_block;
+        self.next_team_block += 1;
+        self.team_blocks.push((id, self.current_team(), block));
+        self.signal_and_wait(&self.team_partners())?;
+        Ok(Token {
+            placement: Placement::Team {
+                id,
+                offsets: by_rank,
+            },
+            bytes,
+            purpose,
+        })
+    }
+
+    /// `deallocate` of a coarray allocated inside the current team: once every member is
+    /// done with it.
+    pub(super) fn deallocate_in_team(&mut self, id: u64) -> CoResult<()> {
+        let index = self
+            .team_blocks
+            .iter()
+            .position(|&(i, team, _)| i == id && team == self.current_team())
+            .ok_or_else(|| {
+                CoError::invalid(
+                    "deallocate",
+                    "the coarray was allocated in another team, or freed at its END TEAM",
+                )
+            })?;
+        self.signal_and_wait(&self.team_partners())?;
+        let (_, _, block) = self.team_blocks.swap_remove(index);
+        Ok(self.rt.free_local(block)?)
+    }
+
+    /// Checks that `token` may still be used: a coarray allocated inside a team is gone
+    /// after its `end team`.
+    pub(crate) fn usable(&self, token: &Token) -> CoResult<()> {
+        match token.placement {
+            Placement::Symmetric(_) => Ok(()),
+            Placement::Team { id, .. } => {
+                if self.team_blocks.iter().any(|&(i, _, _)| i == id) {
+                    Ok(())
+                } else {
+                    Err(CoError::invalid(
+                        "coarray access",
+                        "the coarray was freed (deallocated, or at the END TEAM of its team)",
+                    ))
+                }
+            }
+        }
     }
 
     /// `form team (number, t, new_index=)`: collective over the current team; the images
@@ -150,6 +250,15 @@ impl Coarrays {
             return Err(CoError::invalid("end team", "no change team is active"));
         }
         self.sync_all()?;
+        // Coarrays allocated inside the team end with it.
+        let ending = self.current_team();
+        let (ended, kept) = std::mem::take(&mut self.team_blocks)
+            .into_iter()
+            .partition(|&(_, team, _)| team == ending);
+        self.team_blocks = kept;
+        for (_, _, block) in ended {
+            self.rt.free_local(block)?;
+        }
         self.stack.pop();
         self.team = self.formed[self.current_team()].images.clone();
         Ok(())

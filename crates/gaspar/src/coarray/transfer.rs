@@ -103,6 +103,7 @@ impl Coarrays {
         src_elem: Elem,
     ) -> CoResult<()> {
         let rank = self.team.rank_of(image)?;
+        self.usable(token)?;
         let low = dst.check("put (remote side)", token.after("put", offset)?)?;
         let src_low = src.check("put (source)", src_buf.len())?;
         if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len)
@@ -199,6 +200,7 @@ impl Coarrays {
         dst_elem: Elem,
     ) -> CoResult<()> {
         let rank = self.team.rank_of(image)?;
+        self.usable(token)?;
         let low = src.check("get (remote side)", token.after("get", offset)?)?;
         let dst_low = dst.check("get (destination)", dst_buf.len())?;
         if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len)
@@ -293,6 +295,8 @@ impl Coarrays {
         src_elem: Elem,
     ) -> CoResult<()> {
         let (drank, srank) = (self.team.rank_of(dst_image)?, self.team.rank_of(src_image)?);
+        self.usable(dst_token)?;
+        self.usable(src_token)?;
         let dst_low = dst.check("copy (destination)", dst_token.after("copy", dst_offset)?)?;
         let src_low = src.check("copy (source)", src_token.after("copy", src_offset)?)?;
         check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
