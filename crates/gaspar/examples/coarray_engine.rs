@@ -22,6 +22,8 @@ fn main() {
     match name.as_str() {
         "stop-early" => stop_early(co, false),
         "finalize-early" => stop_early(co, true),
+        "fail-image" => fail_early(co, false),
+        "killed-image" => fail_early(co, true),
         "stop-code" => {
             println!("image {}: stopping", co.this_image());
             co.stop(3)
@@ -995,6 +997,72 @@ fn survive_a_stopped_image(co: &mut Coarrays) -> CoResult<()> {
     check(e.stat() == stat::STOPPED_IMAGE, || format!("co_sum: {e}"))?;
     let e = co.allocate(8).unwrap_err();
     check(e.stat() == stat::STOPPED_IMAGE, || format!("allocate: {e}"))?;
+    co.sync_images(Some(&others))
+}
+
+/// The last image fails (`fail image`, or its process is killed by SIGABRT); the others
+/// see it failed in sync images, sync all, image_status and failed_images, still
+/// synchronize among themselves, and stop.
+fn fail_early(mut co: Coarrays, killed: bool) -> ! {
+    let (me, n) = (co.this_image(), co.num_images());
+    let name = if killed { "killed-image" } else { "fail-image" };
+    let x = match co.allocate(8) {
+        Ok(x) => x,
+        Err(e) => fail(name, &e),
+    };
+    if let Err(e) = co.sync_all() {
+        fail(name, &e);
+    }
+    if me == n {
+        println!("image {me}: {name} ok");
+        if killed {
+            std::process::abort()
+        }
+        co.fail_image()
+    }
+    if let Err(e) = survive_a_failed_image(&mut co, &x) {
+        fail(name, &e);
+    }
+    println!("image {me}: {name} ok");
+    co.stop(0)
+}
+
+fn survive_a_failed_image(co: &mut Coarrays, x: &Token) -> CoResult<()> {
+    let (me, n) = (co.this_image(), co.num_images());
+    let e = co.sync_images(Some(&[n])).unwrap_err();
+    check(
+        matches!(e, CoError::FailedImage { .. }) && e.stat() == stat::FAILED_IMAGE,
+        || format!("sync images: {e}"),
+    )?;
+    check(co.image_status(n)? == stat::FAILED_IMAGE, || {
+        "image_status".into()
+    })?;
+    check(
+        co.failed_images() == [n] && co.stopped_images().is_empty(),
+        || format!("failed_images {:?}", co.failed_images()),
+    )?;
+    // sync all reports the failed image but still synchronizes the others: the put
+    // before it is seen after it.
+    let right = me % (n - 1) + 1;
+    let scalar = section(8, 0, &[]);
+    co.put(
+        x,
+        0,
+        right,
+        &scalar,
+        I8,
+        &u64::from(me).to_ne_bytes(),
+        &scalar,
+        I8,
+    )?;
+    let e = co.sync_all().unwrap_err();
+    check(e.stat() == stat::FAILED_IMAGE, || format!("sync all: {e}"))?;
+    let left = (me + n - 3) % (n - 1) + 1;
+    let got = u64::from_ne_bytes(own_part(co, x)?.try_into().unwrap_or_default());
+    check(got == u64::from(left), || {
+        format!("after sync all: {got}, expected {left}")
+    })?;
+    let others: Vec<u32> = (1..n).filter(|&i| i != me).collect();
     co.sync_images(Some(&others))
 }
 

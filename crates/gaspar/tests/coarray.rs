@@ -106,6 +106,29 @@ fn images_that_go_on_see_a_stopped_image_in_syncs_and_status() {
     scenario_on_every_image("finalize-early");
 }
 
+/// A failed image: `fail image`, or a process killed by a signal. On `gaspar run` the other
+/// images go on among themselves (MPI without fault tolerance cannot: the job ends).
+#[test]
+fn images_that_go_on_see_a_failed_image_in_syncs_and_status() {
+    for (scenario, status) in [("fail-image", 1), ("killed-image", 128 + 6)] {
+        for procs in 2..=4u32 {
+            let out = run_on("shm", procs, &[&example("coarray_engine"), &scenario]);
+            let ok = out
+                .stdout
+                .lines()
+                .filter(|l| l.ends_with(&format!(": {scenario} ok")))
+                .count();
+            assert_eq!(
+                ok, procs as usize,
+                "{procs} images: {}\n{}",
+                out.stdout, out.stderr
+            );
+            // The job's status is the failed image's.
+            assert_eq!(out.code(), Some(status), "{}", out.stderr);
+        }
+    }
+}
+
 #[test]
 fn stop_code_is_the_exit_status_of_the_job() {
     for t in transports() {

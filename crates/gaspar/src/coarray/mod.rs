@@ -224,6 +224,8 @@ impl Coarrays {
             rt,
         };
         co.zero_own_part(co.control.ga(rank)?, 16 * procs as usize)?;
+        // A failed image is reported to the others, which go on (on `gaspar run`).
+        co.rt.report_failure_instead_of_abort();
         co.rt.barrier()?;
         Ok(co)
     }

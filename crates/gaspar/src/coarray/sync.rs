@@ -65,14 +65,22 @@ impl Coarrays {
                 WordOp::Add(1),
             )?;
         }
+        // An image that stopped or failed is reported after the others were waited for:
+        // the images still running synchronize among themselves.
+        let mut gone = None;
         for &rank in partners {
             let word = self.control_ga(me, ControlWord::Signals(rank))?;
             let expected = self.signals_seen[rank as usize] + 1;
             let signalled =
                 || -> CoResult<bool> { Ok(self.word_op(word, WordOp::Load)? >= expected) };
-            self.wait_for_image(rank, signalled)?;
-            self.signals_seen[rank as usize] = expected;
+            match self.wait_for_image(rank, signalled) {
+                Ok(()) => self.signals_seen[rank as usize] = expected,
+                Err(e @ (CoError::StoppedImage { .. } | CoError::FailedImage { .. })) => {
+                    gone.get_or_insert(e);
+                }
+                Err(e) => return Err(e),
+            }
         }
-        Ok(())
+        gone.map_or(Ok(()), Err)
     }
 }

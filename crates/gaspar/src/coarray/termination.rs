@@ -37,16 +37,48 @@ impl Coarrays {
     /// `stop code` (and the program's normal end, code 0): completes this image's puts,
     /// waits for every image to stop (the termination barrier), and ends the process
     /// with exit status `code`.
+    ///
+    /// When an image has failed, the runtime's termination barrier cannot complete: the
+    /// image then waits until every other image stopped or failed, and ends without it.
     pub fn stop(mut self, code: i32) -> ! {
         let _ = std::io::stdout().flush();
         let completed = self.complete_puts();
         self.announce(STOPPED);
+        if self.any_failed() {
+            self.wait_for_the_others_to_end();
+            std::process::exit(code)
+        }
         let finalized = completed.and_then(|()| Ok(self.rt.finalize()?));
         if let Err(e) = finalized {
-            crate::error::report(&format!("gaspar: stop: {e}"));
+            // An image that failed meanwhile is reported by the launcher already.
+            if !matches!(e, CoError::FailedImage { .. }) {
+                crate::error::report(&format!("gaspar: stop: {e}"));
+            }
             std::process::exit(if code == 0 { 1 } else { code });
         }
         std::process::exit(code)
+    }
+
+    /// Whether an image of the job has failed.
+    fn any_failed(&self) -> bool {
+        (0..self.rt.procs()).any(|r| self.has_failed(r))
+    }
+
+    /// Whether job rank `rank` failed: announced it, or its process ended without
+    /// finalizing.
+    fn has_failed(&self, rank: u32) -> bool {
+        self.status_of(rank).is_ok_and(|s| s == FAILED)
+            || self.rt.rank_failed(rank).unwrap_or(false)
+    }
+
+    /// Waits until every other image of the job announced that it stopped or has failed.
+    fn wait_for_the_others_to_end(&self) {
+        let me = self.rt.rank();
+        for rank in (0..self.rt.procs()).filter(|&r| r != me) {
+            let ended = || Ok(self.status_of(rank)? != RUNNING || self.has_failed(rank));
+            // An error means the image is gone: nothing left to wait for.
+            let _ = self.wait_for_image(rank, ended);
+        }
     }
 
     /// `error stop code`: ends every image of the job at once; this process exits with
@@ -58,10 +90,10 @@ impl Coarrays {
         std::process::exit(if code == 0 { 1 } else { code })
     }
 
-    /// `fail image`: this image stops working at once. Images see it as failed in
-    /// [`image_status`](Self::image_status); the job then ends as when a rank dies
-    /// (survivors do not carry on yet: that needs the launcher to report a dead rank to a
-    /// job that opts in).
+    /// `fail image`: this image stops working at once. Under `gaspar run` the other images
+    /// go on: their syncs with it end with [`CoError::FailedImage`], and
+    /// [`image_status`](Self::image_status) and [`failed_images`](Self::failed_images)
+    /// report it. Under MPI (no fault tolerance) the job ends.
     pub fn fail_image(self) -> ! {
         let _ = std::io::stdout().flush();
         self.announce(FAILED);
@@ -76,6 +108,9 @@ impl Coarrays {
     /// [`stat::FAILED_IMAGE`] once it failed.
     pub fn image_status(&self, image: Image) -> CoResult<i32> {
         let rank = self.team.rank_of(image)?;
+        if self.has_failed(rank) {
+            return Ok(stat::FAILED_IMAGE);
+        }
         Ok(match self.status_of(rank)? {
             RUNNING => 0,
             STOPPED => stat::STOPPED_IMAGE,
@@ -160,7 +195,14 @@ impl Coarrays {
         self.team
             .ranks()
             .iter()
-            .filter(|&&r| self.status_of(r).is_ok_and(|s| s == status))
+            .filter(|&&r| {
+                let failed = self.has_failed(r);
+                if status == FAILED {
+                    failed
+                } else {
+                    !failed && self.status_of(r).is_ok_and(|s| s == status)
+                }
+            })
             .filter_map(|&r| self.team.image_of(r))
             .collect()
     }
