@@ -1062,6 +1062,9 @@ fn survive_a_failed_image(co: &mut Coarrays, x: &Token) -> CoResult<()> {
     check(got == u64::from(left), || {
         format!("after sync all: {got}, expected {left}")
     })?;
+    let mut one = 1.0f64.to_ne_bytes();
+    let e = co.co_sum(&mut one, R8, 8, None).unwrap_err();
+    check(e.stat() == stat::FAILED_IMAGE, || format!("co_sum: {e}"))?;
     let others: Vec<u32> = (1..n).filter(|&i| i != me).collect();
     co.sync_images(Some(&others))
 }

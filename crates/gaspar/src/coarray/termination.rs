@@ -173,7 +173,11 @@ impl Coarrays {
     /// the runtime's finalize barrier, where the collective must not meet it.
     pub(crate) fn all_images_running(&self) -> CoResult<()> {
         for &rank in self.team.ranks() {
-            let status = self.status_of(rank)?;
+            let status = if self.has_failed(rank) {
+                FAILED
+            } else {
+                self.status_of(rank)?
+            };
             if status != RUNNING {
                 return Err(self.gone_error(rank, status));
             }
