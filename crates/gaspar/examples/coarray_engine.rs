@@ -1006,8 +1006,8 @@ fn survive_a_stopped_image(co: &mut Coarrays) -> CoResult<()> {
 fn fail_early(mut co: Coarrays, killed: bool) -> ! {
     let (me, n) = (co.this_image(), co.num_images());
     let name = if killed { "killed-image" } else { "fail-image" };
-    let x = match co.allocate(8) {
-        Ok(x) => x,
+    let (x, ev) = match co.allocate(8).and_then(|x| Ok((x, co.allocate_events(1)?))) {
+        Ok(tokens) => tokens,
         Err(e) => fail(name, &e),
     };
     if let Err(e) = co.sync_all() {
@@ -1020,14 +1020,14 @@ fn fail_early(mut co: Coarrays, killed: bool) -> ! {
         }
         co.fail_image()
     }
-    if let Err(e) = survive_a_failed_image(&mut co, &x) {
+    if let Err(e) = survive_a_failed_image(&mut co, &x, &ev) {
         fail(name, &e);
     }
     println!("image {me}: {name} ok");
     co.stop(0)
 }
 
-fn survive_a_failed_image(co: &mut Coarrays, x: &Token) -> CoResult<()> {
+fn survive_a_failed_image(co: &mut Coarrays, x: &Token, ev: &Token) -> CoResult<()> {
     let (me, n) = (co.this_image(), co.num_images());
     let e = co.sync_images(Some(&[n])).unwrap_err();
     check(
@@ -1065,6 +1065,13 @@ fn survive_a_failed_image(co: &mut Coarrays, x: &Token) -> CoResult<()> {
     let mut one = 1.0f64.to_ne_bytes();
     let e = co.co_sum(&mut one, R8, 8, None).unwrap_err();
     check(e.stat() == stat::FAILED_IMAGE, || format!("co_sum: {e}"))?;
+    if n == 2 {
+        // Nobody is left to post: the wait ends with the failed image.
+        let e = co.event_wait(ev, 0, 1).unwrap_err();
+        check(e.stat() == stat::FAILED_IMAGE, || {
+            format!("event wait: {e}")
+        })?;
+    }
     let others: Vec<u32> = (1..n).filter(|&i| i != me).collect();
     co.sync_images(Some(&others))
 }

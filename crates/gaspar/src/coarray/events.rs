@@ -33,10 +33,23 @@ impl Coarrays {
         let threshold = until_count.max(1);
         let me = self.rt.rank();
         let ga = token.ga(me, offset)?;
-        let rt = &self.rt;
-        rt.wait(me, None, || {
-            Ok(rt.atomic_blocking(ga, crate::Width::W8, WordOp::Load)? >= threshold)
-        })?;
+        let mut stranded = None;
+        let waited = self.rt.wait(me, None, || {
+            if self
+                .rt
+                .atomic_blocking(ga, crate::Width::W8, WordOp::Load)?
+                >= threshold
+            {
+                return Ok(true);
+            }
+            // No image left that could post: an error, not a wait forever.
+            stranded = self.no_other_image_running();
+            Ok(stranded.is_some())
+        });
+        waited?;
+        if let Some(gone) = stranded {
+            return Err(gone);
+        }
         self.word_op(ga, WordOp::Add(threshold.wrapping_neg()))
             .map(drop)
     }

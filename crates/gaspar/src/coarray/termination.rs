@@ -185,6 +185,24 @@ impl Coarrays {
         Ok(())
     }
 
+    /// When every other image of the job has stopped or failed: the error naming one.
+    pub(crate) fn no_other_image_running(&self) -> Option<CoError> {
+        let me = self.rt.rank();
+        let mut last = None;
+        for rank in (0..self.rt.procs()).filter(|&r| r != me) {
+            let status = if self.has_failed(rank) {
+                FAILED
+            } else {
+                self.status_of(rank).unwrap_or(RUNNING)
+            };
+            if status == RUNNING {
+                return None;
+            }
+            last = Some((rank, status));
+        }
+        last.map(|(rank, status)| self.gone_error(rank, status))
+    }
+
     fn status_of(&self, rank: u32) -> CoResult<u64> {
         self.status_at(self.rt.rank(), rank)
     }
