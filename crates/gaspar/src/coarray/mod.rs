@@ -116,6 +116,7 @@ impl Token {
     /// Built from the block's heap offset without asking the allocator: a token lives
     /// until `deallocate` consumes it, and every transfer through the address is checked
     /// against the live allocations by the memory layer anyway.
+    #[inline]
     fn ga(&self, rank: u32, offset: usize) -> CoResult<GlobalAddr> {
         match &self.placement {
             Placement::Symmetric(block) => heap_ga(rank, block.offset(), offset),

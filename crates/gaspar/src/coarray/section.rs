@@ -42,6 +42,7 @@ impl<'a> Section<'a> {
     }
 
     /// Elements in the section.
+    #[inline]
     pub fn count(&self) -> CoResult<usize> {
         self.dims
             .iter()
@@ -132,6 +133,7 @@ impl<'a> Section<'a> {
     }
 
     /// Whether the elements lie one after another in Fortran order (a single run).
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         let mut expected = self.elem_len as isize;
         for d in self.dims.iter().filter(|d| d.extent != 1) {
