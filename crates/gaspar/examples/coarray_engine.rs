@@ -1086,7 +1086,15 @@ fn error_stop(mut co: Coarrays) -> ! {
         "image {}: sync all after error stop: {result:?}",
         co.this_image()
     );
-    co.stop(0)
+    // The others must not go on: syncing among themselves, they are stopped too.
+    let (me, n) = (co.this_image(), co.num_images());
+    let others: Vec<u32> = (2..=n).filter(|&i| i != me).collect();
+    loop {
+        if let Err(e) = co.sync_images(Some(&others)) {
+            println!("image {me}: stopped by the error stop: {e}");
+            std::process::exit(1)
+        }
+    }
 }
 
 /// The typed API: sections by ranges with steps (also backwards), elements, whole arrays,

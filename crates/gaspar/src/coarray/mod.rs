@@ -226,7 +226,7 @@ impl Coarrays {
         };
         co.zero_own_part(co.control.ga(rank)?, 16 * procs as usize)?;
         // A failed image is reported to the others, which go on (on `gaspar run`).
-        co.rt.report_failure_instead_of_abort();
+        co.rt.report_failure_instead_of_abort(true);
         co.rt.barrier()?;
         Ok(co)
     }

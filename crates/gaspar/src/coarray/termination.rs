@@ -87,6 +87,8 @@ impl Coarrays {
         let _ = std::io::stdout().flush();
         let _ = self.complete_puts();
         self.announce(FAILED);
+        // Not a failed image the others go on without: the launcher ends the job.
+        self.rt.report_failure_instead_of_abort(false);
         std::process::exit(if code == 0 { 1 } else { code })
     }
 

@@ -102,12 +102,13 @@ impl World {
         Ok(self.transport.wait(watched, awaited, &mut ready)?)
     }
 
-    /// Asks that this rank's death (an exit without finalize, a signal) be reported to the
-    /// other ranks, whose waits for it then end with [`Error::RankGone`], instead of
-    /// ending the job (`gaspar run` only; a coarray job's failed images). Returns whether
-    /// the transport does so (under MPI the job still ends).
-    pub fn report_failure_instead_of_abort(&self) -> bool {
-        self.transport.report_failure_instead_of_abort()
+    /// With `report`, asks that this rank's death (an exit without finalize, a signal) be
+    /// reported to the other ranks, whose waits for it then end with
+    /// [`Error::RankGone`], instead of ending the job (`gaspar run` only; a coarray job's
+    /// failed images); without, its death ends the job again. Returns whether the
+    /// transport does so (under MPI the job always ends).
+    pub fn report_failure_instead_of_abort(&self, report: bool) -> bool {
+        self.transport.report_failure_instead_of_abort(report)
     }
 
     /// Whether rank `rank` exited without finalizing (always `false` under MPI).

@@ -1284,10 +1284,10 @@ impl Transport for ShmTransport {
         self.aborted().is_some()
     }
 
-    fn report_failure_instead_of_abort(&self) -> bool {
+    fn report_failure_instead_of_abort(&self, report: bool) -> bool {
         self.header(self.rank)
             .reports_failure
-            .store(1, Ordering::Release);
+            .store(u64::from(report), Ordering::Release);
         true
     }
 
