@@ -539,13 +539,18 @@ fn supervise(
             };
             ends[index] = Some((pid, end));
             let failed = end != RankEnd::Exited(0);
-            tracing::debug!(rank, ?end, "rank ended");
+            // A rank that asked for it (a coarray job's failed image) is reported to the
+            // others, which go on; any other failure stops the job.
+            let reported = failed && segments.reports_failure(rank);
+            tracing::debug!(rank, ?end, reported, "rank ended");
             if failed && failure.is_none() {
                 failure = Some(Failure::Rank {
                     rank,
                     pid: pid.as_raw(),
                     end,
                 });
+            }
+            if failed && !reported && kill_at.is_none() {
                 stop(&ranks);
                 kill_at = Some(Instant::now() + grace);
             }

@@ -239,7 +239,7 @@ impl GlobalMemory {
 
     /// [`locate_range`](Self::locate_range) for a noncontiguous transfer whose bytes
     /// after `ga` span `extent()` (computed only for heap addresses).
-    #[inline]
+    #[inline(always)]
     pub fn locate_extent(
         &self,
         ga: GlobalAddr,

@@ -64,6 +64,8 @@ impl Transport for AnyTransport {
         fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
         fn abort(&self, message: &str) -> !;
         fn job_aborted(&self) -> bool;
+        fn report_failure_instead_of_abort(&self, report: bool) -> bool;
+        fn rank_failed(&self, rank: u32) -> bool;
         fn wait(&self, watched: u32, awaited: Option<u32>,
             ready: &mut dyn FnMut() -> crate::error::Result<bool>) -> TransportResult<()>;
         fn split_team(&self, parent: &TransportTeam, color: Option<u32>, key: u32,

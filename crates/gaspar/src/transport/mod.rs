@@ -336,6 +336,18 @@ pub trait Transport: Send + Sync {
     fn abort(&self, message: &str) -> !;
     /// Whether the job is already being ended (a rank aborted it, or the launcher).
     fn job_aborted(&self) -> bool;
+    /// With `report`, asks that this rank's death be reported to the other ranks (their
+    /// waits for it end with [`Error::RankGone`]) instead of ending the job; without, its
+    /// death ends the job again. `false` where the transport cannot go on without a rank
+    /// (MPI without fault tolerance).
+    fn report_failure_instead_of_abort(&self, _report: bool) -> bool {
+        false
+    }
+    /// Whether `rank` (a transport rank) exited without finalizing; `false` where the
+    /// transport cannot tell.
+    fn rank_failed(&self, _rank: u32) -> bool {
+        false
+    }
     /// Waits until `ready()` returns true (the one wait of gaspar, see [`wait`]).
     /// `ready` looks at memory of rank `watched`; the wait may sleep until that memory
     /// is written by an atomic or by a put that is then flushed. Ends with an error when

@@ -102,6 +102,21 @@ impl World {
         Ok(self.transport.wait(watched, awaited, &mut ready)?)
     }
 
+    /// With `report`, asks that this rank's death (an exit without finalize, a signal) be
+    /// reported to the other ranks, whose waits for it then end with
+    /// [`Error::RankGone`], instead of ending the job (`gaspar run` only; a coarray job's
+    /// failed images); without, its death ends the job again. Returns whether the
+    /// transport does so (under MPI the job always ends).
+    pub fn report_failure_instead_of_abort(&self, report: bool) -> bool {
+        self.transport.report_failure_instead_of_abort(report)
+    }
+
+    /// Whether rank `rank` exited without finalizing (always `false` under MPI).
+    pub fn rank_failed(&self, rank: u32) -> Result<bool> {
+        let physical = self.physical(rank.into())?;
+        Ok(self.transport.rank_failed(physical))
+    }
+
     /// Ends the whole job with `message` (ACP's `acp_abort`).
     pub fn abort(&self, message: &str) -> ! {
         self.transport.abort(message)

@@ -91,6 +91,16 @@ impl JobSegments {
             == state::ATTACHED
     }
 
+    /// Whether `rank` asked that its death be reported to the others instead of ending
+    /// the job.
+    pub(crate) fn reports_failure(&self, rank: u32) -> bool {
+        self.segments[rank as usize]
+            .header()
+            .reports_failure
+            .load(Ordering::Acquire)
+            != 0
+    }
+
     /// Records that `rank`'s process ended, unless it finalized first.
     pub(crate) fn record_exit(&self, rank: u32) {
         self.segments[rank as usize].header().record_exit();

@@ -176,6 +176,10 @@ pub(crate) struct Header {
     pub(crate) heap_len: AtomicU64,
     pub(crate) pid: AtomicU64,
     pub(crate) state: AtomicU64,
+    /// Non-zero when the rank asked that its death be reported to the other ranks (their
+    /// waits for it end with an error) instead of ending the job: a coarray job's failed
+    /// image.
+    pub(crate) reports_failure: AtomicU64,
     /// Non-zero once the job is being aborted (1 + rank, or [`ABORTED_BY_LAUNCHER`]).
     pub(crate) abort: Padded,
     /// Where the barrier's waits sleep (rung by the barrier's signals).

@@ -1284,6 +1284,17 @@ impl Transport for ShmTransport {
         self.aborted().is_some()
     }
 
+    fn report_failure_instead_of_abort(&self, report: bool) -> bool {
+        self.header(self.rank)
+            .reports_failure
+            .store(u64::from(report), Ordering::Release);
+        true
+    }
+
+    fn rank_failed(&self, rank: u32) -> bool {
+        rank < self.procs && self.header(rank).state.load(Ordering::Acquire) == state::EXITED
+    }
+
     fn wait(
         &self,
         watched: u32,

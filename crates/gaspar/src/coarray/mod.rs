@@ -1,0 +1,368 @@
+//! Fortran coarrays: the engine under the gfortran ABI (`libcaf_gaspar`) and, as
+//! [`Images`] and [`Coarray`], the typed Rust API above it.
+//!
+//! The engine ([`Coarrays`]) works in Fortran's terms: images numbered from 1 in the
+//! current team, symmetric allocations ([`Token`]s) of bytes, transfers described by a
+//! byte offset and [`Section`]s (byte strides, up to 15 dimensions, possibly negative)
+//! with element types ([`Elem`]) converted as assignment converts them, and image control
+//! statements. Puts are nonblocking: they complete at the next image control statement
+//! (sync all/images/memory, lock, unlock, event post/wait, allocate, deallocate), and a get
+//! from an image this image has outstanding puts to sees them (XcalableMP's flow and anti
+//! dependencies). It never dereferences a raw pointer: the C ABI turns descriptors into
+//! slices and sections.
+//!
+//! ```no_run
+//! use gaspar::coarray::{Coarrays, Dim, Elem, ElemType, Section};
+//! let mut co = Coarrays::init()?;
+//! let token = co.allocate(8 * 10)?; // real(8) :: a(10)[*]
+//! let me = co.this_image();
+//! let right = me % co.num_images() + 1;
+//! let r8 = Elem::new(ElemType::Real, 8);
+//! let dims = [Dim { extent: 5, stride: 16 }];
+//! let values: Vec<u8> = (0..5).flat_map(|k| f64::from(k).to_ne_bytes()).collect();
+//! // a(1:10:2)[right] = values
+//! let dense = [Dim { extent: 5, stride: 8 }];
+//! co.put(&token, 0, right, &Section { elem_len: 8, start: 0, dims: &dims }, r8,
+//!        &values, &Section { elem_len: 8, start: 0, dims: &dense }, r8)?;
+//! co.sync_all()?;
+//! co.deallocate(token)?;
+//! co.finalize()?;
+//! # Ok::<(), gaspar::coarray::CoError>(())
+//! ```
+
+mod atomics;
+mod cobounds;
+mod collectives;
+mod convert;
+mod error;
+mod events;
+mod locks;
+mod section;
+mod sync;
+mod team;
+mod teams;
+mod termination;
+mod transfer;
+mod typed;
+
+use crate::gmem::{GlobalAddr, LocalAlloc, Segment, SymmetricAlloc};
+use crate::transport::{AtomicOp as WordOp, Width};
+use crate::{Handle, Runtime};
+
+pub use self::atomics::AtomicOp;
+pub use self::cobounds::Cobounds;
+pub use self::convert::{Elem, ElemType};
+pub use self::error::{stat, CoError, CoResult};
+pub use self::section::{Dim, Section, MAX_RANK};
+use self::team::Team;
+use self::teams::Formed;
+pub use self::teams::{TeamId, TeamLevel};
+pub use self::typed::{CoElement, Coarray, Images, Remote, Slice};
+
+/// An image number: 1-based, relative to the current team.
+pub type Image = u32;
+
+/// Bytes every allocation is aligned to (at least).
+pub const ALIGN: usize = 16;
+
+/// What a token's memory holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Data,
+    Locks,
+    Events,
+}
+
+/// Job ranks that are not in the team of an allocation made inside a team.
+const NOT_MEMBER: u64 = u64::MAX;
+
+/// Where a token's memory lies.
+#[derive(Debug)]
+enum Placement {
+    /// A block of the symmetric heap (allocated in the initial team): one offset everywhere.
+    Symmetric(SymmetricAlloc),
+    /// Allocated inside `change team`: a block of each member's own heap.
+    Team {
+        /// Names the allocation among the engine's live team allocations.
+        id: u64,
+        /// Heap offset of the block by job rank ([`NOT_MEMBER`] for non-members).
+        offsets: Box<[u64]>,
+    },
+}
+
+/// A coarray allocation: the same bytes on every image of the team that allocated it.
+/// Freed (collectively) by [`Coarrays::deallocate`], or at `end team` when allocated
+/// inside the team.
+#[derive(Debug)]
+pub struct Token {
+    placement: Placement,
+    bytes: usize,
+    purpose: Purpose,
+}
+
+impl Token {
+    /// Bytes on each image, as allocated.
+    pub fn len(&self) -> usize {
+        self.bytes
+    }
+
+    /// Whether the allocation has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
+    /// The address of byte `offset` of `rank`'s part.
+    ///
+    /// Built from the block's heap offset without asking the allocator: a token lives
+    /// until `deallocate` consumes it, and every transfer through the address is checked
+    /// against the live allocations by the memory layer anyway.
+    #[inline]
+    fn ga(&self, rank: u32, offset: usize) -> CoResult<GlobalAddr> {
+        match &self.placement {
+            Placement::Symmetric(block) => heap_ga(rank, block.offset(), offset),
+            Placement::Team { offsets, .. } => match offsets.get(rank as usize) {
+                Some(&block) if block != NOT_MEMBER => heap_ga(rank, block, offset),
+                _ => Err(CoError::invalid(
+                    "coarray access",
+                    format!("rank {rank} is not in the team that allocated the coarray"),
+                )),
+            },
+        }
+    }
+
+    /// Bytes of the part after `offset` (an error when `offset` lies past the end).
+    fn after(&self, call: &'static str, offset: usize) -> CoResult<usize> {
+        self.bytes.checked_sub(offset).ok_or_else(|| {
+            CoError::invalid(
+                call,
+                format!("offset {offset} lies past the {}-byte coarray", self.bytes),
+            )
+        })
+    }
+
+    /// The byte offset of word `index` of a lock or event token.
+    fn word(&self, call: &'static str, purpose: Purpose, index: usize) -> CoResult<usize> {
+        if self.purpose != purpose {
+            return Err(CoError::invalid(
+                call,
+                format!("the token holds {:?}, not {purpose:?}", self.purpose),
+            ));
+        }
+        let count = self.bytes / 8;
+        if index >= count {
+            return Err(CoError::invalid(
+                call,
+                format!("index {index} is out of range: the token holds {count} variables"),
+            ));
+        }
+        Ok(index * 8)
+    }
+}
+
+/// The address of byte `offset` after heap offset `block` on `rank`.
+#[inline]
+fn heap_ga(rank: u32, block: u64, offset: usize) -> CoResult<GlobalAddr> {
+    (offset as u64)
+        .checked_add(block)
+        .and_then(|at| GlobalAddr::new(rank, 0, Segment::Heap, at))
+        .ok_or_else(|| CoError::invalid("coarray access", format!("offset {offset} overflows")))
+}
+
+/// The coarray engine of one image: owns the runtime.
+pub struct Coarrays {
+    rt: Runtime,
+    /// The current team's images (a copy of the top of `stack`'s).
+    team: Team,
+    /// Every team this image formed, the initial team first.
+    formed: Vec<Formed>,
+    /// The current team and the ones `change team` left, as indices into `formed`.
+    stack: Vec<usize>,
+    /// Coarrays allocated inside teams and not freed yet: (id, team, this image's block).
+    team_blocks: Vec<(u64, usize, LocalAlloc)>,
+    /// The id of the next allocation inside a team.
+    next_team_block: u64,
+    /// Per image, `2 * procs` words: the status each rank announced (stopped, failed) and
+    /// the sync-images signals received from each rank.
+    control: SymmetricAlloc,
+    /// Sync-images signals consumed, per rank.
+    signals_seen: Vec<u64>,
+    /// Ranks this image has puts to that may be incomplete.
+    pending: Vec<bool>,
+    any_pending: bool,
+}
+
+/// A word of the control block.
+#[derive(Debug, Clone, Copy)]
+enum ControlWord {
+    /// The status rank `r` announced.
+    Status(u32),
+    /// Sync-images signals received from rank `r`.
+    Signals(u32),
+}
+
+impl Coarrays {
+    /// Joins the job (as `gaspar::init` does; one image alone when not launched) and sets
+    /// up the engine: a collective over every image.
+    pub fn init() -> CoResult<Coarrays> {
+        let rt = crate::init()?;
+        Coarrays::with_runtime(rt)
+    }
+
+    /// The engine on a runtime already started (collective).
+    pub fn with_runtime(rt: Runtime) -> CoResult<Coarrays> {
+        let (rank, procs) = (rt.rank(), rt.procs());
+        let control = rt.alloc(16 * u64::from(procs))?;
+        let co = Coarrays {
+            team: Team::initial(rank, procs),
+            formed: vec![Formed::initial(rank, procs)],
+            stack: vec![0],
+            team_blocks: Vec::new(),
+            next_team_block: 0,
+            control,
+            signals_seen: vec![0; procs as usize],
+            pending: vec![false; procs as usize],
+            any_pending: false,
+            rt,
+        };
+        co.zero_own_part(co.control.ga(rank)?, 16 * procs as usize)?;
+        // A failed image is reported to the others, which go on (on `gaspar run`).
+        co.rt.report_failure_instead_of_abort(true);
+        co.rt.barrier()?;
+        Ok(co)
+    }
+
+    /// The runtime under the engine, for gaspar's other calls on the same job (typed
+    /// global memory, the world's teams, raw transfers to compare against).
+    pub fn runtime(&self) -> &Runtime {
+        &self.rt
+    }
+
+    /// This image's number in the current team.
+    pub fn this_image(&self) -> Image {
+        self.team.this_image()
+    }
+
+    /// Images in the current team.
+    pub fn num_images(&self) -> u32 {
+        self.team.num_images()
+    }
+
+    /// Collective over the current team, an image control statement: `bytes` on every
+    /// image (a different size on some image is an error on every image and allocates
+    /// nothing), zero-filled, aligned to [`ALIGN`]. `bytes == 0` is legal.
+    pub fn allocate(&mut self, bytes: usize) -> CoResult<Token> {
+        self.allocate_for(bytes, Purpose::Data)
+    }
+
+    fn allocate_for(&mut self, bytes: usize, purpose: Purpose) -> CoResult<Token> {
+        self.complete_puts()?;
+        self.all_images_running()?;
+        if self.in_team() {
+            return self.allocate_in_team(bytes, purpose);
+        }
+        let block = self.rt.alloc(bytes.max(1) as u64)?;
+        self.zero_own_part(block.ga(self.rt.rank())?, bytes)?;
+        self.rt.barrier()?;
+        Ok(Token {
+            placement: Placement::Symmetric(block),
+            bytes,
+            purpose,
+        })
+    }
+
+    /// Collective over the current team, an image control statement: frees `token` on
+    /// every image once every image is done with it.
+    pub fn deallocate(&mut self, token: Token) -> CoResult<()> {
+        self.complete_puts()?;
+        self.all_images_running()?;
+        match token.placement {
+            Placement::Symmetric(block) => {
+                if self.in_team() {
+                    return Err(CoError::invalid(
+                        "deallocate",
+                        "a coarray of the initial team inside CHANGE TEAM",
+                    ));
+                }
+                Ok(self.rt.free(block)?)
+            }
+            Placement::Team { id, .. } => self.deallocate_in_team(id),
+        }
+    }
+
+    /// This process's address of this image's part of `token` (for the descriptor
+    /// gfortran keeps); reading and writing through it is the caller's business.
+    pub fn local_addr(&self, token: &Token) -> CoResult<usize> {
+        self.usable(token)?;
+        Ok(self.rt.local_address(token.ga(self.rt.rank(), 0)?)?)
+    }
+
+    /// Bytes of each image's part of `token`.
+    pub fn len(&self, token: &Token) -> usize {
+        token.bytes
+    }
+
+    /// Leaves the job at the normal end of the program: completes every put, tells the
+    /// other images that this one stopped (their syncs with it end with
+    /// [`CoError::StoppedImage`]) and waits for every image to finish (the termination
+    /// barrier), without ending the process.
+    pub fn finalize(mut self) -> CoResult<()> {
+        self.complete_puts()?;
+        self.announce_stopped();
+        Ok(self.rt.finalize()?)
+    }
+
+    /// Writes zeros over the `bytes` at `base` (this image's memory).
+    fn zero_own_part(&self, base: GlobalAddr, bytes: usize) -> CoResult<()> {
+        const ZEROS: [u8; 4096] = [0; 4096];
+        let mut at = 0usize;
+        while at < bytes {
+            let n = (bytes - at).min(ZEROS.len());
+            let ga = base.offset(at as u64).ok_or_else(|| {
+                CoError::invalid("allocate", format!("{bytes} bytes overflow the heap"))
+            })?;
+            self.rt.put(ga, &ZEROS[..n], Handle::NULL)?;
+            at += n;
+        }
+        self.rt.complete(Handle::ALL)?;
+        Ok(())
+    }
+
+    /// Completes every outstanding put (the part of every image control statement).
+    fn complete_puts(&mut self) -> CoResult<()> {
+        if self.any_pending {
+            self.rt.complete(Handle::ALL)?;
+            self.pending.iter_mut().for_each(|p| *p = false);
+            self.any_pending = false;
+        }
+        Ok(())
+    }
+
+    /// Records a put to `rank` that may still be in flight.
+    fn put_issued(&mut self, rank: u32) {
+        self.pending[rank as usize] = true;
+        self.any_pending = true;
+    }
+
+    /// Completes the puts to `rank` before this image reads memory there.
+    fn before_read(&mut self, rank: u32) -> CoResult<()> {
+        if self.pending[rank as usize] {
+            self.rt.fence(rank)?;
+            self.pending[rank as usize] = false;
+        }
+        Ok(())
+    }
+
+    /// The address of a word of `rank`'s control block.
+    fn control_ga(&self, rank: u32, word: ControlWord) -> CoResult<GlobalAddr> {
+        let index = match word {
+            ControlWord::Status(r) => r,
+            ControlWord::Signals(r) => self.rt.procs() + r,
+        };
+        heap_ga(rank, self.control.offset(), 8 * index as usize)
+    }
+
+    /// An 8-byte atomic on `ga`, complete on return.
+    fn word_op(&self, ga: GlobalAddr, op: WordOp) -> CoResult<u64> {
+        Ok(self.rt.atomic_blocking(ga, Width::W8, op)?)
+    }
+}

@@ -1,0 +1,255 @@
+//! Termination: stop (normal), error stop, fail image, and what images know of the
+//! images that stopped or failed.
+//!
+//! An image that stops or fails first announces it in every image's control block, so
+//! that `image_status`, `stopped_images` and `failed_images` answer from local memory.
+//! A normal stop is the termination barrier of the runtime's finalize: an image waiting
+//! in a sync for an image that stopped gets [`CoError::StoppedImage`].
+
+use std::io::Write;
+
+use crate::transport::AtomicOp as WordOp;
+
+use super::error::{stat, CoError, CoResult};
+use super::{Coarrays, ControlWord, Image};
+
+/// What an image announced in the control block.
+const RUNNING: u64 = 0;
+const STOPPED: u64 = 1;
+const FAILED: u64 = 2;
+
+impl Coarrays {
+    /// Writes `status` into this image's word of every image's control block.
+    fn announce(&self, status: u64) {
+        let me = self.rt.rank();
+        for rank in 0..self.rt.procs() {
+            if let Ok(ga) = self.control_ga(rank, ControlWord::Status(me)) {
+                let _ = self.word_op(ga, WordOp::Store(status));
+            }
+        }
+    }
+
+    /// Tells every image that this one stopped.
+    pub(crate) fn announce_stopped(&self) {
+        self.announce(STOPPED);
+    }
+
+    /// `stop code` (and the program's normal end, code 0): completes this image's puts,
+    /// waits for every image to stop (the termination barrier), and ends the process
+    /// with exit status `code`.
+    ///
+    /// When an image has failed, the runtime's termination barrier cannot complete: the
+    /// image then waits until every other image stopped or failed, and ends without it.
+    pub fn stop(mut self, code: i32) -> ! {
+        let _ = std::io::stdout().flush();
+        let completed = self.complete_puts();
+        self.announce(STOPPED);
+        if self.any_failed() {
+            self.wait_for_the_others_to_end();
+            std::process::exit(code)
+        }
+        let finalized = completed.and_then(|()| Ok(self.rt.finalize()?));
+        if let Err(e) = finalized {
+            // An image that failed meanwhile is reported by the launcher already.
+            if !matches!(e, CoError::FailedImage { .. }) {
+                crate::error::report(&format!("gaspar: stop: {e}"));
+            }
+            std::process::exit(if code == 0 { 1 } else { code });
+        }
+        std::process::exit(code)
+    }
+
+    /// Whether an image of the job has failed.
+    fn any_failed(&self) -> bool {
+        (0..self.rt.procs()).any(|r| self.has_failed(r))
+    }
+
+    /// Whether job rank `rank` failed: announced it, or its process ended without
+    /// finalizing.
+    fn has_failed(&self, rank: u32) -> bool {
+        self.status_of(rank).is_ok_and(|s| s == FAILED)
+            || self.rt.rank_failed(rank).unwrap_or(false)
+    }
+
+    /// Waits until every other image of the job announced that it stopped or has failed.
+    fn wait_for_the_others_to_end(&self) {
+        let me = self.rt.rank();
+        for rank in (0..self.rt.procs()).filter(|&r| r != me) {
+            let ended = || Ok(self.status_of(rank)? != RUNNING || self.has_failed(rank));
+            // An error means the image is gone: nothing left to wait for.
+            let _ = self.wait_for_image(rank, ended);
+        }
+    }
+
+    /// `error stop code`: ends every image of the job at once; this process exits with
+    /// status `code` (1 when `code` is 0), and the launcher stops the others.
+    pub fn error_stop(mut self, code: i32) -> ! {
+        let _ = std::io::stdout().flush();
+        let _ = self.complete_puts();
+        self.announce(FAILED);
+        // Not a failed image the others go on without: the launcher ends the job.
+        self.rt.report_failure_instead_of_abort(false);
+        std::process::exit(if code == 0 { 1 } else { code })
+    }
+
+    /// `fail image`: this image stops working at once. Under `gaspar run` the other images
+    /// go on: their syncs with it end with [`CoError::FailedImage`], and
+    /// [`image_status`](Self::image_status) and [`failed_images`](Self::failed_images)
+    /// report it. Under MPI (no fault tolerance) the job ends.
+    pub fn fail_image(self) -> ! {
+        let _ = std::io::stdout().flush();
+        self.announce(FAILED);
+        crate::error::report(&format!(
+            "gaspar: image {} failed (fail image)",
+            self.this_image()
+        ));
+        std::process::exit(1)
+    }
+
+    /// `image_status(image)`: 0 while it runs, [`stat::STOPPED_IMAGE`] once it stopped,
+    /// [`stat::FAILED_IMAGE`] once it failed.
+    pub fn image_status(&self, image: Image) -> CoResult<i32> {
+        let rank = self.team.rank_of(image)?;
+        if self.has_failed(rank) {
+            return Ok(stat::FAILED_IMAGE);
+        }
+        Ok(match self.status_of(rank)? {
+            RUNNING => 0,
+            STOPPED => stat::STOPPED_IMAGE,
+            _ => stat::FAILED_IMAGE,
+        })
+    }
+
+    /// Waits until `ready()` holds, woken by writes to this image's memory; ends with
+    /// [`CoError::StoppedImage`] / [`CoError::FailedImage`] when image `rank` (whose
+    /// action `ready` waits for) announces that it stopped or failed first.
+    pub(crate) fn wait_for_image(
+        &self,
+        rank: u32,
+        ready: impl FnMut() -> CoResult<bool>,
+    ) -> CoResult<()> {
+        self.wait_on(self.rt.rank(), rank, ready)
+    }
+
+    /// [`wait_for_image`](Self::wait_for_image) for a `ready` that looks at memory of
+    /// image `watched` (woken by writes there; the status is read there too, since an
+    /// announcement rings the bell of the memory it writes).
+    pub(crate) fn wait_on(
+        &self,
+        watched: u32,
+        rank: u32,
+        mut ready: impl FnMut() -> CoResult<bool>,
+    ) -> CoResult<()> {
+        let mut gone = None;
+        let waited = self.rt.wait(watched, Some(rank), || {
+            if ready().map_err(runtime)? {
+                return Ok(true);
+            }
+            let status = self.status_at(watched, rank).map_err(runtime)?;
+            // What the image did before it announced is visible now: look once more.
+            if status != RUNNING && !ready().map_err(runtime)? {
+                gone = Some(status);
+                return Ok(true);
+            }
+            Ok(false)
+        });
+        waited?;
+        match gone {
+            None => Ok(()),
+            Some(status) => Err(self.gone_error(rank, status)),
+        }
+    }
+
+    fn gone_error(&self, rank: u32, status: u64) -> CoError {
+        let image = self.team.image_of(rank).unwrap_or(rank + 1);
+        if status == STOPPED {
+            CoError::StoppedImage { image }
+        } else {
+            CoError::FailedImage { image }
+        }
+    }
+
+    /// Fails with [`CoError::StoppedImage`] / [`CoError::FailedImage`] when an image of
+    /// the current team has announced that it stopped or failed: a collective statement
+    /// (allocate, deallocate, co_*) needs every image, and an image that stopped waits in
+    /// the runtime's finalize barrier, where the collective must not meet it.
+    pub(crate) fn all_images_running(&self) -> CoResult<()> {
+        for &rank in self.team.ranks() {
+            let status = if self.has_failed(rank) {
+                FAILED
+            } else {
+                self.status_of(rank)?
+            };
+            if status != RUNNING {
+                return Err(self.gone_error(rank, status));
+            }
+        }
+        Ok(())
+    }
+
+    /// When every other image of the job has stopped or failed: the error naming one.
+    pub(crate) fn no_other_image_running(&self) -> Option<CoError> {
+        let me = self.rt.rank();
+        let mut last = None;
+        for rank in (0..self.rt.procs()).filter(|&r| r != me) {
+            let status = if self.has_failed(rank) {
+                FAILED
+            } else {
+                self.status_of(rank).unwrap_or(RUNNING)
+            };
+            if status == RUNNING {
+                return None;
+            }
+            last = Some((rank, status));
+        }
+        last.map(|(rank, status)| self.gone_error(rank, status))
+    }
+
+    fn status_of(&self, rank: u32) -> CoResult<u64> {
+        self.status_at(self.rt.rank(), rank)
+    }
+
+    /// The status `rank` announced, as the control block of `holder` records it.
+    fn status_at(&self, holder: u32, rank: u32) -> CoResult<u64> {
+        let ga = self.control_ga(holder, ControlWord::Status(rank))?;
+        self.word_op(ga, WordOp::Load)
+    }
+
+    fn images_with(&self, status: u64) -> Vec<Image> {
+        self.team
+            .ranks()
+            .iter()
+            .filter(|&&r| {
+                let failed = self.has_failed(r);
+                if status == FAILED {
+                    failed
+                } else {
+                    !failed && self.status_of(r).is_ok_and(|s| s == status)
+                }
+            })
+            .filter_map(|&r| self.team.image_of(r))
+            .collect()
+    }
+
+    /// `failed_images()`: the images of the current team known to have failed, ascending.
+    pub fn failed_images(&self) -> Vec<Image> {
+        self.images_with(FAILED)
+    }
+
+    /// `stopped_images()`: the images of the current team known to have stopped, ascending.
+    pub fn stopped_images(&self) -> Vec<Image> {
+        self.images_with(STOPPED)
+    }
+}
+
+/// A coarray error inside a runtime wait (which carries the runtime's errors): the
+/// runtime error it wraps, or an invalid-argument error with its message.
+fn runtime(e: CoError) -> crate::Error {
+    match e {
+        CoError::Runtime(inner) => inner,
+        other => crate::Error::InvalidArgument {
+            call: "coarray wait",
+            reason: other.to_string(),
+        },
+    }
+}
