@@ -20,6 +20,15 @@ pub(crate) enum CafError {
 }
 
 impl CafError {
+    /// True when another image ended the job (ERROR STOP, a crash): this image ends too,
+    /// quietly and whatever STAT= says, as error termination of any image ends them all.
+    pub(crate) fn is_job_aborted(&self) -> bool {
+        matches!(
+            self,
+            CafError::Engine(CoError::Runtime(gaspar::Error::JobAborted { .. }))
+        )
+    }
+
     /// The STAT= value Fortran sees (non-zero; the engine's code for errors the standard
     /// names no constant for).
     pub(crate) fn stat(&self) -> i32 {

@@ -34,7 +34,8 @@ fn engine() -> MutexGuard<'static, Option<Coarrays>> {
 
 /// Runs one coarray statement on the engine. On success sets STAT= to 0 and returns the
 /// value; on an error sets STAT=/ERRMSG= and returns `None`, or, without STAT=, prints one
-/// line naming the image and `name` and ends the whole job with status 1.
+/// line naming the image and `name` and ends the whole job with status 1. When another
+/// image already ended the job, this process just exits with status 1.
 pub(crate) fn statement<T>(
     name: &str,
     stat: StatArgs,
@@ -49,6 +50,7 @@ pub(crate) fn statement<T>(
             stat.success();
             Some(value)
         }
+        Err(error) if error.is_job_aborted() => std::process::exit(1),
         Err(error) => match stat.failure(engine.this_image(), name, &error) {
             Outcome::Reported => None,
             Outcome::Fatal(line) => {
