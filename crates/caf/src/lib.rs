@@ -16,6 +16,7 @@ mod event;
 mod lock;
 mod memory;
 mod panic;
+mod random;
 mod runtime;
 mod section;
 mod setup;
