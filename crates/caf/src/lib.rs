@@ -10,6 +10,8 @@
 
 mod abi;
 mod atomic;
+mod by_ref;
+mod component;
 mod descriptor;
 mod error;
 mod event;
@@ -17,6 +19,7 @@ mod lock;
 mod memory;
 mod panic;
 mod random;
+mod reference;
 mod runtime;
 mod section;
 mod setup;

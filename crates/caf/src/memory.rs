@@ -1,6 +1,8 @@
 //! `register` and `deregister`: coarrays, lock and event variables, CRITICAL locks.
 //! Every registration but a component's is collective (the engine allocates the same size
 //! on every image); `deregister` synchronizes, as gfortran emits no SYNC around it.
+//! Allocatable components (ALLOC_REGISTER_ONLY, then ALLOC_ALLOCATE_ONLY on each image
+//! alone) live in the component arena.
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -11,7 +13,7 @@ use crate::descriptor::Descriptor;
 use crate::error::CafError;
 use crate::runtime;
 use crate::stat::StatArgs;
-use crate::token::{self, CafToken, Holds};
+use crate::token::{self, CafToken, Holds, Memory};
 
 /// Registers `size` bytes (locks and events: `size` variables) of type `regtype`; stores
 /// the token in `*token` and this image's address in the descriptor's `base_addr`.
@@ -31,7 +33,7 @@ pub unsafe extern "C" fn _gfortran_caf_register(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("allocate", stat, |engine| {
+    runtime::statement_with_state("allocate", stat, |state| {
         if token.is_null() {
             return Err(CafError::Argument("null token address".into()));
         }
@@ -39,8 +41,10 @@ pub unsafe extern "C" fn _gfortran_caf_register(
             .ok_or_else(|| CafError::Argument(format!("registration type {regtype}")))?;
         let local = match kind {
             RegisterType::AllocRegisterOnly => {
+                // The arena is created with the first component, on every image.
+                state.with_components()?;
                 let fresh = CafToken {
-                    memory: None,
+                    memory: Memory::Unallocated,
                     holds: Holds::Data,
                 };
                 // SAFETY: `token` is writable (checked non-null; this function's contract).
@@ -48,15 +52,22 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                 std::ptr::null_mut()
             }
             RegisterType::AllocAllocateOnly => {
-                return Err(CafError::Unsupported(
-                    "allocatable components of derived-type coarrays".into(),
-                ))
+                // SAFETY: `*token` is the component's token from ALLOC_REGISTER_ONLY.
+                let caf = unsafe { token::borrow_mut(*token)? };
+                if !matches!(caf.memory, Memory::Unallocated) {
+                    return Err(CafError::Argument("component is already allocated".into()));
+                }
+                let (_, heap) = state.with_components()?;
+                let offset = heap.allocate(size)?;
+                caf.memory = Memory::Component(offset);
+                heap.local_addr(offset) as *mut c_void
             }
             _ => {
+                let engine = &mut state.engine;
                 let (memory, holds) = allocate(engine, kind, size)?;
                 let local = engine.local_addr(&memory)? as *mut c_void;
                 let fresh = CafToken {
-                    memory: Some(memory),
+                    memory: Memory::Symmetric(memory),
                     holds,
                 };
                 // SAFETY: `token` is writable (checked non-null; this function's contract).
@@ -104,31 +115,34 @@ pub unsafe extern "C" fn _gfortran_caf_deregister(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("deallocate", stat, |engine| {
+    runtime::statement_with_state("deallocate", stat, |state| {
         if token.is_null() {
             return Err(CafError::Argument("null token address".into()));
         }
         // SAFETY: `token` is readable (checked non-null; this function's contract).
         let raw = unsafe { *token };
-        if dereg_type == DEREGISTER_DEALLOCATE_ONLY {
-            // SAFETY: a token `register` stored, not shared during the call.
-            let caf = unsafe { token::borrow_mut(raw)? };
-            if caf.memory.is_some() {
-                return Err(CafError::Unsupported(
-                    "allocatable components of derived-type coarrays".into(),
-                ));
-            }
-            return Ok(());
+        // SAFETY: a token `register` stored, not shared during the call.
+        let caf = unsafe { token::borrow_mut(raw)? };
+        if let Memory::Component(offset) = caf.memory {
+            let (_, heap) = state.with_components()?;
+            heap.free(offset)?;
+            caf.memory = Memory::Unallocated;
         }
-        // SAFETY: validated as a registered token before being taken back.
-        unsafe { token::borrow(raw)? };
+        if dereg_type == DEREGISTER_DEALLOCATE_ONLY {
+            return match caf.memory {
+                Memory::Symmetric(_) => Err(CafError::Unsupported(
+                    "deallocating the memory of a coarray but keeping its token".into(),
+                )),
+                Memory::Component(_) | Memory::Unallocated => Ok(()),
+            };
+        }
         // SAFETY: `raw` is a registered token; gfortran forgets it (set to null below).
         let caf = unsafe { token::from_raw(raw) };
         // SAFETY: `token` is writable (this function's contract).
         unsafe { *token = std::ptr::null_mut() };
         match caf.memory {
-            Some(memory) => Ok(engine.deallocate(memory)?),
-            None => Ok(()),
+            Memory::Symmetric(memory) => Ok(state.engine.deallocate(memory)?),
+            Memory::Component(_) | Memory::Unallocated => Ok(()),
         }
     });
 }

@@ -18,12 +18,24 @@ pub(crate) enum Holds {
     Events,
 }
 
-/// One registered coarray, lock or event array.
+/// Where a registration's memory is.
+#[derive(Debug)]
+pub(crate) enum Memory {
+    /// A coarray, lock or event allocation of the engine (collective).
+    Symmetric(Token),
+    /// An allocated allocatable component: its offset in this image's part of the
+    /// component arena.
+    Component(usize),
+    /// A component registered without memory, or deallocated.
+    Unallocated,
+}
+
+/// One registered coarray, lock or event array, or allocatable component.
 #[derive(Debug)]
 pub(crate) struct CafToken {
-    /// The engine's allocation; `None` for a component token registered without memory.
-    pub(crate) memory: Option<Token>,
-    /// What the allocation holds.
+    /// The memory.
+    pub(crate) memory: Memory,
+    /// What the memory holds.
     pub(crate) holds: Holds,
 }
 
@@ -35,9 +47,12 @@ impl CafToken {
 
     /// The engine allocation, or an error naming what is missing.
     pub(crate) fn memory(&self) -> Result<&Token, CafError> {
-        self.memory
-            .as_ref()
-            .ok_or_else(|| CafError::Argument("coarray component is not allocated".into()))
+        match &self.memory {
+            Memory::Symmetric(token) => Ok(token),
+            Memory::Component(_) | Memory::Unallocated => Err(CafError::Argument(
+                "an allocatable component is not a coarray of its own".into(),
+            )),
+        }
     }
 
     /// The engine allocation, checked to hold `holds`.

@@ -14,14 +14,19 @@ use crate::section::{self, elem, packed, remote_offset, Regular};
 use crate::stat::StatArgs;
 use crate::token::{self, Holds};
 
-/// One side of a transfer on a coarray: token, byte offset of the first element, image,
+/// One side of a transfer on a coarray (or an allocatable component): token, byte offset of the first element, image,
 /// layout and element type.
-struct Remote<'a> {
-    token: &'a gaspar::coarray::Token,
-    offset: usize,
-    image: Image,
-    layout: Layout,
-    elem: Elem,
+pub(crate) struct Remote<'a> {
+    /// The allocation (a coarray's, or the component arena).
+    pub(crate) token: &'a gaspar::coarray::Token,
+    /// Byte offset of the first element in the image's part.
+    pub(crate) offset: usize,
+    /// The image.
+    pub(crate) image: Image,
+    /// The elements, relative to `offset`.
+    pub(crate) layout: Layout,
+    /// Their type.
+    pub(crate) elem: Elem,
 }
 
 /// `x(...)[image] = src`: puts local `src` into the coarray section `dest`.
@@ -180,7 +185,7 @@ fn broadcast(dst: &Layout, src: &Layout) -> Result<Option<usize>, CafError> {
 }
 
 /// Puts local memory (first element at `base`) into a remote side.
-fn put_local(
+pub(crate) fn put_local(
     engine: &mut Coarrays,
     dst: &Remote<'_>,
     base: *const c_void,
@@ -222,7 +227,7 @@ fn put_local(
 }
 
 /// Gets a remote side into local memory (first element at `base`).
-fn get_local(
+pub(crate) fn get_local(
     engine: &mut Coarrays,
     src: &Remote<'_>,
     base: *mut c_void,
@@ -288,7 +293,11 @@ fn get_local(
 
 /// Third-party copy: one engine call for regular sections, else through a packed
 /// temporary (gathered without conversion, scattered with it).
-fn copy_remote(engine: &mut Coarrays, dst: &Remote<'_>, src: &Remote<'_>) -> Result<(), CafError> {
+pub(crate) fn copy_remote(
+    engine: &mut Coarrays,
+    dst: &Remote<'_>,
+    src: &Remote<'_>,
+) -> Result<(), CafError> {
     let spread = broadcast(&dst.layout, &src.layout)?;
     if dst.layout.count() == 0 {
         return Ok(());

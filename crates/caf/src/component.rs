@@ -1,0 +1,159 @@
+//! Memory of allocatable components of derived-type coarrays. Each image allocates its
+//! components alone (`allocate(b%vals(n))` is not collective), so they cannot come from the
+//! engine's collective `allocate`. They come from this image's part of one symmetric arena,
+//! allocated once when the engine starts: other images reach a component through the arena
+//! token at the component's offset, which they compute from the address the owner stored in
+//! its descriptor minus the owner's arena base (the first word of every image's part).
+
+use std::collections::BTreeMap;
+
+use gaspar::coarray::{Coarrays, Elem, ElemType, Image, Token};
+
+use crate::error::CafError;
+use crate::section::packed;
+
+/// Bytes of each image's part of the arena.
+pub(crate) const ARENA_BYTES: usize = 4 << 20;
+/// Bytes at the start of each part holding the owner's base address.
+const HEADER: usize = 16;
+/// Alignment of every component.
+const ALIGN: usize = 16;
+
+/// This image's component allocator and what it knows of the other images' arenas.
+pub(crate) struct ComponentHeap {
+    /// The arena (symmetric, `ARENA_BYTES` per image).
+    pub(crate) token: Token,
+    /// This image's address of its part.
+    base: usize,
+    /// Free ranges of this image's part: offset -> bytes.
+    free: BTreeMap<usize, usize>,
+    /// Live components: offset -> bytes.
+    live: BTreeMap<usize, usize>,
+    /// Other images' base addresses, read once each.
+    remote_bases: BTreeMap<Image, usize>,
+}
+
+/// The header word as the engine moves it: one 8-byte integer.
+const WORD: Elem = Elem {
+    ty: ElemType::Integer,
+    kind: 8,
+};
+
+impl ComponentHeap {
+    /// Collective: allocates the arena, publishes this image's base address in its
+    /// header, and synchronizes so that every header is written before anyone reads one.
+    pub(crate) fn create(engine: &mut Coarrays) -> Result<ComponentHeap, CafError> {
+        let token = engine.allocate(ARENA_BYTES)?;
+        let base = engine.local_addr(&token)?;
+        let me = engine.this_image();
+        let word = packed(8, 1);
+        engine.put(
+            &token,
+            0,
+            me,
+            &word.section(),
+            WORD,
+            &(base as u64).to_le_bytes(),
+            &word.section(),
+            WORD,
+        )?;
+        engine.sync_all()?;
+        Ok(ComponentHeap {
+            token,
+            base,
+            free: BTreeMap::from([(HEADER, ARENA_BYTES - HEADER)]),
+            live: BTreeMap::new(),
+            remote_bases: BTreeMap::new(),
+        })
+    }
+
+    /// Allocates `bytes` (zero-filled) in this image's part; returns the offset.
+    pub(crate) fn allocate(&mut self, bytes: usize) -> Result<usize, CafError> {
+        let need = bytes.max(1).div_ceil(ALIGN) * ALIGN;
+        let (&at, &len) = self
+            .free
+            .iter()
+            .find(|(_, &len)| len >= need)
+            .ok_or_else(|| {
+                CafError::Argument(format!(
+                    "allocatable components exceed the {} MiB component arena of this image",
+                    ARENA_BYTES >> 20
+                ))
+            })?;
+        self.free.remove(&at);
+        if len > need {
+            self.free.insert(at + need, len - need);
+        }
+        self.live.insert(at, need);
+        // SAFETY: `at..at + need` lies in this image's part of the arena (free-list
+        // invariant), memory this process owns and nothing else references now.
+        unsafe { std::ptr::write_bytes((self.base + at) as *mut u8, 0, need) };
+        Ok(at)
+    }
+
+    /// Frees the component at `offset`.
+    pub(crate) fn free(&mut self, offset: usize) -> Result<(), CafError> {
+        let len = self.live.remove(&offset).ok_or_else(|| {
+            CafError::Argument(format!("no allocatable component at arena offset {offset}"))
+        })?;
+        let mut at = offset;
+        let mut len = len;
+        if let Some((&next, &next_len)) = self.free.range(at + len..).next() {
+            if next == at + len {
+                self.free.remove(&next);
+                len += next_len;
+            }
+        }
+        if let Some((&prev, &prev_len)) = self.free.range(..at).next_back() {
+            if prev + prev_len == at {
+                self.free.remove(&prev);
+                at = prev;
+                len += prev_len;
+            }
+        }
+        self.free.insert(at, len);
+        Ok(())
+    }
+
+    /// This image's address of the component at `offset`.
+    pub(crate) fn local_addr(&self, offset: usize) -> usize {
+        self.base + offset
+    }
+
+    /// The arena offset of `addr`, an address in `image`'s process of memory in its part
+    /// of the arena (a component's data pointer read from its descriptor).
+    pub(crate) fn offset_of(
+        &mut self,
+        engine: &mut Coarrays,
+        image: Image,
+        addr: usize,
+    ) -> Result<usize, CafError> {
+        let base = match self.remote_bases.get(&image) {
+            Some(&b) => b,
+            None => {
+                let mut word = [0u8; 8];
+                let one = packed(8, 1);
+                engine.get(
+                    &self.token,
+                    0,
+                    image,
+                    &one.section(),
+                    WORD,
+                    &mut word,
+                    &one.section(),
+                    WORD,
+                )?;
+                let b = u64::from_le_bytes(word) as usize;
+                self.remote_bases.insert(image, b);
+                b
+            }
+        };
+        addr.checked_sub(base)
+            .filter(|&o| (HEADER..ARENA_BYTES).contains(&o))
+            .ok_or_else(|| {
+                CafError::Descriptor(format!(
+                    "component address {addr:#x} is outside image {image}'s component arena"
+                ))
+            })
+    }
+}
