@@ -10,7 +10,7 @@ use crate::reference::{self, CafReference, Target};
 use crate::runtime;
 use crate::section::elem;
 use crate::stat::StatArgs;
-use crate::token::{self, Holds};
+use crate::token;
 use crate::transfer;
 
 /// `x = b[image]%comp...`: gets what `refs` selects into local `dst`, reallocating `dst`
@@ -37,12 +37,14 @@ pub unsafe extern "C" fn _gfortran_caf_get_by_ref(
     runtime::statement_with_state("coindexed reference", stat, |state| {
         let image = token::image(image_index)?;
         // SAFETY: this function's contract.
-        let coarray = unsafe { token::borrow(token)? }.memory_of(Holds::Data)?;
-        let (engine, heap) = state.existing_components()?;
+        let coarray = unsafe { token::borrow(token)? };
+        let (engine, mut heap) = state.existing_components();
         let ty = TypeCode::from_code(src_type as i8)?;
         // SAFETY: gfortran's reference chain.
-        let target = unsafe { reference::resolve(engine, heap, coarray, image, refs, ty)? };
-        let (remote, shape) = reference::remote(heap, coarray, image, target, src_kind)?;
+        let target =
+            unsafe { reference::resolve(engine, heap.as_deref_mut(), coarray, image, refs, ty)? };
+        let (remote, shape) =
+            reference::remote(heap.as_deref(), coarray.memory()?, image, target, src_kind)?;
         if dst_reallocatable {
             // SAFETY: gfortran's descriptor of an allocatable destination.
             unsafe { reallocate(dst, &shape, remote.layout.count())? };
@@ -78,17 +80,19 @@ pub unsafe extern "C" fn _gfortran_caf_send_by_ref(
     runtime::statement_with_state("coindexed assignment", stat, |state| {
         let image = token::image(image_index)?;
         // SAFETY: this function's contract.
-        let coarray = unsafe { token::borrow(token)? }.memory_of(Holds::Data)?;
-        let (engine, heap) = state.existing_components()?;
+        let coarray = unsafe { token::borrow(token)? };
+        let (engine, mut heap) = state.existing_components();
         let ty = TypeCode::from_code(dst_type as i8)?;
         // SAFETY: gfortran's reference chain.
-        let target = unsafe { reference::resolve(engine, heap, coarray, image, refs, ty)? };
+        let target =
+            unsafe { reference::resolve(engine, heap.as_deref_mut(), coarray, image, refs, ty)? };
         if matches!(target, Target::Unallocated) {
             return Err(CafError::Unsupported(
                 "allocating a remote allocatable component by assignment".into(),
             ));
         }
-        let (remote, _) = reference::remote(heap, coarray, image, target, dst_kind)?;
+        let (remote, _) =
+            reference::remote(heap.as_deref(), coarray.memory()?, image, target, dst_kind)?;
         // SAFETY: gfortran's descriptor of the source.
         let src_layout = unsafe { descriptor::read(src)? };
         let src_elem = elem(src_layout.type_code, src_kind)?;
@@ -125,21 +129,38 @@ pub unsafe extern "C" fn _gfortran_caf_sendget_by_ref(
         let dst_image = token::image(dst_image_index)?;
         let src_image = token::image(src_image_index)?;
         // SAFETY: this function's contract.
-        let dst_coarray = unsafe { token::borrow(dst_token)? }.memory_of(Holds::Data)?;
+        let dst_coarray = unsafe { token::borrow(dst_token)? };
         // SAFETY: this function's contract.
-        let src_coarray = unsafe { token::borrow(src_token)? }.memory_of(Holds::Data)?;
-        let (engine, heap) = state.existing_components()?;
+        let src_coarray = unsafe { token::borrow(src_token)? };
+        let (engine, mut heap) = state.existing_components();
         let dst_ty = TypeCode::from_code(dst_type as i8)?;
         let src_ty = TypeCode::from_code(src_type as i8)?;
         // SAFETY: gfortran's reference chains.
         let (dst_target, src_target) = unsafe {
             (
-                reference::resolve(engine, heap, dst_coarray, dst_image, dst_refs, dst_ty)?,
-                reference::resolve(engine, heap, src_coarray, src_image, src_refs, src_ty)?,
+                reference::resolve(
+                    engine,
+                    heap.as_deref_mut(),
+                    dst_coarray,
+                    dst_image,
+                    dst_refs,
+                    dst_ty,
+                )?,
+                reference::resolve(
+                    engine,
+                    heap.as_deref_mut(),
+                    src_coarray,
+                    src_image,
+                    src_refs,
+                    src_ty,
+                )?,
             )
         };
-        let (dst, _) = reference::remote(heap, dst_coarray, dst_image, dst_target, dst_kind)?;
-        let (src, _) = reference::remote(heap, src_coarray, src_image, src_target, src_kind)?;
+        let heap = heap.as_deref();
+        let (dst, _) =
+            reference::remote(heap, dst_coarray.memory()?, dst_image, dst_target, dst_kind)?;
+        let (src, _) =
+            reference::remote(heap, src_coarray.memory()?, src_image, src_target, src_kind)?;
         transfer::copy_remote(engine, &dst, &src)
     });
     if done.is_some() {
@@ -163,8 +184,8 @@ pub unsafe extern "C" fn _gfortran_caf_is_present(
     runtime::statement_with_state("allocated", stat, |state| {
         let image = token::image(image_index)?;
         // SAFETY: this function's contract.
-        let coarray = unsafe { token::borrow(token)? }.memory_of(Holds::Data)?;
-        let (engine, heap) = state.existing_components()?;
+        let coarray = unsafe { token::borrow(token)? };
+        let (engine, heap) = state.existing_components();
         // SAFETY: gfortran's reference chain; the type does not matter for presence.
         let target =
             unsafe { reference::resolve(engine, heap, coarray, image, refs, TypeCode::Derived)? };

@@ -46,6 +46,7 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                 let fresh = CafToken {
                     memory: Memory::Unallocated,
                     holds: Holds::Data,
+                    desc: std::ptr::null(),
                 };
                 // SAFETY: `token` is writable (checked non-null; this function's contract).
                 unsafe { *token = fresh.into_raw() };
@@ -66,9 +67,13 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                 let engine = &mut state.engine;
                 let (memory, holds) = allocate(engine, kind, size)?;
                 let local = engine.local_addr(&memory)? as *mut c_void;
+                // Only an allocatable coarray's descriptor outlives this call (a static
+                // coarray is registered with a temporary one).
+                let keep = kind == RegisterType::CoarrayAlloc;
                 let fresh = CafToken {
                     memory: Memory::Symmetric(memory),
                     holds,
+                    desc: if keep { desc } else { std::ptr::null_mut() },
                 };
                 // SAFETY: `token` is writable (checked non-null; this function's contract).
                 unsafe { *token = fresh.into_raw() };

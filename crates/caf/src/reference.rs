@@ -12,6 +12,7 @@ use crate::component::ComponentHeap;
 use crate::descriptor::{self, DescDim, Layout, Positions, TypeCode, MAX_RANK};
 use crate::error::CafError;
 use crate::section::packed;
+use crate::token::{CafToken, Holds};
 use crate::transfer::Remote;
 
 /// `caf_reference_t`.
@@ -119,18 +120,20 @@ pub(crate) enum Target {
     Unallocated,
 }
 
-/// Resolves `refs` on `image`, starting at offset 0 of `token`'s part.
+/// Resolves `refs` on `image`, starting at offset 0 of `coarray`'s part.
 ///
 /// # Safety
-/// `refs` is a chain gfortran built (non-null, each `next` null or valid).
+/// `refs` is a chain gfortran built (non-null, each `next` null or valid); the coarray's
+/// registered descriptor, when not null, is live.
 pub(crate) unsafe fn resolve(
     engine: &mut Coarrays,
-    heap: &mut ComponentHeap,
-    token: &Token,
+    mut heap: Option<&mut ComponentHeap>,
+    coarray: &CafToken,
     image: Image,
     refs: *const CafReference,
     type_code: TypeCode,
 ) -> Result<Target, CafError> {
+    let token = coarray.memory_of(Holds::Data)?;
     if refs.is_null() {
         return Err(CafError::Descriptor("empty reference chain".into()));
     }
@@ -139,7 +142,8 @@ pub(crate) unsafe fn resolve(
     let mut dims: Vec<Positions> = Vec::new();
     let mut shape = Vec::new();
     let mut elem_len = 0usize;
-    let mut array_desc: Option<Vec<DescDim>> = None;
+    // SAFETY: the registered descriptor is live (this function's contract).
+    let mut array_desc = unsafe { registered_dims(coarray.desc) };
     let mut r = refs;
     while !r.is_null() {
         // SAFETY: a reference gfortran built (this function's contract).
@@ -160,7 +164,10 @@ pub(crate) unsafe fn resolve(
                                 .into(),
                         ));
                     }
-                    let region = if in_arena { &heap.token } else { token };
+                    let arena = heap.as_deref_mut().ok_or_else(|| {
+                        CafError::Argument("an allocatable component was never registered".into())
+                    })?;
+                    let region = if in_arena { &arena.token } else { token };
                     let at = usize::try_from(offset)
                         .map_err(|_| CafError::Descriptor("negative component offset".into()))?;
                     let (addr, desc) = if next_is_array {
@@ -172,7 +179,7 @@ pub(crate) unsafe fn resolve(
                     if addr == 0 {
                         return Ok(Target::Unallocated);
                     }
-                    offset = heap.offset_of(engine, image, addr)? as isize;
+                    offset = arena.offset_of(engine, image, addr)? as isize;
                     in_arena = true;
                     array_desc = desc;
                 }
@@ -223,6 +230,23 @@ pub(crate) unsafe fn resolve(
         },
         shape,
     })
+}
+
+/// The dimensions of the descriptor a coarray was registered with, if it is an array.
+///
+/// # Safety
+/// `desc` is null or a live descriptor gfortran built.
+unsafe fn registered_dims(desc: *const descriptor::Descriptor) -> Option<Vec<DescDim>> {
+    if desc.is_null() {
+        return None;
+    }
+    // SAFETY: a live descriptor (caller's contract).
+    let d = unsafe { &*desc };
+    let rank = usize::try_from(d.dtype.rank)
+        .ok()
+        .filter(|&r| r > 0 && r <= MAX_RANK)?;
+    // SAFETY: `rank` dimensions follow the descriptor.
+    Some(unsafe { std::slice::from_raw_parts(d.dim.as_ptr(), rank) }.to_vec())
 }
 
 /// The first element's byte offset and the positions one dimension of an array reference
@@ -360,7 +384,7 @@ fn read_descriptor(
 
 /// The remote side of a by-reference transfer, with its token chosen.
 pub(crate) fn remote<'a>(
-    heap: &'a ComponentHeap,
+    heap: Option<&'a ComponentHeap>,
     token: &'a Token,
     image: Image,
     target: Target,
@@ -377,9 +401,14 @@ pub(crate) fn remote<'a>(
             shape,
         } => {
             let elem = crate::section::elem(layout.type_code, kind)?;
+            let token = match (in_arena, heap) {
+                (false, _) => token,
+                (true, Some(heap)) => &heap.token,
+                (true, None) => unreachable!("a chain reaches the arena only through it"),
+            };
             Ok((
                 Remote {
-                    token: if in_arena { &heap.token } else { token },
+                    token,
                     offset,
                     image,
                     layout,

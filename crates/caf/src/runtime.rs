@@ -32,15 +32,10 @@ impl State {
         Ok((&mut self.engine, heap))
     }
 
-    /// The engine and the component arena, which a reference through a component needs
-    /// to exist already (creating it there could wait for images that never come).
-    pub(crate) fn existing_components(
-        &mut self,
-    ) -> Result<(&mut Coarrays, &mut ComponentHeap), CafError> {
-        let heap = self.components.as_mut().ok_or_else(|| {
-            CafError::Argument("a component reference before any component was registered".into())
-        })?;
-        Ok((&mut self.engine, heap))
+    /// The engine and the component arena if it exists (a reference chain reaches the
+    /// arena only through a component, which created it).
+    pub(crate) fn existing_components(&mut self) -> (&mut Coarrays, Option<&mut ComponentHeap>) {
+        (&mut self.engine, self.components.as_mut())
     }
 }
 

@@ -5,6 +5,7 @@ use std::ffi::{c_int, c_void};
 
 use gaspar::coarray::{Image, Token};
 
+use crate::descriptor::Descriptor;
 use crate::error::CafError;
 
 /// What one registration holds.
@@ -37,6 +38,10 @@ pub(crate) struct CafToken {
     pub(crate) memory: Memory,
     /// What the memory holds.
     pub(crate) holds: Holds,
+    /// The descriptor gfortran registered an array coarray with (null for scalars): its
+    /// bounds, the same on every image, are what a reference chain's first array
+    /// reference indexes.
+    pub(crate) desc: *const Descriptor,
 }
 
 impl CafToken {
