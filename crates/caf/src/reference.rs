@@ -94,6 +94,7 @@ pub(crate) struct VectorRef {
 
 const REF_COMPONENT: c_int = 0;
 const REF_ARRAY: c_int = 1;
+const REF_STATIC_ARRAY: c_int = 2;
 const MODE_NONE: u8 = 0;
 const MODE_VECTOR: u8 = 1;
 const MODE_FULL: u8 = 2;
@@ -210,11 +211,30 @@ pub(crate) unsafe fn resolve(
                     }
                 }
             }
-            other => {
-                return Err(CafError::Unsupported(format!(
-                    "reference type {other} (static array components)"
-                )))
+            REF_STATIC_ARRAY => {
+                if !dims.is_empty() {
+                    return Err(CafError::Unsupported(
+                        "two array references in one chain".into(),
+                    ));
+                }
+                // SAFETY: `ref_type` 2 means gfortran wrote the array member.
+                let a = unsafe { &reference.u.a };
+                for i in 0..MAX_RANK {
+                    let mode = a.mode[i];
+                    if mode == MODE_NONE {
+                        break;
+                    }
+                    // SAFETY: the mode says which member of the dimension gfortran wrote.
+                    let (first, positions) =
+                        unsafe { static_dimension(mode, &a.dim[i], reference.item_size as isize)? };
+                    offset += first;
+                    if mode != MODE_SINGLE {
+                        shape.push(positions.len());
+                        dims.push(positions);
+                    }
+                }
             }
+            other => return Err(CafError::Descriptor(format!("reference type {other}"))),
         }
         r = reference.next;
     }
@@ -304,6 +324,43 @@ unsafe fn dimension(
             }
         }
     }
+}
+
+/// As [`dimension`] for an array component without a descriptor: gfortran gives the
+/// subscripts 0-based and already multiplied by the dimension's stride (in elements of
+/// `item` bytes); no vector subscripts.
+///
+/// # Safety
+/// As [`dimension`].
+unsafe fn static_dimension(
+    mode: u8,
+    dim: &ArrayDimRef,
+    item: isize,
+) -> Result<(isize, Positions), CafError> {
+    // SAFETY: the modes below say gfortran wrote the range member (gfortran 12 stops with
+    // an internal error before it emits a vector subscript here).
+    let s = unsafe { dim.s };
+    let (start, end, stride) = match mode {
+        MODE_FULL => (0, s.end, s.stride),
+        MODE_RANGE => (s.start, s.end, s.stride),
+        MODE_SINGLE => (s.start, s.start, 1),
+        other => {
+            return Err(CafError::Descriptor(format!(
+                "array reference mode {other} on an array without descriptor"
+            )))
+        }
+    };
+    if stride == 0 {
+        return Err(CafError::Descriptor("array reference with stride 0".into()));
+    }
+    let count = ((end - start) / stride + 1).max(0) as usize;
+    Ok((
+        start * item,
+        Positions::Regular {
+            extent: count,
+            stride: stride * item,
+        },
+    ))
 }
 
 /// Bytes as the engine moves them untouched.
@@ -436,6 +493,24 @@ mod tests {
             stride: 1,
             lower_bound: lower,
             upper_bound: upper,
+        }
+    }
+
+    #[test]
+    fn static_array_subscripts_are_prescaled() {
+        let s = |start, end, stride| ArrayDimRef {
+            s: RangeRef { start, end, stride },
+        };
+        // SAFETY: range modes with the range member written.
+        unsafe {
+            // arr(1, 2:3) of arr(4, 3): the second dimension's subscripts times 4.
+            let (first, p) = static_dimension(MODE_RANGE, &s(4, 8, 4), 4).unwrap();
+            assert_eq!((first, p.len(), p.at(1)), (16, 2, 16));
+            let (first, p) = static_dimension(MODE_SINGLE, &s(3, 0, 0), 4).unwrap();
+            assert_eq!((first, p.len()), (12, 1));
+            let (first, p) = static_dimension(MODE_FULL, &s(0, 8, 4), 4).unwrap();
+            assert_eq!((first, p.len()), (0, 3));
+            assert!(static_dimension(MODE_OPEN_END, &s(0, 8, 4), 4).is_err());
         }
     }
 
