@@ -34,6 +34,7 @@ fn main() {
         "atomics" => atomics(&mut co),
         "locks" => locks(&mut co),
         "events" => events(&mut co),
+        "collectives" => collectives(&mut co),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -719,6 +720,124 @@ fn events(co: &mut Coarrays) -> CoResult<()> {
     co.sync_all()?;
     co.deallocate(slots)?;
     co.deallocate(ev)
+}
+
+/// A 2x2 integer matrix product, `acc := acc * other`: associative, not commutative.
+fn matrix_product(acc: &mut [u8], other: &[u8]) {
+    let m = |b: &[u8]| -> Vec<i64> {
+        b.chunks_exact(8)
+            .map(|c| i64::from_ne_bytes(c.try_into().unwrap_or_default()))
+            .collect()
+    };
+    let (a, b) = (m(acc), m(other));
+    let product = [
+        a[0] * b[0] + a[1] * b[2],
+        a[0] * b[1] + a[1] * b[3],
+        a[2] * b[0] + a[3] * b[2],
+        a[2] * b[1] + a[3] * b[3],
+    ];
+    acc.copy_from_slice(
+        &product
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect::<Vec<u8>>(),
+    );
+}
+
+fn collectives(co: &mut Coarrays) -> CoResult<()> {
+    let (me, n) = (co.this_image(), co.num_images());
+    let images = 1..=n;
+    // co_sum of real(8) :: x(1000) on every image, twice: the same bits.
+    let values: Vec<f64> = (0..1000)
+        .map(|k| 0.1 * f64::from(me) + f64::from(k))
+        .collect();
+    let mut first = f64_bytes(&values);
+    co.co_sum(&mut first, R8, 8, None)?;
+    let mut second = f64_bytes(&values);
+    co.co_sum(&mut second, R8, 8, None)?;
+    check(first == second, || {
+        "co_sum of reals differs between runs".into()
+    })?;
+    let sums = f64s(&first);
+    let tenths: f64 = images.clone().map(|i| 0.1 * f64::from(i)).sum();
+    check(
+        sums.iter()
+            .enumerate()
+            .all(|(k, &s)| (s - (tenths + f64::from(n) * k as f64)).abs() < 1e-9),
+        || format!("co_sum reals: {:?}", &sums[..3]),
+    )?;
+    // co_sum of integer(4) to image 1 only.
+    let mut ints: Vec<u8> = [me as i32, -(me as i32)]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    co.co_sum(&mut ints, I4, 4, Some(1))?;
+    let total = (n * (n + 1) / 2) as i32;
+    if me == 1 {
+        check(i32s(&ints) == [total, -total], || {
+            format!("co_sum to image 1: {:?}", i32s(&ints))
+        })?;
+    }
+    // co_min / co_max of integer(8) and real(4).
+    let mut v = (i64::from(me) * 10 - 15).to_ne_bytes();
+    co.co_min(&mut v, I8, 8, None)?;
+    check(i64::from_ne_bytes(v) == -5, || "co_min".into())?;
+    let mut r = (f32::from(me as u8) * -0.5).to_ne_bytes();
+    co.co_max(&mut r, Elem::new(ElemType::Real, 4), 4, None)?;
+    check(f32::from_ne_bytes(r) == -0.5, || "co_max real".into())?;
+    // integer(16), complex(8) and character through the byte path.
+    let mut big = (i128::from(me) << 80).to_ne_bytes();
+    co.co_sum(&mut big, Elem::new(ElemType::Integer, 16), 16, None)?;
+    check(i128::from_ne_bytes(big) == i128::from(total) << 80, || {
+        "co_sum integer(16)".into()
+    })?;
+    let mut z = f64_bytes(&[f64::from(me), -1.0]);
+    co.co_sum(&mut z, Elem::new(ElemType::Complex, 8), 16, Some(n))?;
+    if me == n {
+        check(f64s(&z) == [f64::from(total), -f64::from(n)], || {
+            "co_sum complex".into()
+        })?;
+    }
+    let mut word = [b'a' + me as u8, b'z' - me as u8, b'x'];
+    co.co_max(&mut word, CH1, 3, None)?;
+    check(word == [b'a' + n as u8, b'z' - n as u8, b'x'], || {
+        "co_max character".into()
+    })?;
+    // co_broadcast from the last image.
+    let mut data = vec![me as u8; 100];
+    co.co_broadcast(&mut data, n)?;
+    check(data.iter().all(|&b| b == n as u8), || "co_broadcast".into())?;
+    // co_reduce with a non-commutative operation: the product in image order.
+    let mine = [1i64, i64::from(me), 0, 1];
+    let mut m: Vec<u8> = mine.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    co.co_reduce(&mut m, 32, &mut matrix_product, None)?;
+    let mut expected: Vec<u8> = [1i64, 0, 0, 1]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    for i in images {
+        let factor: Vec<u8> = [1i64, i64::from(i), 0, 1]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        matrix_product(&mut expected, &factor);
+    }
+    check(m == expected, || "co_reduce".into())?;
+    // Errors: no sum of logicals, an image out of range.
+    let mut l = [1u8; 4];
+    check(
+        co.co_sum(&mut l, Elem::new(ElemType::Logical, 4), 4, None)
+            .is_err(),
+        || "co_sum logical".into(),
+    )?;
+    check(
+        matches!(
+            co.co_broadcast(&mut l, n + 1),
+            Err(CoError::ImageOutOfRange { .. })
+        ),
+        || "co_broadcast image".into(),
+    )?;
+    co.sync_all()
 }
 
 /// The last image stops at once; the others find it stopped in sync images, in

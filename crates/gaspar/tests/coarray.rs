@@ -52,6 +52,11 @@ fn events_carry_a_producer_consumer_exchange() {
 }
 
 #[test]
+fn collectives_reduce_every_type_deterministically_to_one_image_or_all() {
+    scenario_on_every_image("collectives");
+}
+
+#[test]
 fn images_that_go_on_see_a_stopped_image_in_syncs_and_status() {
     scenario_on_every_image("stop-early");
 }
