@@ -43,6 +43,7 @@
 #![deny(unsafe_code)]
 
 mod addr;
+pub mod coarray;
 pub mod config;
 pub mod error;
 pub mod gma;

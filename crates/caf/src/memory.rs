@@ -1,0 +1,134 @@
+//! `register` and `deregister`: coarrays, lock and event variables, CRITICAL locks.
+//! Every registration but a component's is collective (the engine allocates the same size
+//! on every image); `deregister` synchronizes, as gfortran emits no SYNC around it.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use gaspar::coarray::Coarrays;
+
+use crate::abi::{RegisterType, DEREGISTER_DEALLOCATE_ONLY};
+use crate::descriptor::Descriptor;
+use crate::error::CafError;
+use crate::runtime;
+use crate::stat::StatArgs;
+use crate::token::{self, CafToken, Holds};
+
+/// Registers `size` bytes (locks and events: `size` variables) of type `regtype`; stores
+/// the token in `*token` and this image's address in the descriptor's `base_addr`.
+///
+/// # Safety
+/// `token` is writable (and for `ALLOC_ALLOCATE_ONLY` holds a token registered before);
+/// `desc` is null or a descriptor gfortran built; STAT=/ERRMSG= null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_register(
+    size: usize,
+    regtype: c_int,
+    token: *mut *mut c_void,
+    desc: *mut Descriptor,
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    runtime::statement("allocate", stat, |engine| {
+        if token.is_null() {
+            return Err(CafError::Argument("null token address".into()));
+        }
+        let kind = RegisterType::from_raw(regtype)
+            .ok_or_else(|| CafError::Argument(format!("registration type {regtype}")))?;
+        let local = match kind {
+            RegisterType::AllocRegisterOnly => {
+                let fresh = CafToken {
+                    memory: None,
+                    holds: Holds::Data,
+                };
+                // SAFETY: `token` is writable (checked non-null; this function's contract).
+                unsafe { *token = fresh.into_raw() };
+                std::ptr::null_mut()
+            }
+            RegisterType::AllocAllocateOnly => {
+                return Err(CafError::Unsupported(
+                    "allocatable components of derived-type coarrays".into(),
+                ))
+            }
+            _ => {
+                let (memory, holds) = allocate(engine, kind, size)?;
+                let local = engine.local_addr(&memory)? as *mut c_void;
+                let fresh = CafToken {
+                    memory: Some(memory),
+                    holds,
+                };
+                // SAFETY: `token` is writable (checked non-null; this function's contract).
+                unsafe { *token = fresh.into_raw() };
+                local
+            }
+        };
+        if !desc.is_null() {
+            // SAFETY: a descriptor gfortran built, writable (this function's contract).
+            unsafe { (*desc).base_addr = local };
+        }
+        Ok(())
+    });
+}
+
+/// The engine allocation for one registration type.
+fn allocate(
+    engine: &mut Coarrays,
+    kind: RegisterType,
+    size: usize,
+) -> Result<(gaspar::coarray::Token, Holds), CafError> {
+    Ok(match kind {
+        RegisterType::LockStatic | RegisterType::LockAlloc | RegisterType::Critical => {
+            (engine.allocate_locks(size)?, Holds::Locks)
+        }
+        RegisterType::EventStatic | RegisterType::EventAlloc => {
+            (engine.allocate_events(size)?, Holds::Events)
+        }
+        _ => (engine.allocate(size)?, Holds::Data),
+    })
+}
+
+/// `deallocate(a)`: frees the coarray on every image (collective) and the token;
+/// `DEALLOCATE_ONLY` (a component) frees only the memory.
+///
+/// # Safety
+/// `token` points to a token `register` stored; STAT=/ERRMSG= null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_deregister(
+    token: *mut *mut c_void,
+    dereg_type: c_int,
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    runtime::statement("deallocate", stat, |engine| {
+        if token.is_null() {
+            return Err(CafError::Argument("null token address".into()));
+        }
+        // SAFETY: `token` is readable (checked non-null; this function's contract).
+        let raw = unsafe { *token };
+        if dereg_type == DEREGISTER_DEALLOCATE_ONLY {
+            // SAFETY: a token `register` stored, not shared during the call.
+            let caf = unsafe { token::borrow_mut(raw)? };
+            if caf.memory.is_some() {
+                return Err(CafError::Unsupported(
+                    "allocatable components of derived-type coarrays".into(),
+                ));
+            }
+            return Ok(());
+        }
+        // SAFETY: validated as a registered token before being taken back.
+        unsafe { token::borrow(raw)? };
+        // SAFETY: `raw` is a registered token; gfortran forgets it (set to null below).
+        let caf = unsafe { token::from_raw(raw) };
+        // SAFETY: `token` is writable (this function's contract).
+        unsafe { *token = std::ptr::null_mut() };
+        match caf.memory {
+            Some(memory) => Ok(engine.deallocate(memory)?),
+            None => Ok(()),
+        }
+    });
+}

@@ -1,0 +1,126 @@
+//! Atomic subroutines on 4- and 8-byte integer and logical words of a coarray.
+
+use crate::transport::{AtomicOp as WordOp, Width};
+
+use super::error::{CoError, CoResult};
+use super::{Coarrays, Image, Token};
+
+/// The read-modify-write operations of `atomic_add`, `atomic_and`, `atomic_or`,
+/// `atomic_xor` and their fetching forms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// Wrapping add.
+    Add,
+    /// Bitwise and.
+    And,
+    /// Bitwise or.
+    Or,
+    /// Bitwise exclusive or.
+    Xor,
+}
+
+fn width(bytes: u8) -> CoResult<Width> {
+    match bytes {
+        4 => Ok(Width::W4),
+        8 => Ok(Width::W8),
+        other => Err(CoError::invalid(
+            "atomic",
+            format!("atomic variables are 4 or 8 bytes, not {other}"),
+        )),
+    }
+}
+
+impl Coarrays {
+    /// One atomic on the `bytes`-wide word at `offset` of `image`'s part of `token`,
+    /// complete on return; the previous value (zero-extended).
+    fn atomic_word(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        bytes: u8,
+        op: WordOp,
+    ) -> CoResult<u64> {
+        let w = width(bytes)?;
+        let rank = self.team.rank_of(image)?;
+        if token.after("atomic", offset)? < usize::from(bytes) {
+            return Err(CoError::invalid(
+                "atomic",
+                format!(
+                    "a {bytes}-byte word at offset {offset} runs past the {}-byte coarray",
+                    token.len()
+                ),
+            ));
+        }
+        self.before_read(rank)?;
+        Ok(self.rt.atomic_blocking(token.ga(rank, offset)?, w, op)?)
+    }
+
+    /// `atomic_define`: stores `value` (its low `width` bytes).
+    pub fn atomic_define(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        width: u8,
+        value: u64,
+    ) -> CoResult<()> {
+        self.atomic_word(token, offset, image, width, WordOp::Store(value))
+            .map(drop)
+    }
+
+    /// `atomic_ref`: the word's value, zero-extended.
+    pub fn atomic_ref(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        width: u8,
+    ) -> CoResult<u64> {
+        self.atomic_word(token, offset, image, width, WordOp::Load)
+    }
+
+    /// `atomic_cas`: stores `new` if the word equals `compare`; returns the old value.
+    #[allow(clippy::too_many_arguments)]
+    pub fn atomic_cas(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        width: u8,
+        compare: u64,
+        new: u64,
+    ) -> CoResult<u64> {
+        self.atomic_word(
+            token,
+            offset,
+            image,
+            width,
+            WordOp::CompareSwap {
+                expected: compare,
+                new,
+            },
+        )
+    }
+
+    /// `atomic_add/and/or/xor` and `atomic_fetch_*`: applies `op` with `value`; returns
+    /// the old value.
+    #[allow(clippy::too_many_arguments)]
+    pub fn atomic_fetch(
+        &mut self,
+        op: AtomicOp,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        width: u8,
+        value: u64,
+    ) -> CoResult<u64> {
+        let op = match op {
+            AtomicOp::Add => WordOp::Add(value),
+            AtomicOp::And => WordOp::And(value),
+            AtomicOp::Or => WordOp::Or(value),
+            AtomicOp::Xor => WordOp::Xor(value),
+        };
+        self.atomic_word(token, offset, image, width, op)
+    }
+}

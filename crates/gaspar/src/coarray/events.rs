@@ -1,0 +1,48 @@
+//! Event variables: one 8-byte counter each.
+
+use crate::transport::AtomicOp as WordOp;
+
+use super::error::{CoError, CoResult};
+use super::{Coarrays, Image, Purpose, Token};
+
+impl Coarrays {
+    /// Collective: a token of `n` event variables per image, all with count 0.
+    pub fn allocate_events(&mut self, n: usize) -> CoResult<Token> {
+        let bytes = n
+            .checked_mul(8)
+            .ok_or_else(|| CoError::invalid("allocate_events", "too many events"))?;
+        self.allocate_for(bytes, Purpose::Events)
+    }
+
+    /// `event post(ev[image])`: completes this image's puts, then adds one to the count.
+    pub fn event_post(&mut self, token: &Token, index: usize, image: Image) -> CoResult<()> {
+        let offset = token.word("event post", Purpose::Events, index)?;
+        let rank = self.team.rank_of(image)?;
+        self.complete_puts()?;
+        self.word_op(token.ga(rank, offset)?, WordOp::Add(1))
+            .map(drop)
+    }
+
+    /// `event wait(ev, until_count=)`: waits until this image's event `index` has been
+    /// posted `until_count` times (at least once), then takes that many posts off.
+    pub fn event_wait(&mut self, token: &Token, index: usize, until_count: u64) -> CoResult<()> {
+        let offset = token.word("event wait", Purpose::Events, index)?;
+        self.complete_puts()?;
+        let threshold = until_count.max(1);
+        let me = self.rt.rank();
+        let ga = token.ga(me, offset)?;
+        let rt = &self.rt;
+        rt.wait(me, None, || {
+            Ok(rt.atomic_blocking(ga, crate::Width::W8, WordOp::Load)? >= threshold)
+        })?;
+        self.word_op(ga, WordOp::Add(threshold.wrapping_neg()))
+            .map(drop)
+    }
+
+    /// `event_query(ev[image], count)`: the posts not yet waited for.
+    pub fn event_query(&mut self, token: &Token, index: usize, image: Image) -> CoResult<u64> {
+        let offset = token.word("event_query", Purpose::Events, index)?;
+        let rank = self.team.rank_of(image)?;
+        self.word_op(token.ga(rank, offset)?, WordOp::Load)
+    }
+}

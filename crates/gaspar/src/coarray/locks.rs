@@ -1,0 +1,78 @@
+//! Lock variables: one 8-byte word each, 0 when unlocked, else the holder's rank + 1.
+
+use crate::transport::AtomicOp as WordOp;
+
+use super::error::{CoError, CoResult};
+use super::{Coarrays, Image, Purpose, Token};
+
+impl Coarrays {
+    /// Collective: a token of `n` lock variables per image, all unlocked.
+    pub fn allocate_locks(&mut self, n: usize) -> CoResult<Token> {
+        let bytes = n
+            .checked_mul(8)
+            .ok_or_else(|| CoError::invalid("allocate_locks", "too many locks"))?;
+        self.allocate_for(bytes, Purpose::Locks)
+    }
+
+    /// `lock(l[image])`: acquires lock `index` of `image`, waiting while another image
+    /// holds it; with `try_only` (`acquired_lock=`) returns `false` instead of waiting.
+    /// A lock this image holds is [`CoError::Locked`].
+    pub fn lock(
+        &mut self,
+        token: &Token,
+        index: usize,
+        image: Image,
+        try_only: bool,
+    ) -> CoResult<bool> {
+        let offset = token.word("lock", super::Purpose::Locks, index)?;
+        let rank = self.team.rank_of(image)?;
+        self.complete_puts()?;
+        let ga = token.ga(rank, offset)?;
+        let me = u64::from(self.rt.rank()) + 1;
+        loop {
+            let holder = self.word_op(
+                ga,
+                WordOp::CompareSwap {
+                    expected: 0,
+                    new: me,
+                },
+            )?;
+            if holder == 0 {
+                return Ok(true);
+            }
+            if holder == me {
+                return Err(CoError::Locked);
+            }
+            if try_only {
+                return Ok(false);
+            }
+            let rt = &self.rt;
+            rt.wait(rank, Some((holder - 1) as u32), || {
+                Ok(rt.atomic_blocking(ga, crate::Width::W8, WordOp::Load)? != holder)
+            })?;
+        }
+    }
+
+    /// `unlock(l[image])`: releases lock `index` of `image`, which this image must hold
+    /// ([`CoError::Unlocked`], [`CoError::LockedOtherImage`] otherwise).
+    pub fn unlock(&mut self, token: &Token, index: usize, image: Image) -> CoResult<()> {
+        let offset = token.word("unlock", super::Purpose::Locks, index)?;
+        let rank = self.team.rank_of(image)?;
+        self.complete_puts()?;
+        let me = u64::from(self.rt.rank()) + 1;
+        let old = self.word_op(
+            token.ga(rank, offset)?,
+            WordOp::CompareSwap {
+                expected: me,
+                new: 0,
+            },
+        )?;
+        match old {
+            _ if old == me => Ok(()),
+            0 => Err(CoError::Unlocked),
+            holder => Err(CoError::LockedOtherImage {
+                holder: (holder - 1) as u32 + 1,
+            }),
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! Put, get and third-party copy of sections: the strided layer's direct or buffered
+//! transfer when both sides pair up (same type, same shape), otherwise the general path
+//! through a dense buffer in Fortran order (conversion, shape changes, a local side that
+//! runs against the remote one).
+
+use crate::gma::Handle;
+use crate::transport::Run;
+
+use super::convert::{check_conversion, convert, is_plain_copy};
+use super::error::{CoError, CoResult};
+use super::section::{dense, pair, Dim, Section};
+use super::{Coarrays, Elem, Image, Token};
+
+/// The elements of `section` in `buf`, converted from `from` to `to` (of `to_len` bytes),
+/// one after another in Fortran order.
+fn pack(buf: &[u8], section: &Section<'_>, from: Elem, to: Elem, to_len: usize) -> Vec<u8> {
+    let from_len = section.elem_len;
+    let mut out = vec![0u8; section.count().unwrap_or(0) * to_len];
+    for (k, at) in section.offsets().enumerate() {
+        convert(
+            from,
+            &buf[at..at + from_len],
+            to,
+            &mut out[k * to_len..(k + 1) * to_len],
+        );
+    }
+    out
+}
+
+/// Writes `count` elements of `section` in `buf` from `packed` (dense, of type `from`
+/// and `from_len` bytes each), converted to `to`; a single packed element fills all.
+fn unpack(
+    packed: &[u8],
+    from: Elem,
+    from_len: usize,
+    buf: &mut [u8],
+    section: &Section<'_>,
+    to: Elem,
+) {
+    let to_len = section.elem_len;
+    let single = packed.len() == from_len;
+    for (k, at) in section.offsets().enumerate() {
+        let k = if single { 0 } else { k };
+        convert(
+            from,
+            &packed[k * from_len..(k + 1) * from_len],
+            to,
+            &mut buf[at..at + to_len],
+        );
+    }
+}
+
+/// The runs that move a dense buffer (element k at byte `k * elem_len`) to or from
+/// `remote`'s elements, merged where both sides continue, with remote offsets counted
+/// from `low` (the section's lowest byte).
+fn runs(remote: &Section<'_>, low: usize) -> Vec<Run> {
+    let len = remote.elem_len as u64;
+    let mut out: Vec<Run> = Vec::new();
+    for (k, at) in remote.offsets().enumerate() {
+        let (local, at) = (k as u64 * len, (at - low) as u64);
+        match out.last_mut() {
+            Some(last) if last.local + last.len == local && last.remote + last.len == at => {
+                last.len += len;
+            }
+            _ => out.push(Run {
+                local,
+                remote: at,
+                len,
+            }),
+        }
+    }
+    out
+}
+
+/// The element counts of both sides agree, or the source is one element to broadcast.
+fn check_counts(call: &'static str, source: usize, destination: usize) -> CoResult<()> {
+    if source != destination && source != 1 {
+        return Err(CoError::invalid(
+            call,
+            format!("the source has {source} elements but the destination {destination}"),
+        ));
+    }
+    Ok(())
+}
+
+impl Coarrays {
+    /// Puts `src` (a section of `src_buf`, elements of type `src_elem`) into `image`'s
+    /// part of `token`, at byte `offset`, laid out as `dst` (its `start` and strides
+    /// relative to `offset`), converting element types where they differ. A source of one
+    /// element fills the whole destination. Nonblocking: the put completes at the next
+    /// image control statement; a get by this image from that image sees it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn put(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        dst: &Section<'_>,
+        dst_elem: Elem,
+        src_buf: &[u8],
+        src: &Section<'_>,
+        src_elem: Elem,
+    ) -> CoResult<()> {
+        let rank = self.team.rank_of(image)?;
+        let low = dst.check("put (remote side)", token.after("put", offset)?)?;
+        src.check("put (source)", src_buf.len())?;
+        check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
+        let (n, m) = (dst.count()?, src.count()?);
+        if n == 0 {
+            return Ok(());
+        }
+        check_counts("put", m, n)?;
+        let base = token.ga(rank, offset)?;
+        if m == n && is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+            if let Some(p) = pair(src, dst, true)? {
+                self.rt.put_strided(
+                    &src_buf[p.local_base..],
+                    &p.descriptor,
+                    token.ga(rank, offset + p.remote_base)?,
+                    Handle::NULL,
+                )?;
+                self.put_issued(rank);
+                return Ok(());
+            }
+        }
+        let mut packed = pack(src_buf, src, src_elem, dst_elem, dst.elem_len);
+        if m == 1 {
+            packed = packed.repeat(n);
+        }
+        let mut storage = Vec::new();
+        let local = dense(dst, dst.elem_len, &mut storage);
+        if let Some(p) = pair(&local, dst, true)? {
+            self.rt.put_strided(
+                &packed[p.local_base..],
+                &p.descriptor,
+                token.ga(rank, offset + p.remote_base)?,
+                Handle::NULL,
+            )?;
+        } else {
+            let at = base
+                .offset(low as u64)
+                .ok_or_else(|| CoError::invalid("put", "offset overflows"))?;
+            self.rt
+                .put_runs(at, &packed, &runs(dst, low), Handle::NULL)?;
+        }
+        self.put_issued(rank);
+        Ok(())
+    }
+
+    /// Gets `image`'s section `src` of `token` (at byte `offset`, elements of type
+    /// `src_elem`) into `dst_buf` laid out as `dst`, converting element types. Lands
+    /// directly in `dst_buf` when the types and shapes match; a source of one element
+    /// fills the whole destination.
+    #[allow(clippy::too_many_arguments)]
+    pub fn get(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        src: &Section<'_>,
+        src_elem: Elem,
+        dst_buf: &mut [u8],
+        dst: &Section<'_>,
+        dst_elem: Elem,
+    ) -> CoResult<()> {
+        let rank = self.team.rank_of(image)?;
+        let low = src.check("get (remote side)", token.after("get", offset)?)?;
+        dst.check("get (destination)", dst_buf.len())?;
+        check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
+        let (n, m) = (dst.count()?, src.count()?);
+        if n == 0 {
+            return Ok(());
+        }
+        check_counts("get", m, n)?;
+        self.before_read(rank)?;
+        if m == n && is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+            if let Some(p) = pair(dst, src, false)? {
+                self.rt.get_strided(
+                    &mut dst_buf[p.local_base..],
+                    &p.descriptor,
+                    token.ga(rank, offset + p.remote_base)?,
+                    Handle::NULL,
+                )?;
+                return Ok(());
+            }
+        }
+        let mut packed = vec![0u8; m * src.elem_len];
+        let mut storage = Vec::new();
+        let local = dense(src, src.elem_len, &mut storage);
+        if let Some(p) = pair(&local, src, false)? {
+            self.rt.get_strided(
+                &mut packed[p.local_base..],
+                &p.descriptor,
+                token.ga(rank, offset + p.remote_base)?,
+                Handle::NULL,
+            )?;
+        } else {
+            let at = token.ga(rank, offset + low)?;
+            self.rt
+                .get_runs(&mut packed, at, &runs(src, low), Handle::NULL)?;
+        }
+        unpack(&packed, src_elem, src.elem_len, dst_buf, dst, dst_elem);
+        Ok(())
+    }
+
+    /// `dst_image`'s section `dst` of `dst_token` := `src_image`'s section `src` of
+    /// `src_token` (Fortran's `a(..)[j] = b(..)[k]`, issued by a third image): a
+    /// third-party copy when both sections are contiguous and of one type, otherwise
+    /// through this image. Nonblocking as a put is.
+    #[allow(clippy::too_many_arguments)]
+    pub fn copy(
+        &mut self,
+        dst_token: &Token,
+        dst_offset: usize,
+        dst_image: Image,
+        dst: &Section<'_>,
+        dst_elem: Elem,
+        src_token: &Token,
+        src_offset: usize,
+        src_image: Image,
+        src: &Section<'_>,
+        src_elem: Elem,
+    ) -> CoResult<()> {
+        let (drank, srank) = (self.team.rank_of(dst_image)?, self.team.rank_of(src_image)?);
+        let dst_low = dst.check("copy (destination)", dst_token.after("copy", dst_offset)?)?;
+        let src_low = src.check("copy (source)", src_token.after("copy", src_offset)?)?;
+        check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
+        let (n, m) = (dst.count()?, src.count()?);
+        if n == 0 {
+            return Ok(());
+        }
+        check_counts("copy", m, n)?;
+        let same_memory = drank == srank && std::ptr::eq(dst_token, src_token);
+        if m == n
+            && !same_memory
+            && is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len)
+            && src.is_contiguous()
+            && dst.is_contiguous()
+        {
+            self.before_read(srank)?;
+            let bytes = (n * dst.elem_len) as u64;
+            self.rt.copy(
+                dst_token.ga(drank, dst_offset + dst_low)?,
+                src_token.ga(srank, src_offset + src_low)?,
+                bytes,
+                Handle::NULL,
+            )?;
+            self.put_issued(drank);
+            return Ok(());
+        }
+        let mut packed = vec![0u8; m * src.elem_len];
+        let mut storage = Vec::new();
+        let local = dense(src, src.elem_len, &mut storage);
+        self.get(
+            src_token,
+            src_offset,
+            src_image,
+            src,
+            src_elem,
+            &mut packed,
+            &local,
+            src_elem,
+        )?;
+        let one = [Dim {
+            extent: m,
+            stride: src.elem_len as isize,
+        }];
+        let flat = Section {
+            elem_len: src.elem_len,
+            start: 0,
+            dims: &one,
+        };
+        self.put(
+            dst_token, dst_offset, dst_image, dst, dst_elem, &packed, &flat, src_elem,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_merge_where_both_sides_continue() {
+        let dims = [
+            Dim {
+                extent: 2,
+                stride: 8,
+            },
+            Dim {
+                extent: 2,
+                stride: -64,
+            },
+        ];
+        let s = Section {
+            elem_len: 8,
+            start: 64,
+            dims: &dims,
+        };
+        let r = runs(&s, 0);
+        assert_eq!(
+            r,
+            [
+                Run {
+                    local: 0,
+                    remote: 64,
+                    len: 16
+                },
+                Run {
+                    local: 16,
+                    remote: 0,
+                    len: 16
+                }
+            ]
+        );
+    }
+}
