@@ -81,13 +81,17 @@ impl Argument {
 }
 
 /// RESULT_IMAGE=: 0 means absent (every image gets the result).
-fn result_image(raw: c_int) -> Result<Option<Image>, CafError> {
+fn result_image_of(raw: c_int) -> Result<Option<Image>, CafError> {
     if raw == 0 {
         Ok(None)
     } else {
         token::image(raw).map(Some)
     }
 }
+
+/// One of the engine's co_sum, co_min, co_max: buffer, element type and length, result image.
+type IntrinsicReduction =
+    fn(&mut Coarrays, &mut [u8], Elem, usize, Option<Image>) -> Result<(), CafError>;
 
 /// Runs one arithmetic collective on the packed argument.
 fn arithmetic(
@@ -96,14 +100,15 @@ fn arithmetic(
     raw_result: c_int,
     a_len: c_int,
     stat: StatArgs,
-    run: fn(&mut Coarrays, &mut [u8], Elem, Option<Image>) -> Result<(), CafError>,
+    run: IntrinsicReduction,
 ) {
     runtime::statement(name, stat, |engine| {
         // SAFETY: gfortran's descriptor of the argument (the entry points' contract).
         let arg = unsafe { Argument::read(a)? };
         let elem = arg.elem(a_len)?;
         let mut buf = arg.pack();
-        run(engine, &mut buf, elem, result_image(raw_result)?)?;
+        let len = arg.layout.elem_len;
+        run(engine, &mut buf, elem, len, result_image_of(raw_result)?)?;
         arg.unpack(&buf);
         Ok(())
     });
@@ -147,8 +152,8 @@ pub unsafe extern "C" fn _gfortran_caf_co_sum(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    arithmetic("co_sum", a, result_image, 0, stat, |e, b, t, r| {
-        Ok(e.co_sum(b, t, r)?)
+    arithmetic("co_sum", a, result_image, 0, stat, |e, b, t, l, r| {
+        Ok(e.co_sum(b, t, l, r)?)
     });
 }
 
@@ -167,8 +172,8 @@ pub unsafe extern "C" fn _gfortran_caf_co_min(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    arithmetic("co_min", a, result_image, a_len, stat, |e, b, t, r| {
-        Ok(e.co_min(b, t, r)?)
+    arithmetic("co_min", a, result_image, a_len, stat, |e, b, t, l, r| {
+        Ok(e.co_min(b, t, l, r)?)
     });
 }
 
@@ -187,8 +192,8 @@ pub unsafe extern "C" fn _gfortran_caf_co_max(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    arithmetic("co_max", a, result_image, a_len, stat, |e, b, t, r| {
-        Ok(e.co_max(b, t, r)?)
+    arithmetic("co_max", a, result_image, a_len, stat, |e, b, t, l, r| {
+        Ok(e.co_max(b, t, l, r)?)
     });
 }
 
@@ -220,7 +225,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_reduce(
         let mut buf = arg.pack();
         let len = arg.layout.elem_len;
         let mut combine = |acc: &mut [u8], other: &[u8]| reduce::apply(&operator, acc, other);
-        engine.co_reduce(&mut buf, len, &mut combine, result_image(result_image)?)?;
+        engine.co_reduce(&mut buf, len, &mut combine, result_image_of(result_image)?)?;
         arg.unpack(&buf);
         Ok(())
     });

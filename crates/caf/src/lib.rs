@@ -11,6 +11,7 @@
 mod abi;
 mod atomic;
 mod by_ref;
+mod collective;
 mod component;
 mod descriptor;
 mod error;
@@ -19,6 +20,7 @@ mod lock;
 mod memory;
 mod panic;
 mod random;
+mod reduce;
 mod reference;
 mod runtime;
 mod section;

@@ -116,9 +116,22 @@ pub(crate) fn apply(op: &UserOperator, acc: &mut [u8], other: &[u8]) {
             // lengths as size_t.
             unsafe {
                 if hidden_len {
-                    let f: unsafe extern "C" fn(*mut u8, usize, *const u8, *const u8, usize, usize) =
-                        std::mem::transmute(op.function);
-                    f(result.as_mut_ptr(), len, acc.as_ptr(), other.as_ptr(), len, len);
+                    let f: unsafe extern "C" fn(
+                        *mut u8,
+                        usize,
+                        *const u8,
+                        *const u8,
+                        usize,
+                        usize,
+                    ) = std::mem::transmute(op.function);
+                    f(
+                        result.as_mut_ptr(),
+                        len,
+                        acc.as_ptr(),
+                        other.as_ptr(),
+                        len,
+                        len,
+                    );
                 } else {
                     let f: unsafe extern "C" fn(*mut u8, usize, *const u8, *const u8) =
                         std::mem::transmute(op.function);
