@@ -181,7 +181,7 @@ pub unsafe extern "C" fn _gfortran_caf_is_present(
 ) -> c_int {
     // SAFETY: no STAT=: an error ends the job with one line.
     let stat = unsafe { StatArgs::stat_only(std::ptr::null_mut()) };
-    runtime::statement_with_state("allocated", stat, |state| {
+    runtime::statement_with_state("ALLOCATED", stat, |state| {
         let image = token::image(image_index)?;
         // SAFETY: this function's contract.
         let coarray = unsafe { token::borrow(token)? };

@@ -128,7 +128,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_broadcast(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("co_broadcast", stat, |engine| {
+    runtime::statement("CO_BROADCAST", stat, |engine| {
         // SAFETY: this function's contract.
         let arg = unsafe { Argument::read(a)? };
         let mut buf = arg.pack();
@@ -152,7 +152,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_sum(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    arithmetic("co_sum", a, result_image, 0, stat, |e, b, t, l, r| {
+    arithmetic("CO_SUM", a, result_image, 0, stat, |e, b, t, l, r| {
         Ok(e.co_sum(b, t, l, r)?)
     });
 }
@@ -172,7 +172,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_min(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    arithmetic("co_min", a, result_image, a_len, stat, |e, b, t, l, r| {
+    arithmetic("CO_MIN", a, result_image, a_len, stat, |e, b, t, l, r| {
         Ok(e.co_min(b, t, l, r)?)
     });
 }
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_max(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    arithmetic("co_max", a, result_image, a_len, stat, |e, b, t, l, r| {
+    arithmetic("CO_MAX", a, result_image, a_len, stat, |e, b, t, l, r| {
         Ok(e.co_max(b, t, l, r)?)
     });
 }
@@ -216,7 +216,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_reduce(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("co_reduce", stat, |engine| {
+    runtime::statement("CO_REDUCE", stat, |engine| {
         // SAFETY: this function's contract.
         let arg = unsafe { Argument::read(a)? };
         let elem = arg.elem(a_len)?;

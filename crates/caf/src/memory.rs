@@ -33,7 +33,7 @@ pub unsafe extern "C" fn _gfortran_caf_register(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement_with_state("allocate", stat, |state| {
+    runtime::statement_with_state("ALLOCATE", stat, |state| {
         if token.is_null() {
             return Err(CafError::Argument("null token address".into()));
         }
@@ -120,7 +120,7 @@ pub unsafe extern "C" fn _gfortran_caf_deregister(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement_with_state("deallocate", stat, |state| {
+    runtime::statement_with_state("DEALLOCATE", stat, |state| {
         if token.is_null() {
             return Err(CafError::Argument("null token address".into()));
         }

@@ -15,7 +15,7 @@ use crate::token;
 pub extern "C" fn _gfortran_caf_image_status(image: c_int, _team: *mut c_void) -> c_int {
     // SAFETY: no STAT=: an error ends the job with one line.
     let stat = unsafe { StatArgs::stat_only(std::ptr::null_mut()) };
-    runtime::statement("image_status", stat, |engine| {
+    runtime::statement("IMAGE_STATUS", stat, |engine| {
         Ok(engine.image_status(token::image(image)?)?)
     })
     .unwrap_or(0)
