@@ -28,6 +28,7 @@ mod setup;
 mod stat;
 mod status;
 mod sync;
+mod teams;
 mod termination;
 mod token;
 mod transfer;
