@@ -410,3 +410,56 @@ fn pack(
         None => out,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::{Positions, TypeCode};
+
+    fn ints(dims: Vec<Positions>) -> Layout {
+        Layout {
+            elem_len: 4,
+            type_code: TypeCode::Integer,
+            dims,
+        }
+    }
+
+    #[test]
+    fn a_scalar_source_spreads_over_the_destination() {
+        let dst = ints(vec![Positions::Regular {
+            extent: 5,
+            stride: 4,
+        }]);
+        let scalar = Layout::scalar(4, TypeCode::Integer);
+        assert_eq!(broadcast(&dst, &scalar).unwrap(), Some(5));
+        assert_eq!(broadcast(&dst, &dst).unwrap(), None);
+        let three = ints(vec![Positions::List(vec![0, 8, 4])]);
+        assert!(broadcast(&dst, &three).is_err());
+    }
+
+    #[test]
+    fn pack_walks_a_reversed_section_in_element_order() {
+        // Three integers at byte strides of -4, the first element at the highest address.
+        let layout = ints(vec![Positions::Regular {
+            extent: 3,
+            stride: -4,
+        }]);
+        let regular = Regular::of(&layout, None).unwrap();
+        let bytes: Vec<u8> = [7u32, 8, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let packed = pack(&bytes, &regular, &layout, None).unwrap();
+        let values: Vec<u32> = packed
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(values, vec![9, 8, 7]);
+    }
+
+    #[test]
+    fn pack_repeats_a_scalar() {
+        let scalar = Layout::scalar(4, TypeCode::Integer);
+        let regular = Regular::of(&scalar, Some(3)).unwrap();
+        let packed = pack(&5u32.to_le_bytes(), &regular, &scalar, Some(3)).unwrap();
+        assert_eq!(packed.len(), 12);
+        assert_eq!(&packed[8..], &5u32.to_le_bytes());
+    }
+}
