@@ -5,7 +5,7 @@
 //! token at the component's offset, which they compute from the address the owner stored in
 //! its descriptor minus the owner's arena base (the first word of every image's part).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use gaspar::coarray::{Coarrays, Elem, ElemType, Image, Token};
 
@@ -31,6 +31,9 @@ pub(crate) struct ComponentHeap {
     live: BTreeMap<usize, usize>,
     /// Other images' base addresses, read once each.
     remote_bases: BTreeMap<Image, usize>,
+    /// Addresses of the live component tokens (`caf_token_t` values), to tell a component's
+    /// allocation from a coarray's when gfortran registers both as COARRAY_ALLOC.
+    tokens: BTreeSet<usize>,
 }
 
 /// The header word as the engine moves it: one 8-byte integer.
@@ -64,6 +67,7 @@ impl ComponentHeap {
             free: BTreeMap::from([(HEADER, ARENA_BYTES - HEADER)]),
             live: BTreeMap::new(),
             remote_bases: BTreeMap::new(),
+            tokens: BTreeSet::new(),
         })
     }
 
@@ -113,6 +117,21 @@ impl ComponentHeap {
         }
         self.free.insert(at, len);
         Ok(())
+    }
+
+    /// Records a component token (registered with ALLOC_REGISTER_ONLY).
+    pub(crate) fn add_token(&mut self, token: usize) {
+        self.tokens.insert(token);
+    }
+
+    /// Forgets a component token (deregistered).
+    pub(crate) fn remove_token(&mut self, token: usize) {
+        self.tokens.remove(&token);
+    }
+
+    /// True when `token` is a live component token.
+    pub(crate) fn has_token(&self, token: usize) -> bool {
+        self.tokens.contains(&token)
     }
 
     /// This image's address of the component at `offset`.

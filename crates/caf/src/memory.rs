@@ -2,7 +2,9 @@
 //! Every registration but a component's is collective (the engine allocates the same size
 //! on every image); `deregister` synchronizes, as gfortran emits no SYNC around it.
 //! Allocatable components (ALLOC_REGISTER_ONLY, then ALLOC_ALLOCATE_ONLY on each image
-//! alone) live in the component arena.
+//! alone) live in the component arena. gfortran 12 also allocates an unallocated component
+//! in an assignment (`b%vals = [1, 2]`) with COARRAY_ALLOC on the component's token: a
+//! COARRAY_ALLOC on a token registered as a component's is that.
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -37,19 +39,26 @@ pub unsafe extern "C" fn _gfortran_caf_register(
         if token.is_null() {
             return Err(CafError::Argument("null token address".into()));
         }
-        let kind = RegisterType::from_raw(regtype)
+        let mut kind = RegisterType::from_raw(regtype)
             .ok_or_else(|| CafError::Argument(format!("registration type {regtype}")))?;
+        // SAFETY: `token` is readable (checked non-null); its value is only compared.
+        let current = unsafe { *token } as usize;
+        if kind == RegisterType::CoarrayAlloc && state.is_component_token(current) {
+            kind = RegisterType::AllocAllocateOnly;
+        }
         let local = match kind {
             RegisterType::AllocRegisterOnly => {
                 // The arena is created with the first component, on every image.
-                state.with_components()?;
+                let (_, heap) = state.with_components()?;
                 let fresh = CafToken {
                     memory: Memory::Unallocated,
                     holds: Holds::Data,
                     desc: std::ptr::null(),
-                };
+                }
+                .into_raw();
+                heap.add_token(fresh as usize);
                 // SAFETY: `token` is writable (checked non-null; this function's contract).
-                unsafe { *token = fresh.into_raw() };
+                unsafe { *token = fresh };
                 std::ptr::null_mut()
             }
             RegisterType::AllocAllocateOnly => {
@@ -140,6 +149,9 @@ pub unsafe extern "C" fn _gfortran_caf_deregister(
                 )),
                 Memory::Component(_) | Memory::Unallocated => Ok(()),
             };
+        }
+        if let (_, Some(heap)) = state.existing_components() {
+            heap.remove_token(raw as usize);
         }
         // SAFETY: `raw` is a registered token; gfortran forgets it (set to null below).
         let caf = unsafe { token::from_raw(raw) };

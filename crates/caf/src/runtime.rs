@@ -32,6 +32,12 @@ impl State {
         Ok((&mut self.engine, heap))
     }
 
+    /// True when `token` is a component token (gfortran 12 registers the allocation of an
+    /// unallocated component in an assignment as COARRAY_ALLOC, on one image alone).
+    pub(crate) fn is_component_token(&self, token: usize) -> bool {
+        self.components.as_ref().is_some_and(|h| h.has_token(token))
+    }
+
     /// The engine and the component arena if it exists (a reference chain reaches the
     /// arena only through a component, which created it).
     pub(crate) fn existing_components(&mut self) -> (&mut Coarrays, Option<&mut ComponentHeap>) {
