@@ -31,9 +31,12 @@ pub(crate) struct ComponentHeap {
     live: BTreeMap<usize, usize>,
     /// Other images' base addresses, read once each.
     remote_bases: BTreeMap<Image, usize>,
-    /// Addresses of the live component tokens (`caf_token_t` values), to tell a component's
-    /// allocation from a coarray's when gfortran registers both as COARRAY_ALLOC.
+    /// Addresses of the live component tokens (`caf_token_t` values): only these are
+    /// dereferenced when gfortran hands back a component's token slot.
     tokens: BTreeSet<usize>,
+    /// This image's coarray memory holding data (start -> bytes), the arena included: a
+    /// token slot inside it belongs to a component.
+    data: BTreeMap<usize, usize>,
 }
 
 /// The header word as the engine moves it: one 8-byte integer.
@@ -68,6 +71,7 @@ impl ComponentHeap {
             live: BTreeMap::new(),
             remote_bases: BTreeMap::new(),
             tokens: BTreeSet::new(),
+            data: BTreeMap::from([(base, ARENA_BYTES)]),
         })
     }
 
@@ -132,6 +136,25 @@ impl ComponentHeap {
     /// True when `token` is a live component token.
     pub(crate) fn has_token(&self, token: usize) -> bool {
         self.tokens.contains(&token)
+    }
+
+    /// Records this image's part of a data coarray (`bytes` at `start`).
+    pub(crate) fn add_data(&mut self, start: usize, bytes: usize) {
+        self.data.insert(start, bytes);
+    }
+
+    /// Forgets a data coarray's part.
+    pub(crate) fn remove_data(&mut self, start: usize) {
+        self.data.remove(&start);
+    }
+
+    /// True when `addr` lies in coarray memory of this image: a token slot there is a
+    /// component's (an allocatable coarray's descriptor is never in coarray memory).
+    pub(crate) fn in_coarray_memory(&self, addr: usize) -> bool {
+        self.data
+            .range(..=addr)
+            .next_back()
+            .is_some_and(|(&start, &len)| addr < start + len)
     }
 
     /// This image's address of the component at `offset`.

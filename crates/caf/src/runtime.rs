@@ -15,8 +15,8 @@ use crate::stat::{Outcome, StatArgs};
 pub(crate) struct State {
     /// The coarray engine.
     pub(crate) engine: Coarrays,
-    /// The allocatable components' arena, created by the first registration of a
-    /// component (collective: it comes with a coarray's registration on every image).
+    /// The allocatable components' arena, created by the first collective registration
+    /// (every image makes it, in the same order).
     components: Option<ComponentHeap>,
 }
 
@@ -30,12 +30,6 @@ impl State {
         }
         let heap = self.components.as_mut().expect("created above");
         Ok((&mut self.engine, heap))
-    }
-
-    /// True when `token` is a component token (gfortran 12 registers the allocation of an
-    /// unallocated component in an assignment as COARRAY_ALLOC, on one image alone).
-    pub(crate) fn is_component_token(&self, token: usize) -> bool {
-        self.components.as_ref().is_some_and(|h| h.has_token(token))
     }
 
     /// The engine and the component arena if it exists (a reference chain reaches the
