@@ -25,10 +25,8 @@ pub(crate) struct ComponentHeap {
     pub(crate) token: Token,
     /// This image's address of its part.
     base: usize,
-    /// Free ranges of this image's part: offset -> bytes.
-    free: BTreeMap<usize, usize>,
-    /// Live components: offset -> bytes.
-    live: BTreeMap<usize, usize>,
+    /// Which bytes of this image's part are in use.
+    blocks: Blocks,
     /// Other images' base addresses, read once each.
     remote_bases: BTreeMap<Image, usize>,
     /// Addresses of the live component tokens (`caf_token_t` values): only these are
@@ -37,6 +35,69 @@ pub(crate) struct ComponentHeap {
     /// This image's coarray memory holding data (start -> bytes), the arena included: a
     /// token slot inside it belongs to a component.
     data: BTreeMap<usize, usize>,
+}
+
+/// A first-fit allocator of byte ranges, merging neighbours when they are freed.
+struct Blocks {
+    /// Free ranges: offset -> bytes.
+    free: BTreeMap<usize, usize>,
+    /// Ranges in use: offset -> bytes.
+    live: BTreeMap<usize, usize>,
+}
+
+impl Blocks {
+    /// `len` free bytes from `start`.
+    fn new(start: usize, len: usize) -> Blocks {
+        Blocks {
+            free: BTreeMap::from([(start, len)]),
+            live: BTreeMap::new(),
+        }
+    }
+
+    /// Takes `bytes` (rounded up to `ALIGN`, at least one unit): the offset and the
+    /// length taken.
+    fn take(&mut self, bytes: usize) -> Result<(usize, usize), CafError> {
+        let need = bytes.max(1).div_ceil(ALIGN) * ALIGN;
+        let (&at, &len) = self
+            .free
+            .iter()
+            .find(|(_, &len)| len >= need)
+            .ok_or_else(|| {
+                CafError::Argument(format!(
+                    "allocatable components exceed the {} MiB component arena of this image",
+                    ARENA_BYTES >> 20
+                ))
+            })?;
+        self.free.remove(&at);
+        if len > need {
+            self.free.insert(at + need, len - need);
+        }
+        self.live.insert(at, need);
+        Ok((at, need))
+    }
+
+    /// Gives back the range taken at `offset`.
+    fn give(&mut self, offset: usize) -> Result<(), CafError> {
+        let mut len = self.live.remove(&offset).ok_or_else(|| {
+            CafError::Argument(format!("no allocatable component at arena offset {offset}"))
+        })?;
+        let mut at = offset;
+        if let Some((&next, &next_len)) = self.free.range(at + len..).next() {
+            if next == at + len {
+                self.free.remove(&next);
+                len += next_len;
+            }
+        }
+        if let Some((&prev, &prev_len)) = self.free.range(..at).next_back() {
+            if prev + prev_len == at {
+                self.free.remove(&prev);
+                at = prev;
+                len += prev_len;
+            }
+        }
+        self.free.insert(at, len);
+        Ok(())
+    }
 }
 
 /// The header word as the engine moves it: one 8-byte integer.
@@ -67,8 +128,7 @@ impl ComponentHeap {
         Ok(ComponentHeap {
             token,
             base,
-            free: BTreeMap::from([(HEADER, ARENA_BYTES - HEADER)]),
-            live: BTreeMap::new(),
+            blocks: Blocks::new(HEADER, ARENA_BYTES - HEADER),
             remote_bases: BTreeMap::new(),
             tokens: BTreeSet::new(),
             data: BTreeMap::from([(base, ARENA_BYTES)]),
@@ -77,50 +137,16 @@ impl ComponentHeap {
 
     /// Allocates `bytes` (zero-filled) in this image's part; returns the offset.
     pub(crate) fn allocate(&mut self, bytes: usize) -> Result<usize, CafError> {
-        let need = bytes.max(1).div_ceil(ALIGN) * ALIGN;
-        let (&at, &len) = self
-            .free
-            .iter()
-            .find(|(_, &len)| len >= need)
-            .ok_or_else(|| {
-                CafError::Argument(format!(
-                    "allocatable components exceed the {} MiB component arena of this image",
-                    ARENA_BYTES >> 20
-                ))
-            })?;
-        self.free.remove(&at);
-        if len > need {
-            self.free.insert(at + need, len - need);
-        }
-        self.live.insert(at, need);
-        // SAFETY: `at..at + need` lies in this image's part of the arena (free-list
-        // invariant), memory this process owns and nothing else references now.
+        let (at, need) = self.blocks.take(bytes)?;
+        // SAFETY: `at..at + need` lies in this image's part of the arena (it was free),
+        // memory this process owns and nothing else references now.
         unsafe { std::ptr::write_bytes((self.base + at) as *mut u8, 0, need) };
         Ok(at)
     }
 
     /// Frees the component at `offset`.
     pub(crate) fn free(&mut self, offset: usize) -> Result<(), CafError> {
-        let len = self.live.remove(&offset).ok_or_else(|| {
-            CafError::Argument(format!("no allocatable component at arena offset {offset}"))
-        })?;
-        let mut at = offset;
-        let mut len = len;
-        if let Some((&next, &next_len)) = self.free.range(at + len..).next() {
-            if next == at + len {
-                self.free.remove(&next);
-                len += next_len;
-            }
-        }
-        if let Some((&prev, &prev_len)) = self.free.range(..at).next_back() {
-            if prev + prev_len == at {
-                self.free.remove(&prev);
-                at = prev;
-                len += prev_len;
-            }
-        }
-        self.free.insert(at, len);
-        Ok(())
+        self.blocks.give(offset)
     }
 
     /// Records a component token (registered with ALLOC_REGISTER_ONLY).
@@ -197,5 +223,34 @@ impl ComponentHeap {
                     "component address {addr:#x} is outside image {image}'s component arena"
                 ))
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_aligned_and_merge_when_freed() {
+        let mut b = Blocks::new(16, 160);
+        let (a, la) = b.take(1).unwrap();
+        let (c, lc) = b.take(20).unwrap();
+        let (d, _) = b.take(16).unwrap();
+        assert_eq!((a, la, c, lc, d), (16, 16, 32, 32, 64));
+        b.give(c).unwrap();
+        // The hole of 32 bytes is reused first-fit.
+        assert_eq!(b.take(32).unwrap(), (32, 32));
+        b.give(32).unwrap();
+        b.give(a).unwrap();
+        b.give(d).unwrap();
+        assert_eq!(b.free, BTreeMap::from([(16, 160)]));
+        assert!(b.give(d).is_err());
+    }
+
+    #[test]
+    fn blocks_report_exhaustion() {
+        let mut b = Blocks::new(0, 64);
+        assert!(b.take(64).is_ok());
+        assert!(b.take(1).is_err());
     }
 }
