@@ -23,7 +23,8 @@ pub(crate) struct Regular {
 
 impl Regular {
     /// The regular form of `layout`, `None` when it has a vector subscript. With
-    /// `broadcast_to`, a scalar layout is repeated that many times (stride 0).
+    /// `broadcast_to`, a scalar layout is repeated that many times (stride 0; once stays a
+    /// scalar).
     pub(crate) fn of(layout: &Layout, broadcast_to: Option<usize>) -> Option<Regular> {
         if !layout.is_regular() {
             return None;
@@ -40,7 +41,7 @@ impl Regular {
                 Positions::List(_) => unreachable!("is_regular checked above"),
             })
             .collect();
-        if let Some(n) = broadcast_to.filter(|_| layout.dims.is_empty()) {
+        if let Some(n) = broadcast_to.filter(|&n| layout.dims.is_empty() && n != 1) {
             dims.push(Dim {
                 extent: n,
                 stride: 0,
@@ -161,6 +162,13 @@ mod tests {
         assert_eq!(r.dims.len(), 1);
         assert_eq!((r.dims[0].extent, r.dims[0].stride), (5, 0));
         assert_eq!(r.len, 8);
+    }
+
+    #[test]
+    fn scalar_to_one_element_stays_scalar() {
+        let r = Regular::of(&Layout::scalar(4, TypeCode::Integer), Some(1)).unwrap();
+        assert!(r.dims.is_empty());
+        assert_eq!(r.section().start, 0);
     }
 
     #[test]
