@@ -86,11 +86,6 @@ pub unsafe extern "C" fn _gfortran_caf_send_by_ref(
         // SAFETY: gfortran's reference chain.
         let target =
             unsafe { reference::resolve(engine, heap.as_deref_mut(), coarray, image, refs, ty)? };
-        if matches!(target, Target::Unallocated) {
-            return Err(CafError::Unsupported(
-                "allocating a remote allocatable component by assignment".into(),
-            ));
-        }
         let (remote, _) =
             reference::remote(heap.as_deref(), coarray.memory()?, image, target, dst_kind)?;
         // SAFETY: gfortran's descriptor of the source.
