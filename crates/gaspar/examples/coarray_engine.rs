@@ -3,7 +3,8 @@
 //! values, prints `image I: NAME ok`, and exits non-zero on the first wrong one.
 
 use gaspar::coarray::{
-    stat, AtomicOp, CoError, CoResult, Coarrays, Dim, Elem, ElemType, Section, Token,
+    stat, AtomicOp, CoError, CoResult, Coarray, Coarrays, Dim, Elem, ElemType, Images, Section,
+    Slice, TeamId, TeamLevel, Token,
 };
 
 const I1: Elem = Elem::new(ElemType::Integer, 1);
@@ -19,12 +20,14 @@ fn main() {
         Err(e) => fail(&name, &e),
     };
     match name.as_str() {
-        "stop-early" => stop_early(co),
+        "stop-early" => stop_early(co, false),
+        "finalize-early" => stop_early(co, true),
         "stop-code" => {
             println!("image {}: stopping", co.this_image());
             co.stop(3)
         }
         "error-stop" => error_stop(co),
+        "typed" => typed(co.into()),
         _ => {}
     }
     let result = match name.as_str() {
@@ -35,6 +38,7 @@ fn main() {
         "locks" => locks(&mut co),
         "events" => events(&mut co),
         "collectives" => collectives(&mut co),
+        "teams" => teams(&mut co),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -840,18 +844,98 @@ fn collectives(co: &mut Coarrays) -> CoResult<()> {
     co.sync_all()
 }
 
+/// Odd and even images form two teams; inside them image numbers, sync, transfers and
+/// collectives are the team's. Then all images form one team numbered backwards.
+fn teams(co: &mut Coarrays) -> CoResult<()> {
+    let (me, n) = (co.this_image(), co.num_images());
+    let x = co.allocate(8)?;
+    let scalar = section(8, 0, &[]);
+    set_own_part(co, &x, &u64::from(me).to_ne_bytes())?;
+    co.sync_all()?;
+    let number = i64::from(2 - me % 2); // 1: odd images, 2: even images
+    let parity = co.form_team(number, None)?;
+    check(
+        co.team_number(None)? == -1 && co.team_number(Some(parity))? == number,
+        || "team_number".into(),
+    )?;
+    co.change_team(parity)?;
+    let (tme, tn) = (co.this_image(), co.num_images());
+    let members: Vec<u32> = (1..=n).filter(|i| i % 2 == me % 2).collect();
+    check(
+        tn as usize == members.len() && members[tme as usize - 1] == me,
+        || format!("team image {tme} of {tn}"),
+    )?;
+    check(co.team_number(None)? == number, || {
+        "current team_number".into()
+    })?;
+    check(co.get_team(TeamLevel::Parent) == TeamId::INITIAL, || {
+        "parent".into()
+    })?;
+    // Team image 1's x holds its initial-team image number.
+    let mut v = [0u8; 8];
+    co.get(&x, 0, 1, &scalar, I8, &mut v, &scalar, I8)?;
+    check(u64::from_ne_bytes(v) == u64::from(members[0]), || {
+        format!("get in team: {}", u64::from_ne_bytes(v))
+    })?;
+    let mut sum = u64::from(me).to_ne_bytes();
+    co.co_sum(&mut sum, I8, 8, None)?;
+    let expected: u64 = members.iter().map(|&i| u64::from(i)).sum();
+    check(u64::from_ne_bytes(sum) == expected, || {
+        "co_sum in team".into()
+    })?;
+    co.sync_images(None)?;
+    let e = co.allocate(8);
+    check(matches!(e, Err(CoError::Unsupported { .. })), || {
+        "allocate in team".into()
+    })?;
+    co.end_team()?;
+    check(co.this_image() == me && co.num_images() == n, || {
+        "after end team".into()
+    })?;
+    co.sync_team(parity)?;
+    // Everybody, numbered backwards.
+    let backwards = co.form_team(7, Some(n - me + 1))?;
+    co.change_team(backwards)?;
+    check(co.this_image() == n - me + 1, || {
+        format!("new_index: image {}", co.this_image())
+    })?;
+    let mut first = [me as u8];
+    co.co_broadcast(&mut first, 1)?;
+    check(first == [n as u8], || {
+        "broadcast from the new image 1".into()
+    })?;
+    co.end_team()?;
+    check(co.end_team().is_err(), || {
+        "end team outside change team".into()
+    })?;
+    check(co.form_team(0, None).is_err(), || "team number 0".into())?;
+    co.sync_all()?;
+    co.deallocate(x)
+}
+
 /// The last image stops at once; the others find it stopped in sync images, in
 /// image_status and stopped_images, go on among themselves, then stop.
-fn stop_early(mut co: Coarrays) -> ! {
+fn stop_early(mut co: Coarrays, by_finalize: bool) -> ! {
     let (me, n) = (co.this_image(), co.num_images());
+    let name = if by_finalize {
+        "finalize-early"
+    } else {
+        "stop-early"
+    };
     if me == n {
-        println!("image {me}: stop-early ok");
-        co.stop(0)
+        println!("image {me}: {name} ok");
+        if !by_finalize {
+            co.stop(0)
+        }
+        if let Err(e) = co.finalize() {
+            fail(name, &e);
+        }
+        std::process::exit(0)
     }
     if let Err(e) = survive_a_stopped_image(&mut co) {
-        fail("stop-early", &e);
+        fail(name, &e);
     }
-    println!("image {me}: stop-early ok");
+    println!("image {me}: {name} ok");
     co.stop(0)
 }
 
@@ -874,6 +958,11 @@ fn survive_a_stopped_image(co: &mut Coarrays) -> CoResult<()> {
     co.sync_images(Some(&others))?;
     let e = co.sync_all().unwrap_err();
     check(e.stat() == stat::STOPPED_IMAGE, || format!("sync all: {e}"))?;
+    let mut x = 1.0f64.to_ne_bytes();
+    let e = co.co_sum(&mut x, R8, 8, None).unwrap_err();
+    check(e.stat() == stat::STOPPED_IMAGE, || format!("co_sum: {e}"))?;
+    let e = co.allocate(8).unwrap_err();
+    check(e.stat() == stat::STOPPED_IMAGE, || format!("allocate: {e}"))?;
     co.sync_images(Some(&others))
 }
 
@@ -888,4 +977,130 @@ fn error_stop(mut co: Coarrays) -> ! {
         co.this_image()
     );
     co.stop(0)
+}
+
+/// The typed API: sections by ranges with steps (also backwards), elements, whole arrays,
+/// typed collectives.
+fn typed(mut images: Images) -> ! {
+    let me = images.this_image();
+    if let Err(e) = typed_sections(&mut images).and_then(|()| typed_collectives(&mut images)) {
+        fail("typed", &e);
+    }
+    println!("image {me}: typed ok");
+    if let Err(e) = images.finalize() {
+        fail("typed", &e);
+    }
+    std::process::exit(0)
+}
+
+fn typed_sections(images: &mut Images) -> CoResult<()> {
+    let (me, n) = (images.this_image(), images.num_images());
+    let right = me % n + 1;
+    let left = (me + n - 2) % n + 1;
+    // integer(4) :: x(3, 6)[*] (row-major), x(r, c) = 100 * image + 10 * r + c.
+    let x = Coarray::<i32, 2>::new(images, [3, 6])?;
+    check(x.shape() == [3, 6] && x.len() == 18, || "shape".into())?;
+    check(x.local(images)? == vec![0; 18], || "zeroed".into())?;
+    let value = |image: u32, r: usize, c: usize| (100 * image + 10 * r as u32 + c as u32) as i32;
+    let mine: Vec<i32> = (0..18).map(|k| value(me, k / 6, k % 6)).collect();
+    x.set_local(images, &mine)?;
+    images.sync_all()?;
+    // x(1, 0:6:2)[right]
+    let row = x
+        .on(right)
+        .get(images, [Slice::at(1), Slice::from(0..6).step(2)])?;
+    check(
+        row == [value(right, 1, 0), value(right, 1, 2), value(right, 1, 4)],
+        || format!("row {row:?}"),
+    )?;
+    // x(:, 5)[left], backwards: x(2:0:-1, 5)
+    let col = x
+        .on(left)
+        .get(images, [Slice::all().step(-1), Slice::at(5)])?;
+    check(
+        col == [value(left, 2, 5), value(left, 1, 5), value(left, 0, 5)],
+        || format!("column {col:?}"),
+    )?;
+    check(
+        x.on(right).at(images, [2, 3])? == value(right, 2, 3),
+        || "at".into(),
+    )?;
+    images.sync_all()?;
+    // x(0:3:2, 1:6:2)[right] = -(1..6); then a scalar fills x(1, :)[right].
+    let block: Vec<i32> = (1..=6).map(|v| -v).collect();
+    x.on(right).put(
+        images,
+        [Slice::from(0..3).step(2), Slice::from(1..6).step(2)],
+        &block,
+    )?;
+    images.sync_all()?;
+    let got = x.local(images)?;
+    let mut expected: Vec<i32> = (0..18).map(|k| value(me, k / 6, k % 6)).collect();
+    for (k, (r, c)) in [(0, 1), (0, 3), (0, 5), (2, 1), (2, 3), (2, 5)]
+        .into_iter()
+        .enumerate()
+    {
+        expected[r * 6 + c] = -(k as i32 + 1);
+    }
+    check(got == expected, || format!("strided put {got:?}"))?;
+    images.sync_all()?;
+    x.on(right)
+        .put(images, [Slice::at(1), Slice::all()], &[7])?;
+    x.on(right).set(images, [0, 0], 9)?;
+    images.sync_all()?;
+    let got = x.local(images)?;
+    check(got[6..12] == [7; 6] && got[0] == 9, || {
+        format!("fill {got:?}")
+    })?;
+    // Errors: a slice past the dimension, a step of 0, a wrong number of values.
+    check(
+        x.on(me).get(images, [Slice::at(3), Slice::all()]).is_err(),
+        || "row 3".into(),
+    )?;
+    check(
+        x.on(me)
+            .get(images, [Slice::all().step(0), Slice::all()])
+            .is_err(),
+        || "step 0".into(),
+    )?;
+    check(x.on(me).write(images, &[1, 2]).is_err(), || {
+        "short write".into()
+    })?;
+    check(
+        x.on(right)
+            .put(images, [Slice::at(0), Slice::all()], &[1, 2])
+            .is_err(),
+        || "short put".into(),
+    )?;
+    images.sync_all()?;
+    x.free(images)
+}
+
+fn typed_collectives(images: &mut Images) -> CoResult<()> {
+    let (me, n) = (images.this_image(), images.num_images());
+    let mut v = [f64::from(me), -f64::from(me)];
+    images.co_sum(&mut v, None)?;
+    let total = f64::from(n * (n + 1) / 2);
+    check(v == [total, -total], || format!("co_sum {v:?}"))?;
+    let mut m = [i64::from(me)];
+    images.co_max(&mut m, Some(1))?;
+    if me == 1 {
+        check(m == [i64::from(n)], || "co_max".into())?;
+    }
+    let mut m = [me as i16];
+    images.co_min(&mut m, None)?;
+    check(m == [1], || "co_min".into())?;
+    let mut b = [me; 3];
+    images.co_broadcast(&mut b, n)?;
+    check(b == [n; 3], || "co_broadcast".into())?;
+    // Concatenation of digits, as (number, 10^digits): associative, not commutative.
+    let mut digits = [[u64::from(me), 10]];
+    images.co_reduce(
+        &mut digits,
+        |acc, other| *acc = [acc[0] * other[1] + other[0], acc[1] * other[1]],
+        None,
+    )?;
+    let expected = (1..=u64::from(n)).fold(0, |acc, d| acc * 10 + d);
+    check(digits[0][0] == expected, || format!("co_reduce {digits:?}"))?;
+    images.sync_all()
 }

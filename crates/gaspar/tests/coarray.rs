@@ -57,8 +57,53 @@ fn collectives_reduce_every_type_deterministically_to_one_image_or_all() {
 }
 
 #[test]
+fn teams_renumber_images_and_scope_syncs_transfers_and_collectives() {
+    scenario_on_every_image("teams");
+}
+
+#[test]
+fn the_typed_api_moves_sections_by_ranges_with_steps() {
+    scenario_on_every_image("typed");
+}
+
+/// Runs example `name` on 1 to 4 images on every transport; each image must print a
+/// line containing `needle`.
+fn example_on_every_image(name: &str, needle: &str) {
+    for t in transports() {
+        for procs in 1..=4u32 {
+            let out = run_on(t, procs, &[&example(name)]);
+            out.assert_success();
+            let ok = out.stdout.matches(needle).count();
+            assert_eq!(ok, procs as usize, "{t}, {procs} images: {}", out.stdout);
+        }
+    }
+}
+
+#[test]
+fn coarray_heat_matches_the_serial_run() {
+    example_on_every_image("coarray_heat", "equal to the serial run");
+}
+
+#[test]
+fn coarray_sum_adds_up_with_co_sum() {
+    example_on_every_image("coarray_sum", "= 500000500000 ok");
+}
+
+#[test]
+fn coarray_events_carries_every_item_from_producers_to_the_consumer() {
+    example_on_every_image("coarray_events", " ok");
+}
+
+#[test]
+fn coarray_queue_hands_out_every_task_once_under_a_lock() {
+    example_on_every_image("coarray_queue", " tasks ok");
+}
+
+#[test]
 fn images_that_go_on_see_a_stopped_image_in_syncs_and_status() {
     scenario_on_every_image("stop-early");
+    // The Rust API's normal end (finalize, no exit) stops the image the same way.
+    scenario_on_every_image("finalize-early");
 }
 
 #[test]

@@ -154,7 +154,10 @@ impl Coarrays {
     /// `co_broadcast(a, source_image)`: every image's `buf` becomes `source`'s.
     pub fn co_broadcast(&mut self, buf: &mut [u8], source: Image) -> CoResult<()> {
         let root = self.root(source)?;
-        Ok(self.rt.team().broadcast_bytes(&self.rt, buf, root)?)
+        self.all_images_running()?;
+        Ok(self
+            .collective_team()
+            .broadcast_bytes(&self.rt, buf, root)?)
     }
 
     /// `co_sum(a, result_image)`: `buf` holds elements of type `elem`, `elem_len` bytes
@@ -203,9 +206,9 @@ impl Coarrays {
         result_image: Option<Image>,
     ) -> CoResult<()> {
         let root = result_image.map(|i| self.root(i)).transpose()?;
+        self.all_images_running()?;
         Ok(self
-            .rt
-            .team()
+            .collective_team()
             .reduce_bytes(&self.rt, buf, elem_len, op, root)?)
     }
 
@@ -219,6 +222,7 @@ impl Coarrays {
     ) -> CoResult<()> {
         check(what, elem, elem_len, buf.len())?;
         let root = result_image.map(|i| self.root(i)).transpose()?;
+        self.all_images_running()?;
         let done = match (elem.ty, elem.kind) {
             (ElemType::Integer, 1) => self.builtin::<i8>(what, buf, root)?,
             (ElemType::Integer, 2) => self.builtin::<i16>(what, buf, root)?,
@@ -233,8 +237,7 @@ impl Coarrays {
         }
         let mut combine = |acc: &mut [u8], other: &[u8]| combine_one(what, elem, acc, other);
         Ok(self
-            .rt
-            .team()
+            .collective_team()
             .reduce_bytes(&self.rt, buf, elem_len, &mut combine, root)?)
     }
 
@@ -249,7 +252,7 @@ impl Coarrays {
         let Ok(values) = bytemuck::try_cast_slice_mut::<u8, T>(buf) else {
             return Ok(false);
         };
-        let team = self.rt.team();
+        let team = self.collective_team();
         match root {
             Some(root) => team.reduce(&self.rt, values, what.op(), root)?,
             None => team.allreduce(&self.rt, values, what.op())?,

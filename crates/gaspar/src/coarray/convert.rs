@@ -86,6 +86,7 @@ impl Elem {
 }
 
 /// Whether copying bytes converts `from` into `to` (same type, kind and length).
+#[inline]
 pub fn is_plain_copy(from: Elem, from_len: usize, to: Elem, to_len: usize) -> bool {
     from_len == to_len && (from == to || (from.ty == ElemType::Derived && to.ty == from.ty))
 }

@@ -93,7 +93,8 @@ impl CoError {
         }
     }
 
-    pub(crate) fn invalid(call: &'static str, reason: impl Into<String>) -> CoError {
+    /// [`CoError::Invalid`]: `call` was given an argument no valid call has.
+    pub fn invalid(call: &'static str, reason: impl Into<String>) -> CoError {
         CoError::Invalid {
             call,
             reason: reason.into(),

@@ -46,9 +46,9 @@ impl Coarrays {
             if try_only {
                 return Ok(false);
             }
-            let rt = &self.rt;
-            rt.wait(rank, Some((holder - 1) as u32), || {
-                Ok(rt.atomic_blocking(ga, crate::Width::W8, WordOp::Load)? != holder)
+            // Until the holder unlocks, or announces that it stopped or failed.
+            self.wait_on(rank, (holder - 1) as u32, || {
+                Ok(self.word_op(ga, WordOp::Load)? != holder)
             })?;
         }
     }
@@ -71,7 +71,7 @@ impl Coarrays {
             _ if old == me => Ok(()),
             0 => Err(CoError::Unlocked),
             holder => Err(CoError::LockedOtherImage {
-                holder: (holder - 1) as u32 + 1,
+                holder: holder as u32,
             }),
         }
     }

@@ -1,4 +1,5 @@
-//! Fortran coarrays: the engine under the gfortran ABI (`libcaf_gaspar`).
+//! Fortran coarrays: the engine under the gfortran ABI (`libcaf_gaspar`) and, as
+//! [`Images`] and [`Coarray`], the typed Rust API above it.
 //!
 //! The engine ([`Coarrays`]) works in Fortran's terms: images numbered from 1 in the
 //! current team, symmetric allocations ([`Token`]s) of bytes, transfers described by a
@@ -30,6 +31,7 @@
 //! ```
 
 mod atomics;
+mod cobounds;
 mod collectives;
 mod convert;
 mod error;
@@ -38,18 +40,24 @@ mod locks;
 mod section;
 mod sync;
 mod team;
+mod teams;
 mod termination;
 mod transfer;
+mod typed;
 
-use crate::gmem::{GlobalAddr, SymmetricAlloc};
+use crate::gmem::{GlobalAddr, Segment, SymmetricAlloc};
 use crate::transport::{AtomicOp as WordOp, Width};
 use crate::{Handle, Runtime};
 
 pub use self::atomics::AtomicOp;
+pub use self::cobounds::Cobounds;
 pub use self::convert::{Elem, ElemType};
 pub use self::error::{stat, CoError, CoResult};
 pub use self::section::{Dim, Section, MAX_RANK};
 use self::team::Team;
+use self::teams::Formed;
+pub use self::teams::{TeamId, TeamLevel};
+pub use self::typed::{CoElement, Coarray, Images, Remote, Slice};
 
 /// An image number: 1-based, relative to the current team.
 pub type Image = u32;
@@ -86,10 +94,12 @@ impl Token {
     }
 
     /// The address of byte `offset` of `rank`'s part.
+    ///
+    /// Built from the block's heap offset without asking the allocator: a token lives
+    /// until `deallocate` consumes it, and every transfer through the address is checked
+    /// against the live allocations by the memory layer anyway.
     fn ga(&self, rank: u32, offset: usize) -> CoResult<GlobalAddr> {
-        let base = self.block.ga(rank)?;
-        base.offset(offset as u64)
-            .ok_or_else(|| CoError::invalid("coarray access", format!("offset {offset} overflows")))
+        heap_ga(rank, self.block.offset(), offset)
     }
 
     /// Bytes of the part after `offset` (an error when `offset` lies past the end).
@@ -121,10 +131,24 @@ impl Token {
     }
 }
 
+/// The address of byte `offset` after heap offset `block` on `rank`.
+#[inline]
+fn heap_ga(rank: u32, block: u64, offset: usize) -> CoResult<GlobalAddr> {
+    (offset as u64)
+        .checked_add(block)
+        .and_then(|at| GlobalAddr::new(rank, 0, Segment::Heap, at))
+        .ok_or_else(|| CoError::invalid("coarray access", format!("offset {offset} overflows")))
+}
+
 /// The coarray engine of one image: owns the runtime.
 pub struct Coarrays {
     rt: Runtime,
+    /// The current team's images (a copy of the top of `stack`'s).
     team: Team,
+    /// Every team this image formed, the initial team first.
+    formed: Vec<Formed>,
+    /// The current team and the ones `change team` left, as indices into `formed`.
+    stack: Vec<usize>,
     /// Per image, `2 * procs` words: the status each rank announced (stopped, failed) and
     /// the sync-images signals received from each rank.
     control: SymmetricAlloc,
@@ -158,6 +182,8 @@ impl Coarrays {
         let control = rt.alloc(16 * u64::from(procs))?;
         let co = Coarrays {
             team: Team::initial(rank, procs),
+            formed: vec![Formed::initial(rank, procs)],
+            stack: vec![0],
             control,
             signals_seen: vec![0; procs as usize],
             pending: vec![false; procs as usize],
@@ -167,6 +193,12 @@ impl Coarrays {
         co.zero_own_part(&co.control, 16 * procs as usize)?;
         co.rt.barrier()?;
         Ok(co)
+    }
+
+    /// The runtime under the engine, for gaspar's other calls on the same job (typed
+    /// global memory, the world's teams, raw transfers to compare against).
+    pub fn runtime(&self) -> &Runtime {
+        &self.rt
     }
 
     /// This image's number in the current team.
@@ -187,7 +219,9 @@ impl Coarrays {
     }
 
     fn allocate_for(&mut self, bytes: usize, purpose: Purpose) -> CoResult<Token> {
+        self.check_initial_team("ALLOCATE")?;
         self.complete_puts()?;
+        self.all_images_running()?;
         let block = self.rt.alloc(bytes.max(1) as u64)?;
         self.zero_own_part(&block, bytes)?;
         self.rt.barrier()?;
@@ -201,7 +235,9 @@ impl Coarrays {
     /// Collective over the current team, an image control statement: frees `token` on
     /// every image once every image is done with it.
     pub fn deallocate(&mut self, token: Token) -> CoResult<()> {
+        self.check_initial_team("DEALLOCATE")?;
         self.complete_puts()?;
+        self.all_images_running()?;
         Ok(self.rt.free(token.block)?)
     }
 
@@ -216,10 +252,13 @@ impl Coarrays {
         token.bytes
     }
 
-    /// Leaves the job at the normal end of the program: completes every put and waits
-    /// for every image to finish (the termination barrier), without ending the process.
+    /// Leaves the job at the normal end of the program: completes every put, tells the
+    /// other images that this one stopped (their syncs with it end with
+    /// [`CoError::StoppedImage`]) and waits for every image to finish (the termination
+    /// barrier), without ending the process.
     pub fn finalize(mut self) -> CoResult<()> {
         self.complete_puts()?;
+        self.announce_stopped();
         Ok(self.rt.finalize()?)
     }
 
@@ -271,9 +310,7 @@ impl Coarrays {
             ControlWord::Status(r) => r,
             ControlWord::Signals(r) => self.rt.procs() + r,
         };
-        let base = self.control.ga(rank)?;
-        base.offset(8 * u64::from(index))
-            .ok_or_else(|| CoError::invalid("control block", "offset overflows"))
+        heap_ga(rank, self.control.offset(), 8 * index as usize)
     }
 
     /// An 8-byte atomic on `ga`, complete on return.

@@ -18,7 +18,7 @@ pub struct Dim {
     pub stride: isize,
 }
 
-/// A section of memory: elements of `elem_len` bytes laid out along `dims` (dims[0]
+/// A section of memory: elements of `elem_len` bytes laid out along `dims` (`dims[0]`
 /// varies fastest, as in Fortran). `start` is the byte offset of the first element inside
 /// the buffer the section describes (negative strides put later elements below it).
 #[derive(Debug, Clone, Copy)]
@@ -51,7 +51,22 @@ impl<'a> Section<'a> {
 
     /// Checks the section against a buffer of `len` bytes: rank, and every byte it
     /// touches inside `0..len`. Returns the lowest byte it touches.
+    #[inline]
     pub fn check(&self, call: &'static str, len: usize) -> CoResult<usize> {
+        if self.dims.is_empty()
+            && self
+                .start
+                .checked_add(self.elem_len)
+                .is_some_and(|end| end <= len)
+        {
+            // A scalar inside the buffer (the common case, checked without the loop).
+            return Ok(self.start);
+        }
+        self.check_dims(call, len)
+    }
+
+    #[inline(never)]
+    fn check_dims(&self, call: &'static str, len: usize) -> CoResult<usize> {
         if self.dims.len() > MAX_RANK {
             return Err(CoError::invalid(
                 call,

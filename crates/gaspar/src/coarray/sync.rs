@@ -39,9 +39,7 @@ impl Coarrays {
                 let mut ranks = Vec::with_capacity(list.len());
                 for &image in list {
                     let rank = self.team.rank_of(image)?;
-                    if ranks.contains(&rank)
-                        || (rank == me && list.iter().filter(|&&i| i == image).count() > 1)
-                    {
+                    if ranks.contains(&rank) {
                         return Err(CoError::invalid(
                             "sync images",
                             format!("image {image} appears twice in the list"),
@@ -53,14 +51,21 @@ impl Coarrays {
                 ranks
             }
         };
+        self.signal_and_wait(&partners)
+    }
+
+    /// Completes this image's puts, signals each of `partners` (job ranks, not this one)
+    /// and waits for a signal from each.
+    pub(crate) fn signal_and_wait(&mut self, partners: &[u32]) -> CoResult<()> {
+        let me = self.rt.rank();
         self.complete_puts()?;
-        for &rank in &partners {
+        for &rank in partners {
             self.word_op(
                 self.control_ga(rank, ControlWord::Signals(me))?,
                 WordOp::Add(1),
             )?;
         }
-        for &rank in &partners {
+        for &rank in partners {
             let word = self.control_ga(me, ControlWord::Signals(rank))?;
             let expected = self.signals_seen[rank as usize] + 1;
             let signalled =

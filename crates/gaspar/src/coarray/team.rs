@@ -21,6 +21,11 @@ impl Team {
         }
     }
 
+    /// A team whose image `i` is job rank `ranks[i - 1]`, seen from image `this_image`.
+    pub(crate) fn of_ranks(ranks: Vec<u32>, this_image: Image) -> Team {
+        Team { ranks, this_image }
+    }
+
     /// This image's number in the team.
     pub(crate) fn this_image(&self) -> Image {
         self.this_image

@@ -29,6 +29,11 @@ impl Coarrays {
         }
     }
 
+    /// Tells every image that this one stopped.
+    pub(crate) fn announce_stopped(&self) {
+        self.announce(STOPPED);
+    }
+
     /// `stop code` (and the program's normal end, code 0): completes this image's puts,
     /// waits for every image to stop (the termination barrier), and ends the process
     /// with exit status `code`.
@@ -84,14 +89,26 @@ impl Coarrays {
     pub(crate) fn wait_for_image(
         &self,
         rank: u32,
+        ready: impl FnMut() -> CoResult<bool>,
+    ) -> CoResult<()> {
+        self.wait_on(self.rt.rank(), rank, ready)
+    }
+
+    /// [`wait_for_image`](Self::wait_for_image) for a `ready` that looks at memory of
+    /// image `watched` (woken by writes there; the status is read there too, since an
+    /// announcement rings the bell of the memory it writes).
+    pub(crate) fn wait_on(
+        &self,
+        watched: u32,
+        rank: u32,
         mut ready: impl FnMut() -> CoResult<bool>,
     ) -> CoResult<()> {
         let mut gone = None;
-        let waited = self.rt.wait(self.rt.rank(), Some(rank), || {
+        let waited = self.rt.wait(watched, Some(rank), || {
             if ready().map_err(runtime)? {
                 return Ok(true);
             }
-            let status = self.status_of(rank).map_err(runtime)?;
+            let status = self.status_at(watched, rank).map_err(runtime)?;
             // What the image did before it announced is visible now: look once more.
             if status != RUNNING && !ready().map_err(runtime)? {
                 gone = Some(status);
@@ -115,8 +132,27 @@ impl Coarrays {
         }
     }
 
+    /// Fails with [`CoError::StoppedImage`] / [`CoError::FailedImage`] when an image of
+    /// the current team has announced that it stopped or failed: a collective statement
+    /// (allocate, deallocate, co_*) needs every image, and an image that stopped waits in
+    /// the runtime's finalize barrier, where the collective must not meet it.
+    pub(crate) fn all_images_running(&self) -> CoResult<()> {
+        for &rank in self.team.ranks() {
+            let status = self.status_of(rank)?;
+            if status != RUNNING {
+                return Err(self.gone_error(rank, status));
+            }
+        }
+        Ok(())
+    }
+
     fn status_of(&self, rank: u32) -> CoResult<u64> {
-        let ga = self.control_ga(self.rt.rank(), ControlWord::Status(rank))?;
+        self.status_at(self.rt.rank(), rank)
+    }
+
+    /// The status `rank` announced, as the control block of `holder` records it.
+    fn status_at(&self, holder: u32, rank: u32) -> CoResult<u64> {
+        let ga = self.control_ga(holder, ControlWord::Status(rank))?;
         self.word_op(ga, WordOp::Load)
     }
 

@@ -73,6 +73,7 @@ fn runs(remote: &Section<'_>, low: usize) -> Vec<Run> {
 }
 
 /// The element counts of both sides agree, or the source is one element to broadcast.
+#[inline]
 fn check_counts(call: &'static str, source: usize, destination: usize) -> CoResult<()> {
     if source != destination && source != 1 {
         return Err(CoError::invalid(
@@ -103,15 +104,51 @@ impl Coarrays {
     ) -> CoResult<()> {
         let rank = self.team.rank_of(image)?;
         let low = dst.check("put (remote side)", token.after("put", offset)?)?;
-        src.check("put (source)", src_buf.len())?;
-        check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
+        let src_low = src.check("put (source)", src_buf.len())?;
+        if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len)
+            && src.is_contiguous()
+            && dst.is_contiguous()
+        {
+            let n = dst.count()?;
+            if n == src.count()? {
+                // One run (scalars, whole arrays): no descriptor, no allocation.
+                let bytes = &src_buf[src_low..src_low + n * src.elem_len];
+                self.rt
+                    .put(token.ga(rank, offset + low)?, bytes, Handle::NULL)?;
+                self.put_issued(rank);
+                return Ok(());
+            }
+        }
+        self.put_sections(
+            token, offset, rank, low, dst, dst_elem, src_buf, src, src_elem,
+        )
+    }
+
+    /// [`put`](Self::put) of anything but one contiguous run of one type.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn put_sections(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        rank: u32,
+        low: usize,
+        dst: &Section<'_>,
+        dst_elem: Elem,
+        src_buf: &[u8],
+        src: &Section<'_>,
+        src_elem: Elem,
+    ) -> CoResult<()> {
+        let plain = is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len);
+        if !plain {
+            check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
+        }
         let (n, m) = (dst.count()?, src.count()?);
         if n == 0 {
             return Ok(());
         }
         check_counts("put", m, n)?;
-        let base = token.ga(rank, offset)?;
-        if m == n && is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+        if m == n && plain {
             if let Some(p) = pair(src, dst, true)? {
                 self.rt.put_strided(
                     &src_buf[p.local_base..],
@@ -137,9 +174,7 @@ impl Coarrays {
                 Handle::NULL,
             )?;
         } else {
-            let at = base
-                .offset(low as u64)
-                .ok_or_else(|| CoError::invalid("put", "offset overflows"))?;
+            let at = token.ga(rank, offset + low)?;
             self.rt
                 .put_runs(at, &packed, &runs(dst, low), Handle::NULL)?;
         }
@@ -165,15 +200,51 @@ impl Coarrays {
     ) -> CoResult<()> {
         let rank = self.team.rank_of(image)?;
         let low = src.check("get (remote side)", token.after("get", offset)?)?;
-        dst.check("get (destination)", dst_buf.len())?;
-        check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
+        let dst_low = dst.check("get (destination)", dst_buf.len())?;
+        if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len)
+            && src.is_contiguous()
+            && dst.is_contiguous()
+        {
+            let n = dst.count()?;
+            if n == src.count()? {
+                // One run, straight into the destination.
+                self.before_read(rank)?;
+                let into = &mut dst_buf[dst_low..dst_low + n * dst.elem_len];
+                self.rt.get_blocking(into, token.ga(rank, offset + low)?)?;
+                return Ok(());
+            }
+        }
+        self.get_sections(
+            token, offset, rank, low, src, src_elem, dst_buf, dst, dst_elem,
+        )
+    }
+
+    /// [`get`](Self::get) of anything but one contiguous run of one type.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn get_sections(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        rank: u32,
+        low: usize,
+        src: &Section<'_>,
+        src_elem: Elem,
+        dst_buf: &mut [u8],
+        dst: &Section<'_>,
+        dst_elem: Elem,
+    ) -> CoResult<()> {
+        let plain = is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len);
+        if !plain {
+            check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
+        }
         let (n, m) = (dst.count()?, src.count()?);
         if n == 0 {
             return Ok(());
         }
         check_counts("get", m, n)?;
         self.before_read(rank)?;
-        if m == n && is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+        if m == n && plain {
             if let Some(p) = pair(dst, src, false)? {
                 self.rt.get_strided(
                     &mut dst_buf[p.local_base..],

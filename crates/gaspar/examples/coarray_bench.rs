@@ -1,0 +1,247 @@
+//! The coarray layer beside the raw runtime calls it is built on, in the same run:
+//! `gaspar run -n N target/release/examples/coarray_bench` (N >= 2). Image 1 prints one
+//! line per operation: the coarray figure, the raw figure, and the layer's overhead.
+
+use std::time::Instant;
+
+use gaspar::coarray::{CoResult, Dim, Elem, ElemType, Images, Section};
+use gaspar::strided::Descriptor;
+use gaspar::world::ReduceOp;
+use gaspar::{Handle, Width};
+
+const R8: Elem = Elem::new(ElemType::Real, 8);
+
+fn main() {
+    let result = Images::init().and_then(|mut images| {
+        bench(&mut images)?;
+        images.finalize()
+    });
+    if let Err(e) = result {
+        eprintln!("coarray_bench: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Nanoseconds per iteration of `f`, after a warm-up, best of three runs.
+fn time(iterations: u32, mut f: impl FnMut() -> CoResult<()>) -> CoResult<f64> {
+    for _ in 0..iterations / 10 + 1 {
+        f()?;
+    }
+    let mut best = f64::MAX;
+    for _ in 0..3 {
+        let start = Instant::now();
+        for _ in 0..iterations {
+            f()?;
+        }
+        best = best.min(start.elapsed().as_nanos() as f64 / f64::from(iterations));
+    }
+    Ok(best)
+}
+
+fn report(me: u32, n: u32, what: &str, coarray: f64, raw: Option<f64>) {
+    report_as(me, n, what, "coarray", coarray, raw)
+}
+
+fn report_as(me: u32, n: u32, what: &str, label: &str, ns: f64, raw: Option<f64>) {
+    if me != 1 {
+        return;
+    }
+    match raw {
+        Some(raw) => println!(
+            "{n} images  {what:<40} {label} {ns:>12.0} ns   raw {raw:>12.0} ns   overhead {:+6.1} %",
+            100.0 * (ns - raw) / raw
+        ),
+        None => println!("{n} images  {what:<40} {label} {ns:>12.0} ns"),
+    }
+}
+
+fn dense(count: usize) -> [Dim; 1] {
+    [Dim {
+        extent: count,
+        stride: 8,
+    }]
+}
+
+fn bench(images: &mut Images) -> CoResult<()> {
+    let (me, n) = (images.this_image(), images.num_images());
+    let right = me % n + 1;
+    let right_rank = right - 1;
+    const MAX: usize = 4 << 20;
+    let token = images.allocate(MAX)?;
+    let raw = images.runtime().alloc(MAX as u64)?;
+    let src = vec![1u8; MAX];
+    let mut dst = vec![0u8; MAX];
+
+    // 8-byte put (issue; completed by the sync after the loop) and get.
+    let scalar = Section::scalar(8, 0);
+    let c = time(20_000, || {
+        images.put(&token, 0, right, &scalar, R8, &src[..8], &scalar, R8)
+    })?;
+    images.sync_all()?;
+    let target = raw.ga(right_rank)?;
+    let r = time(20_000, || {
+        images.runtime().put(target, &src[..8], Handle::NULL)?;
+        Ok(())
+    })?;
+    images.sync_all()?;
+    report(me, n, "put 8 B", c, Some(r));
+    let c = time(20_000, || {
+        images.get(&token, 0, right, &scalar, R8, &mut dst[..8], &scalar, R8)
+    })?;
+    let r = time(20_000, || {
+        Ok(images.runtime().get_blocking(&mut dst[..8], target)?)
+    })?;
+    report(me, n, "get 8 B", c, Some(r));
+    images.sync_all()?;
+
+    // Bandwidth: contiguous put and get, completed each time.
+    for len in [8 << 10, 256 << 10, 4 << 20] {
+        let count = len / 8;
+        let dims = dense(count);
+        let section = Section {
+            elem_len: 8,
+            start: 0,
+            dims: &dims,
+        };
+        let iterations = (64 << 20) / len as u32;
+        let c = time(iterations, || {
+            images.put(&token, 0, right, &section, R8, &src[..len], &section, R8)?;
+            images.sync_memory()
+        })?;
+        let r = time(iterations, || {
+            Ok(images.runtime().put_blocking(target, &src[..len])?)
+        })?;
+        report(me, n, &format!("put {} KiB", len >> 10), c, Some(r));
+        let c = time(iterations, || {
+            images.get(
+                &token,
+                0,
+                right,
+                &section,
+                R8,
+                &mut dst[..len],
+                &section,
+                R8,
+            )
+        })?;
+        let r = time(iterations, || {
+            Ok(images.runtime().get_blocking(&mut dst[..len], target)?)
+        })?;
+        report(me, n, &format!("get {} KiB", len >> 10), c, Some(r));
+    }
+    images.sync_all()?;
+
+    // Strided: 256 x 64 doubles into every other column of a 256 x 128 array.
+    let remote = [
+        Dim {
+            extent: 64,
+            stride: 16,
+        },
+        Dim {
+            extent: 256,
+            stride: 128 * 8,
+        },
+    ];
+    let local = [
+        Dim {
+            extent: 64,
+            stride: 8,
+        },
+        Dim {
+            extent: 256,
+            stride: 64 * 8,
+        },
+    ];
+    let desc = Descriptor::new(&[8, 64, 256], &[8, 64 * 8], &[16, 128 * 8])?;
+    let c = time(200, || {
+        images.put(
+            &token,
+            0,
+            right,
+            &Section {
+                elem_len: 8,
+                start: 0,
+                dims: &remote,
+            },
+            R8,
+            &src,
+            &Section {
+                elem_len: 8,
+                start: 0,
+                dims: &local,
+            },
+            R8,
+        )?;
+        images.sync_memory()
+    })?;
+    let r = time(200, || {
+        let h = images
+            .runtime()
+            .put_strided(&src, &desc, target, Handle::NULL)?;
+        Ok(images.runtime().complete(h)?)
+    })?;
+    report(me, n, "strided put 256x64 doubles", c, Some(r));
+    images.sync_all()?;
+
+    // Synchronization.
+    let c = time(2_000, || images.sync_all())?;
+    let r = time(2_000, || Ok(images.runtime().barrier()?))?;
+    report(me, n, "sync all (vs the runtime's barrier)", c, Some(r));
+    let left = (me + n - 2) % n + 1;
+    let neighbours = if n == 2 {
+        vec![right]
+    } else {
+        vec![left, right]
+    };
+    let c = time(2_000, || images.sync_images(Some(&neighbours)))?;
+    report(me, n, "sync images (ring)", c, None);
+
+    // co_sum of one double and of 1 Mi doubles, beside the team's allreduce.
+    for count in [1usize, 1 << 20] {
+        let mut values = vec![1.0f64; count];
+        let iterations = if count == 1 { 2_000 } else { 10 };
+        let c = time(iterations, || images.co_sum(&mut values, None))?;
+        let r = time(iterations, || {
+            Ok(images
+                .runtime()
+                .team()
+                .allreduce(images.runtime(), &mut values, ReduceOp::Sum)?)
+        })?;
+        report(me, n, &format!("co_sum of {count} doubles"), c, Some(r));
+    }
+
+    // Lock round trip on image 1's lock, and an event ping-pong between images 1 and 2.
+    let locks = images.allocate_locks(1)?;
+    let c = time(2_000, || {
+        images.lock(&locks, 0, 1, false)?;
+        images.unlock(&locks, 0, 1)
+    })?;
+    report(me, n, "lock + unlock (every image, image 1's)", c, None);
+    images.sync_all()?;
+    let events = images.allocate_events(1)?;
+    let c = time(1_000, || match me {
+        1 => {
+            images.event_post(&events, 0, 2)?;
+            images.event_wait(&events, 0, 1)
+        }
+        2 => {
+            images.event_wait(&events, 0, 1)?;
+            images.event_post(&events, 0, 1)
+        }
+        _ => Ok(()),
+    })?;
+    report(me, n, "event ping-pong round trip", c, None);
+    // The raw counterpart of an 8-byte atomic, as locks and events use it.
+    let r = time(20_000, || {
+        Ok(images
+            .runtime()
+            .atomic_blocking(target, Width::W8, gaspar::AtomicOp::Load)
+            .map(drop)?)
+    })?;
+    report_as(me, n, "remote 8-byte atomic load", "raw    ", r, None);
+    images.sync_all()?;
+    images.deallocate(events)?;
+    images.deallocate(locks)?;
+    images.runtime().free(raw)?;
+    images.deallocate(token)
+}

@@ -1,0 +1,131 @@
+//! Codimensions: `x[l1:u1, ..., ln:*]` maps cosubscripts to image numbers, as Fortran's
+//! `image_index`, `this_image(x)`, `lcobound` and `ucobound` do (gfortran computes them
+//! inline; the Rust API needs them).
+
+use super::error::{CoError, CoResult};
+use super::Image;
+
+/// The cobounds of a coarray: lower cobounds of every codimension and upper cobounds of
+/// all but the last (which is `*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cobounds {
+    lower: Vec<i64>,
+    upper: Vec<i64>,
+}
+
+impl Cobounds {
+    /// `[lower[0]:upper[0], ..., lower[n-1]:*]`: `upper` has one entry less than `lower`.
+    pub fn new(lower: &[i64], upper: &[i64]) -> CoResult<Cobounds> {
+        if lower.is_empty() || upper.len() + 1 != lower.len() || lower.len() > 15 {
+            return Err(CoError::invalid(
+                "cobounds",
+                format!("{} lower and {} upper cobounds", lower.len(), upper.len()),
+            ));
+        }
+        if let Some(k) = (0..upper.len()).find(|&k| upper[k] < lower[k]) {
+            return Err(CoError::invalid(
+                "cobounds",
+                format!("codimension {} is empty ({}:{})", k + 1, lower[k], upper[k]),
+            ));
+        }
+        Ok(Cobounds {
+            lower: lower.to_vec(),
+            upper: upper.to_vec(),
+        })
+    }
+
+    /// `[1:*]`, the cobounds of `x[*]`.
+    pub fn star() -> Cobounds {
+        Cobounds {
+            lower: vec![1],
+            upper: Vec::new(),
+        }
+    }
+
+    fn extent(&self, k: usize) -> i64 {
+        self.upper[k] - self.lower[k] + 1
+    }
+
+    /// `image_index(x, sub)`: the image of cosubscripts `sub` among `num_images`, or
+    /// `None` where Fortran gives 0 (outside the cobounds, or past the last image).
+    pub fn image_index(&self, num_images: u32, sub: &[i64]) -> Option<Image> {
+        if sub.len() != self.lower.len() {
+            return None;
+        }
+        let mut index = 0i64;
+        let mut multiplier = 1i64;
+        for (k, (&s, &l)) in sub.iter().zip(&self.lower).enumerate() {
+            let within = s >= l && (k == self.upper.len() || s <= self.upper[k]);
+            if !within {
+                return None;
+            }
+            index = index.checked_add((s - l).checked_mul(multiplier)?)?;
+            if k < self.upper.len() {
+                multiplier = multiplier.checked_mul(self.extent(k))?;
+            }
+        }
+        let image = u32::try_from(index + 1).ok()?;
+        (image <= num_images).then_some(image)
+    }
+
+    /// `this_image(x)` for image `image`: its cosubscripts.
+    pub fn cosubscripts(&self, image: Image) -> Vec<i64> {
+        let mut rest = i64::from(image) - 1;
+        let mut out = Vec::with_capacity(self.lower.len());
+        for k in 0..self.lower.len() {
+            if k < self.upper.len() {
+                let e = self.extent(k);
+                out.push(self.lower[k] + rest % e);
+                rest /= e;
+            } else {
+                out.push(self.lower[k] + rest);
+            }
+        }
+        out
+    }
+
+    /// `lcobound(x)`.
+    pub fn lcobound(&self) -> &[i64] {
+        &self.lower
+    }
+
+    /// `ucobound(x)` with `num_images` images: the last codimension ends where the last
+    /// image lies.
+    pub fn ucobound(&self, num_images: u32) -> Vec<i64> {
+        let per_last: i64 = (0..self.upper.len()).map(|k| self.extent(k)).product();
+        let last = self.lower[self.lower.len() - 1] + (i64::from(num_images) - 1) / per_last;
+        let mut out = self.upper.clone();
+        out.push(last);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_index_and_cosubscripts_invert_each_other() {
+        // x[2, 3, *] on 14 images.
+        let c = Cobounds::new(&[1, 1, 1], &[2, 3]).unwrap();
+        assert_eq!(c.image_index(14, &[1, 1, 1]), Some(1));
+        assert_eq!(c.image_index(14, &[2, 1, 1]), Some(2));
+        assert_eq!(c.image_index(14, &[1, 2, 1]), Some(3));
+        assert_eq!(c.image_index(14, &[2, 1, 3]), Some(14));
+        assert_eq!(c.image_index(14, &[1, 2, 3]), None, "image 15 of 14");
+        assert_eq!(c.image_index(14, &[3, 1, 1]), None, "outside 1:2");
+        assert_eq!(c.image_index(14, &[1, 1]), None, "corank");
+        for image in 1..=14 {
+            assert_eq!(c.image_index(14, &c.cosubscripts(image)), Some(image));
+        }
+        assert_eq!(c.ucobound(14), [2, 3, 3]);
+        assert_eq!(c.lcobound(), [1, 1, 1]);
+        // x[0:1, -1:*]
+        let d = Cobounds::new(&[0, -1], &[1]).unwrap();
+        assert_eq!(d.cosubscripts(4), [1, 0]);
+        assert_eq!(d.image_index(4, &[1, 0]), Some(4));
+        assert_eq!(Cobounds::star().image_index(3, &[3]), Some(3));
+        assert!(Cobounds::new(&[1, 1], &[]).is_err());
+        assert!(Cobounds::new(&[2, 1], &[1]).is_err());
+    }
+}
