@@ -55,6 +55,7 @@ program sync
     print '(a,i0,a,i0,a,i0)', "image ", me, " got ", i, " from image ", right
     error stop "value after sync memory"
   end if
+  sync all                                      ! every image has read before x changes
   ! many barriers in a row
   do i = 1, 200
     x = i
