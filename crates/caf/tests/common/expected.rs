@@ -5,8 +5,9 @@
 //! PROGRAM | JOBS | EXPECTED | TODAY | OPENCOARRAYS
 //! ```
 //!
-//! * JOBS: comma list of job sizes run with `gaspar run -n N`, or `mpirun2` (plain
-//!   `mpirun -n 2`, only in a build with the mpi feature).
+//! * JOBS: comma list of job sizes run with `gaspar run -n N`, `alone` (the program
+//!   started without a launcher: one image), or `mpirun2` (plain `mpirun -n 2`, only in a
+//!   build with the mpi feature).
 //! * EXPECTED: `pass`, `exit CODE` or `exit nonzero`, optionally followed by
 //!   `; stderr: TEXT` (a stderr line contains TEXT, ignoring case) or `; quiet` (no "STOP" printed).
 //! * TODAY: empty when gaspar meets EXPECTED now, or `not-yet: REASON` when it does not
@@ -27,6 +28,8 @@ pub enum Launch {
     Gaspar(u32),
     /// `mpirun -n N ./prog` (a build with the mpi feature).
     Mpirun(u32),
+    /// `./prog`, without a launcher.
+    Alone,
 }
 
 impl std::fmt::Display for Launch {
@@ -34,6 +37,7 @@ impl std::fmt::Display for Launch {
         match self {
             Launch::Gaspar(n) => write!(f, "gaspar run -n {n}"),
             Launch::Mpirun(n) => write!(f, "mpirun -n {n}"),
+            Launch::Alone => write!(f, "alone"),
         }
     }
 }
@@ -103,9 +107,12 @@ fn parse_line(line: &str) -> Result<Entry, String> {
     };
     let launches = jobs
         .split(',')
-        .map(|j| match j.trim().strip_prefix("mpirun") {
-            Some(n) => n.parse().map(Launch::Mpirun),
-            None => j.trim().parse().map(Launch::Gaspar),
+        .map(|j| match j.trim() {
+            "alone" => Ok(Launch::Alone),
+            j => match j.strip_prefix("mpirun") {
+                Some(n) => n.parse().map(Launch::Mpirun),
+                None => j.parse().map(Launch::Gaspar),
+            },
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("bad job list {jobs:?}: {e}"))?;

@@ -160,6 +160,11 @@ pub fn gaspar_run(dir: &Path, procs: u32, program: &str) -> Outcome {
     run_in(dir, cmd)
 }
 
+/// `./PROG` in `dir`, without a launcher.
+pub fn alone(dir: &Path, program: &str) -> Outcome {
+    run_in(dir, Command::new(dir.join(program)))
+}
+
 /// `mpirun -n N ./PROG` in `dir`, as a user types it (running as root needs OpenMPI's
 /// permission, given through the environment).
 pub fn plain_mpirun(dir: &Path, procs: u32, program: &str) -> Outcome {
