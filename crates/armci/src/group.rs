@@ -1,19 +1,21 @@
 //! Groups (ARMCI-MPI's semantics: a group is a list of world ranks; creating a child is
-//! collective over the parent, and ranks outside the list get rank -1 and size 0), group
-//! memory (each member's block in its own heap, addresses exchanged in the group) and SMP
-//! domains (one node).
+//! collective over the parent, and ranks outside the list get rank -1 and size 0), each
+//! run by a gaspar team split from its parent's, group memory (each member's block in its
+//! own heap, addresses exchanged in the group) and SMP domains (one node).
 
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
+use gaspar::world::Team;
 use gaspar::LocalAlloc;
 
 use crate::collective;
 use crate::state::{state, State};
 
-/// ARMCI_Group as ARMCI-MPI lays it out; the communicator fields stay null. A group made
-/// here owns `grp_to_abs` (size entries) and `abs_to_grp` (one per world rank, -1 for
-/// non-members); the world group has neither (ranks are their own ids).
+/// ARMCI_Group as ARMCI-MPI lays it out. A group made here owns `grp_to_abs` (size
+/// entries), `abs_to_grp` (one per world rank, -1 for non-members) and, in `comm` (where
+/// ARMCI-MPI keeps its communicator), the group's boxed [`Team`]; the world group has none
+/// of them (ranks are their own ids, and its team is the world's).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct Group {
@@ -25,8 +27,9 @@ pub struct Group {
     size: c_int,
 }
 
-// SAFETY: a Group is plain data; its arrays are only read, and freed by ARMCI_Group_free
-// (the program's contract, as with ARMCI-MPI, is not to use a group after freeing it).
+// SAFETY: a Group is plain data; its arrays and its team (which is Sync) are only read,
+// and freed by ARMCI_Group_free (the program's contract, as with ARMCI-MPI, is not to use
+// a group after freeing it).
 unsafe impl Send for Group {}
 
 /// The default group (ARMCI_Group_set_default), when it is not the world group.
@@ -56,11 +59,13 @@ fn world_group(s: &State) -> Group {
     }
 }
 
-/// The members of a group as world ranks, in group-rank order.
+/// The members of a group as world ranks, in group-rank order, and the team that runs
+/// its collectives.
 pub(crate) struct Members {
     pub(crate) ranks: Vec<u32>,
     /// Whether this is the world group (ranks are their own ids).
     pub(crate) world: bool,
+    pub(crate) team: &'static Team,
 }
 
 impl Members {
@@ -91,7 +96,7 @@ unsafe fn read(s: &State, call: &str, group: *const Group) -> Group {
 /// # Safety
 /// `group` is null or points to a group that ARMCI made (or the world group) and that is
 /// still alive.
-pub(crate) unsafe fn members(s: &State, call: &str, group: *const Group) -> Members {
+pub(crate) unsafe fn members(s: &'static State, call: &str, group: *const Group) -> Members {
     // SAFETY: forwarded contract.
     unsafe { members_of(s, call, &read(s, call, group)) }
 }
@@ -99,7 +104,7 @@ pub(crate) unsafe fn members(s: &State, call: &str, group: *const Group) -> Memb
 /// # Safety
 /// `g` is a group that ARMCI made (its rank list has `size` entries) and that is still
 /// alive, or a group without a rank list.
-unsafe fn members_of(s: &State, call: &str, g: &Group) -> Members {
+unsafe fn members_of(s: &'static State, call: &str, g: &Group) -> Members {
     let procs = s.rt.procs();
     if g.grp_to_abs.is_null() {
         if g.size != procs as c_int {
@@ -111,6 +116,7 @@ unsafe fn members_of(s: &State, call: &str, g: &Group) -> Members {
         return Members {
             ranks: (0..procs).collect(),
             world: true,
+            team: s.rt.team(),
         };
     }
     let size = usize::try_from(g.size)
@@ -119,14 +125,20 @@ unsafe fn members_of(s: &State, call: &str, g: &Group) -> Members {
         .unwrap_or_else(|| s.fail(call, format!("not a group (size {})", g.size)));
     // SAFETY: a group made by ARMCI_Group_create_child has `size` entries in grp_to_abs.
     let list = unsafe { std::slice::from_raw_parts(g.grp_to_abs, size) };
+    if g.comm.is_null() {
+        s.fail(call, "not a group (a rank list without a team)");
+    }
     Members {
         ranks: list.iter().map(|&r| s.rank_of(call, r)).collect(),
         world: false,
+        // SAFETY: a group made by create_child holds its boxed team in `comm` until
+        // ARMCI_Group_free, and is not used after that (the program's contract).
+        team: unsafe { &*(g.comm as *const Team) },
     }
 }
 
 /// The default group's members.
-pub(crate) fn default_members(s: &State, call: &str) -> Members {
+pub(crate) fn default_members(s: &'static State, call: &str) -> Members {
     match *DEFAULT.lock().unwrap_or_else(|p| p.into_inner()) {
         // SAFETY: the default group is alive: ARMCI_Group_set_default's contract, and
         // ARMCI_Group_free makes the world the default again before freeing it.
@@ -292,6 +304,9 @@ pub unsafe extern "C" fn ARMCI_Group_create_child(
     }
 }
 
+/// Collective over the members of `parent`: the child's team, split from the parent's
+/// (members numbered as in `pid_list`), and its rank list.
+///
 /// # Safety
 /// `pid_list` has `grp_size` entries; `out` is valid; `parent` is a live group.
 unsafe fn create_child(
@@ -336,15 +351,21 @@ unsafe fn create_child(
     }
     let me = s.rt.rank() as usize;
     let rank = abs_to_grp[me];
-    if rank < 0 {
+    let team = s.check(
+        call,
+        parent
+            .team
+            .split(&s.rt, (rank >= 0).then_some(0), rank.max(0) as u32),
+    );
+    let Some(team) = team else {
         // SAFETY: forwarded contract (the caller's group pointer).
         unsafe { write_out(s, call, out, NOT_A_MEMBER) };
         return;
-    }
+    };
     let ranks: Vec<u32> = grp_to_abs.iter().map(|&r| r as u32).collect();
     // Every member must have been given the same list: compare them all.
     let list: Vec<u8> = bytemuck::cast_slice(&grp_to_abs).to_vec();
-    let lists = collective::allgather(s, call, &ranks, &list);
+    let lists = collective::allgather(s, call, &team, &list);
     if let Some(k) = lists.iter().position(|l| *l != list) {
         s.fail(
             call,
@@ -362,7 +383,7 @@ unsafe fn create_child(
             call,
             out,
             Group {
-                comm: std::ptr::null_mut(),
+                comm: Box::into_raw(Box::new(team)) as *mut c_void,
                 noncoll_pgroup_comm: std::ptr::null_mut(),
                 grp_to_abs: Box::into_raw(grp_to_abs) as *mut c_int,
                 abs_to_grp: Box::into_raw(abs_to_grp) as *mut c_int,
@@ -373,7 +394,7 @@ unsafe fn create_child(
     };
 }
 
-/// ARMCI_Group_free: releases a group made by ARMCI_Group_create(_child).
+/// ARMCI_Group_free: releases a group made by ARMCI_Group_create(_child), and its team.
 ///
 /// # Safety
 /// `group` is null or points to a group made by ARMCI, not used again after this.
@@ -393,10 +414,13 @@ pub unsafe extern "C" fn ARMCI_Group_free(group: *mut Group) {
     }
     drop(default);
     let procs = s.rt.procs() as usize;
-    // SAFETY: both arrays came from Box::into_raw in `create_child` with these lengths
-    // (size entries and one per world rank); the group is not used after this (the
-    // program's contract), and its pointers are cleared below.
+    // SAFETY: both arrays and the team came from Box::into_raw in `create_child`, the
+    // arrays with these lengths (size entries and one per world rank); the group is not
+    // used after this (the program's contract), and its pointers are cleared below.
     unsafe {
+        if !g.comm.is_null() {
+            drop(Box::from_raw(g.comm as *mut Team));
+        }
         drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
             g.grp_to_abs,
             g.size as usize,
@@ -413,7 +437,6 @@ pub unsafe extern "C" fn ARMCI_Group_free(group: *mut Group) {
             call,
             group,
             Group {
-                comm: g.comm,
                 noncoll_pgroup_comm: g.noncoll_pgroup_comm,
                 ..NOT_A_MEMBER
             },
@@ -478,7 +501,7 @@ pub(crate) unsafe fn malloc_in(
         .iter()
         .flat_map(|w| w.to_ne_bytes())
         .collect();
-    let all = collective::allgather(s, call, &m.ranks, &mine);
+    let all = collective::allgather(s, call, m.team, &mine);
     // SAFETY: the caller provides one slot per member.
     let out = unsafe { std::slice::from_raw_parts_mut(ptr_arr, m.ranks.len()) };
     for ((slot, words), &rank) in out.iter_mut().zip(&all).zip(&m.ranks) {
@@ -514,7 +537,7 @@ pub(crate) fn free_in(s: &State, call: &str, m: &Members, ptr: *mut c_void) -> c
     m.my_index(s, call);
     // Every member is done with the blocks before any goes, and learns which go.
     let mine = (ptr as usize as u64).to_ne_bytes();
-    for (words, &rank) in collective::allgather(s, call, &m.ranks, &mine)
+    for (words, &rank) in collective::allgather(s, call, m.team, &mine)
         .iter()
         .zip(&m.ranks)
     {

@@ -1,11 +1,13 @@
 //! ARMCI-MPI's message layer (`message.h`): rank queries, point-to-point messages through
-//! per-sender mailboxes in the symmetric heap, broadcast and reductions.
+//! per-sender mailboxes in the symmetric heap, and broadcast, selection and reductions on
+//! the groups' teams (gaspar's collectives).
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use bytemuck::Pod;
+use gaspar::world::Team;
 use gaspar::{GlobalAddr, GlobalPtr, Handle, Runtime, SymmetricAlloc};
 
 use crate::collective;
@@ -21,9 +23,8 @@ const MAILBOX_BYTES: u64 = HEADER + MAILBOX_DATA;
 
 /// Point-to-point messages through mailboxes in the symmetric heap: on every rank one slot
 /// per sender, whose flag word says whether it holds an unread chunk. Messages from one
-/// sender to one receiver arrive in order. ARMCI keeps two channels: one for the
-/// program's armci_msg_snd/rcv, one for group collectives, so neither can take the
-/// other's messages.
+/// sender to one receiver arrive in order. They carry the program's armci_msg_snd/rcv
+/// only: collectives run on teams.
 pub(crate) struct Channel {
     block: SymmetricAlloc,
 }
@@ -338,8 +339,7 @@ pub unsafe extern "C" fn armci_msg_sel_scope(
     let mut mine = unsafe { s.local_mut(call, x, len) };
     let mut part = vec![u8::from(contribute != 0)];
     part.extend_from_slice(&mine);
-    let all: Vec<u32> = (0..s.rt.procs()).collect();
-    let parts = collective::allgather(s, call, &all, &part);
+    let parts = collective::allgather(s, call, s.rt.team(), &part);
     let mut best: Option<(f64, &[u8])> = None;
     for p in &parts {
         if p.first() != Some(&1) {
@@ -388,24 +388,30 @@ pub unsafe extern "C" fn armci_msg_sel(
 pub unsafe extern "C" fn armci_msg_bcast(buffer: *mut c_void, len: c_int, root: c_int) {
     let call = "armci_msg_bcast";
     let s = state(call);
-    let n = s.len(call, len);
     let root = s.rank_of(call, root);
-    let block = s.check(call, s.rt.alloc(n.max(1)));
+    // SAFETY: forwarded contract.
+    unsafe { broadcast(s, call, s.rt.team(), buffer, len, root) }
+}
+
+/// `len` bytes of team rank `root`'s buffer to every member of `team`.
+///
+/// # Safety
+/// `buffer` points to `len` bytes on every member.
+unsafe fn broadcast(
+    s: &State,
+    call: &str,
+    team: &Team,
+    buffer: *mut c_void,
+    len: c_int,
+    root: u32,
+) {
+    let n = s.len(call, len);
     // SAFETY: ARMCI's contract for the buffer.
     let mut data = unsafe { s.local_mut(call, buffer, n) };
-    let at = s.check(call, block.ga(root));
-    if s.rt.rank() == root {
-        s.check(call, s.rt.put(at, &data, Handle::NULL));
-        s.check(call, s.rt.all_fence());
-    }
-    s.check(call, s.rt.barrier());
-    if s.rt.rank() != root {
-        // `get` has the data in place on return.
-        s.check(call, s.rt.get(&mut data, at, Handle::NULL));
+    s.check(call, team.broadcast_bytes(&s.rt, &mut data, root));
+    if team.rank() != root {
         data.write_back();
     }
-    s.check(call, s.rt.barrier());
-    s.check(call, s.rt.free(block));
 }
 
 /// armci_msg_brdcst: as armci_msg_bcast.
@@ -490,14 +496,9 @@ impl Op {
 }
 
 impl Op {
-    /// Combines `others` into `result`, in order (the first operand is `result`'s own
-    /// vector); the abs operators leave magnitudes even with no other operand.
-    fn reduce<'a, T: Element>(self, result: &mut [T], others: impl Iterator<Item = &'a [T]>) {
-        for other in others {
-            for (r, &o) in result.iter_mut().zip(other) {
-                *r = self.combine(*r, o);
-            }
-        }
+    /// What is left after combining: the abs operators give magnitudes even where no
+    /// other operand was combined (a team of one).
+    fn finish<T: Element>(self, result: &mut [T]) {
         if matches!(self, Op::AbsMax | Op::AbsMin) {
             for r in result.iter_mut() {
                 *r = r.magnitude();
@@ -528,49 +529,46 @@ unsafe fn parse_op(s: &State, call: &str, op: *const c_char) -> Op {
     }
 }
 
-/// All-reduce of `n` elements at `x` (collective): every rank's vector goes to rank 0,
-/// which combines them in rank order and hands the result back.
+/// All-reduce of `n` elements at `x` over every rank (collective).
 ///
 /// # Safety
 /// `x` points to `n` elements; `op` is a NUL-terminated string.
 unsafe fn gop<T: Element>(call: &str, x: *mut T, n: c_int, op: *const c_char) {
     let s = state(call);
     // SAFETY: forwarded contract.
+    unsafe { reduce(s, call, s.rt.team(), x, n, op) }
+}
+
+/// All-reduce of `n` elements at `x` over the members of `team`, combined in team rank
+/// order along gaspar's tree (so every member gets the same result).
+///
+/// # Safety
+/// `x` points to `n` elements; `op` is a NUL-terminated string.
+unsafe fn reduce<T: Element>(
+    s: &State,
+    call: &str,
+    team: &Team,
+    x: *mut T,
+    n: c_int,
+    op: *const c_char,
+) {
+    // SAFETY: forwarded contract.
     let op = unsafe { parse_op(s, call, op) };
     let count = s.len(call, n) as usize;
     let bytes = (count * std::mem::size_of::<T>()) as u64;
-    let procs = s.rt.procs();
-    let block = s.check(call, s.rt.alloc((bytes * u64::from(procs)).max(1)));
     // SAFETY: `x` points to `n` elements (caller's contract).
     let mut mine = unsafe { s.local_mut(call, x as *mut c_void, bytes) };
-    let root = s.check(call, block.ga(0));
-    let at = |rank: u32| {
-        root.offset(bytes * u64::from(rank))
-            .unwrap_or_else(|| s.fail(call, "reduction address"))
-    };
-    s.check(call, s.rt.put(at(s.rt.rank()), &mine, Handle::NULL));
-    s.check(call, s.rt.all_fence());
-    s.check(call, s.rt.barrier());
-    if s.rt.rank() == 0 && count > 0 {
-        let mut all = vec![T::zeroed(); count * procs as usize];
-        s.check(
-            call,
-            s.rt.get(bytemuck::cast_slice_mut(&mut all), root, Handle::NULL),
-        );
-        let (result, rest) = all.split_at_mut(count);
-        op.reduce(result, rest.chunks_exact(count));
-        s.check(
-            call,
-            s.rt.put(root, bytemuck::cast_slice(result), Handle::NULL),
-        );
-        s.check(call, s.rt.all_fence());
-    }
-    s.check(call, s.rt.barrier());
-    // `get` has the data in place on return.
-    s.check(call, s.rt.get(&mut mine, root, Handle::NULL));
+    let mut result = vec![T::zeroed(); count];
+    bytemuck::cast_slice_mut(&mut result).copy_from_slice(&mine);
+    s.check(
+        call,
+        team.reduce_with(&s.rt, &mut result, None, |a: &mut T, b: &T| {
+            *a = op.combine(*a, *b)
+        }),
+    );
+    op.finish(&mut result);
+    mine.copy_from_slice(bytemuck::cast_slice(&result));
     mine.write_back();
-    s.check(call, s.rt.barrier());
-    s.check(call, s.rt.free(block));
 }
 
 /// armci_msg_igop: all-reduce of ints.
@@ -649,8 +647,7 @@ pub unsafe extern "C" fn armci_msg_gop_scope(
     }
 }
 
-/// All-reduce of `n` elements at `x` over `group`: every member gets every member's vector
-/// and combines them in group-rank order, so all get the same result.
+/// All-reduce of `n` elements at `x` over `group`.
 ///
 /// # Safety
 /// `x` points to `n` elements; `op` is a NUL-terminated string; `group` is valid.
@@ -663,29 +660,10 @@ unsafe fn group_gop<T: Element>(
 ) {
     let s = state(call);
     // SAFETY: forwarded contract.
-    let op = unsafe { parse_op(s, call, op) };
-    // SAFETY: forwarded contract.
     let members = unsafe { crate::group::members(s, call, group) };
-    let count = s.len(call, n) as usize;
-    let bytes = (count * std::mem::size_of::<T>()) as u64;
-    // SAFETY: `x` points to `n` elements (caller's contract).
-    let mut mine = unsafe { s.local_mut(call, x as *mut c_void, bytes) };
-    let parts = collective::allgather(s, call, &members.ranks, &mine);
-    let vectors: Vec<Vec<T>> = parts
-        .iter()
-        .map(|p| {
-            if p.len() != mine.len() {
-                s.fail(call, "members passed vectors of different lengths");
-            }
-            let mut v = vec![T::zeroed(); count];
-            bytemuck::cast_slice_mut(&mut v).copy_from_slice(p);
-            v
-        })
-        .collect();
-    let mut result = vectors[0].clone();
-    op.reduce(&mut result, vectors[1..].iter().map(|v| v.as_slice()));
-    mine.copy_from_slice(bytemuck::cast_slice(&result));
-    mine.write_back();
+    members.my_index(s, call);
+    // SAFETY: forwarded contract.
+    unsafe { reduce(s, call, members.team, x, n, op) }
 }
 
 macro_rules! group_gops {
@@ -746,8 +724,9 @@ pub unsafe extern "C" fn armci_msg_group_barrier(group: *mut Group) {
     let s = state(call);
     // SAFETY: forwarded contract.
     let members = unsafe { crate::group::members(s, call, group) };
+    members.my_index(s, call);
     s.check(call, s.rt.all_fence());
-    collective::barrier(s, call, &members.ranks);
+    s.check(call, members.team.barrier(&s.rt));
 }
 
 /// armci_msg_group_bcast_scope: `len` bytes of group rank `root`'s buffer to every member.
@@ -766,21 +745,11 @@ pub unsafe extern "C" fn armci_msg_group_bcast_scope(
     let s = state(call);
     // SAFETY: forwarded contract.
     let members = unsafe { crate::group::members(s, call, group) };
-    let root = usize::try_from(root)
+    let root = u32::try_from(root)
         .ok()
-        .filter(|&r| r < members.ranks.len())
+        .filter(|&r| (r as usize) < members.ranks.len())
         .unwrap_or_else(|| s.fail(call, format!("root {root} is not a rank of the group")));
-    let n = s.len(call, len);
-    // SAFETY: ARMCI's contract for the buffer.
-    let mut data = unsafe { s.local_mut(call, buffer, n) };
-    let me = members.my_index(s, call);
-    let contribution: &[u8] = if me == root { &data } else { &[] };
-    let parts = collective::allgather(s, call, &members.ranks, contribution);
-    if parts[root].len() != data.len() {
-        s.fail(call, "members passed buffers of different lengths");
-    }
-    if me != root {
-        data.copy_from_slice(&parts[root]);
-        data.write_back();
-    }
+    members.my_index(s, call);
+    // SAFETY: forwarded contract.
+    unsafe { broadcast(s, call, members.team, buffer, len, root) }
 }

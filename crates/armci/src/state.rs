@@ -55,8 +55,6 @@ pub(crate) struct State {
     pub(crate) mutexes: Mutex<Option<(SymmetricAlloc, u32)>>,
     /// Mailboxes of `armci_msg_snd`/`rcv`.
     pub(crate) messages: Channel,
-    /// Mailboxes of the group collectives.
-    pub(crate) collectives: Channel,
 }
 
 static STATE: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
@@ -90,7 +88,6 @@ pub(crate) fn initialize() -> Result<(), String> {
     rt.allgather_u64(my_base as u64, &mut heap_bases)
         .map_err(|e| e.to_string())?;
     let messages = Channel::open(&rt).map_err(|e| e.to_string())?;
-    let collectives = Channel::open(&rt).map_err(|e| e.to_string())?;
     let heap_mapped = (0..procs as u32)
         .map(|r| {
             let start = GlobalAddr::new(r, 0, Segment::Heap, 0).expect("rank fits");
@@ -112,7 +109,6 @@ pub(crate) fn initialize() -> Result<(), String> {
         live_blocks: RwLock::new(vec![BTreeMap::new(); procs]),
         mutexes: Mutex::new(None),
         messages,
-        collectives,
     };
     STATE.store(Box::into_raw(Box::new(state)), Ordering::Release);
     Ok(())

@@ -95,3 +95,14 @@ pub(crate) mod atomic_code {
     /// XOR.
     pub(crate) const XOR: i32 = 4;
 }
+
+/// `co_reduce`'s `opr_flags` (GFC_CAF_*): how the user's operation takes its arguments
+/// (by reference unless ARG_VALUE).
+pub(crate) mod reduce_flag {
+    /// Character arguments with hidden lengths appended.
+    pub(crate) const HIDDENLEN: i32 = 2;
+    /// Arguments with the VALUE attribute.
+    pub(crate) const ARG_VALUE: i32 = 4;
+    /// Arguments passed as descriptors.
+    pub(crate) const ARG_DESC: i32 = 8;
+}

@@ -103,7 +103,7 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_define(
 ) {
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("atomic_define", stat, |engine| {
+    runtime::statement("ATOMIC_DEFINE", stat, |engine| {
         // SAFETY: this function's contract.
         let w = unsafe { word(engine, token, offset, image, kind)? };
         // SAFETY: `value` holds `kind` bytes.
@@ -128,7 +128,7 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_ref(
 ) {
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("atomic_ref", stat, |engine| {
+    runtime::statement("ATOMIC_REF", stat, |engine| {
         // SAFETY: this function's contract.
         let w = unsafe { word(engine, token, offset, image, kind)? };
         let v = engine.atomic_ref(w.token, w.offset, w.image, w.width)?;
@@ -156,7 +156,7 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_cas(
 ) {
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("atomic_cas", stat, |engine| {
+    runtime::statement("ATOMIC_CAS", stat, |engine| {
         // SAFETY: this function's contract.
         let w = unsafe { word(engine, token, offset, image, kind)? };
         // SAFETY: `compare` and `new_val` hold `kind` bytes.
@@ -187,7 +187,7 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_op(
 ) {
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("atomic operation", stat, |engine| {
+    runtime::statement("ATOMIC_ADD/AND/OR/XOR", stat, |engine| {
         let op = match op {
             atomic_code::ADD => AtomicOp::Add,
             atomic_code::AND => AtomicOp::And,

@@ -29,12 +29,39 @@ impl CafError {
         )
     }
 
-    /// The STAT= value Fortran sees (non-zero; the engine's code for errors the standard
-    /// names no constant for).
+    /// The STAT= value Fortran sees (non-zero): the engine's, which is ISO_FORTRAN_ENV's
+    /// constant where one is named and non-zero (gfortran 12's STAT_UNLOCKED is 0, so an
+    /// unlock of an unlocked lock gets the engine's own code).
     pub(crate) fn stat(&self) -> i32 {
         match self {
             CafError::Engine(e) => e.stat(),
             _ => stat::OTHER_ERROR,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_codes_follow_iso_fortran_env() {
+        assert_eq!(
+            CafError::Engine(CoError::Unlocked).stat(),
+            gaspar::coarray::stat::UNLOCKED
+        );
+        assert_eq!(CafError::Engine(CoError::Locked).stat(), 1);
+        assert_eq!(
+            CafError::Engine(CoError::StoppedImage { image: 2 }).stat(),
+            6000
+        );
+        assert_eq!(
+            CafError::Engine(CoError::FailedImage { image: 2 }).stat(),
+            6001
+        );
+        assert_eq!(
+            CafError::Argument("x".into()).stat(),
+            gaspar::coarray::stat::OTHER_ERROR
+        );
     }
 }

@@ -22,7 +22,7 @@ pub unsafe extern "C" fn _gfortran_caf_event_post(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("event post", stat, |engine| {
+    runtime::statement("EVENT POST", stat, |engine| {
         // SAFETY: this function's contract.
         let events = unsafe { token::borrow(token)? }.memory_of(Holds::Events)?;
         let image = token::image_or_this(image, engine.this_image())?;
@@ -46,7 +46,7 @@ pub unsafe extern "C" fn _gfortran_caf_event_wait(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("event wait", stat, |engine| {
+    runtime::statement("EVENT WAIT", stat, |engine| {
         // SAFETY: this function's contract.
         let events = unsafe { token::borrow(token)? }.memory_of(Holds::Events)?;
         // A count below 1 waits for one post, as the standard says.
@@ -70,7 +70,7 @@ pub unsafe extern "C" fn _gfortran_caf_event_query(
 ) {
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("event_query", stat, |engine| {
+    runtime::statement("EVENT_QUERY", stat, |engine| {
         // SAFETY: this function's contract.
         let events = unsafe { token::borrow(token)? }.memory_of(Holds::Events)?;
         let image = token::image_or_this(image, engine.this_image())?;

@@ -4,12 +4,20 @@
 //! `gaspar run -n N ./a.out`.
 //!
 //! Modules by job: `abi` names the ABI's numbers, `descriptor` reads gfortran's
-//! descriptors, `section` turns them into the engine's sections, `stat` does STAT=/ERRMSG=,
-//! `runtime` holds the lazily started engine, `panic` keeps panics out of Fortran; the
-//! other modules are the entry points, one statement family each.
+//! descriptors, `section` turns them into the engine's sections, `reference` resolves
+//! reference chains (`caf_reference_t`) on a remote image, `component` holds the allocatable
+//! components of derived-type coarrays, `reduce` calls a CO_REDUCE operation, `token` is
+//! gfortran's `caf_token_t`, `stat` does STAT=/ERRMSG=, `error` the library's error,
+//! `runtime` holds the lazily started engine, `panic` keeps panics out of Fortran. The other
+//! modules are the entry points, one statement family each: `setup`, `memory`, `transfer`,
+//! `by_ref`, `sync`, `termination`, `atomic`, `lock`, `event`, `collective`, `status`,
+//! `random`, `teams`.
 
 mod abi;
 mod atomic;
+mod by_ref;
+mod collective;
+mod component;
 mod descriptor;
 mod error;
 mod event;
@@ -17,12 +25,15 @@ mod lock;
 mod memory;
 mod panic;
 mod random;
+mod reduce;
+mod reference;
 mod runtime;
 mod section;
 mod setup;
 mod stat;
 mod status;
 mod sync;
+mod teams;
 mod termination;
 mod token;
 mod transfer;

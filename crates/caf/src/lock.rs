@@ -25,7 +25,7 @@ pub unsafe extern "C" fn _gfortran_caf_lock(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("lock", stat, |engine| {
+    runtime::statement("LOCK", stat, |engine| {
         // SAFETY: this function's contract.
         let locks = unsafe { token::borrow(token)? }.memory_of(Holds::Locks)?;
         let image = token::image_or_this(image, engine.this_image())?;
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn _gfortran_caf_unlock(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("unlock", stat, |engine| {
+    runtime::statement("UNLOCK", stat, |engine| {
         // SAFETY: this function's contract.
         let locks = unsafe { token::borrow(token)? }.memory_of(Holds::Locks)?;
         let image = token::image_or_this(image, engine.this_image())?;

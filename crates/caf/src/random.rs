@@ -62,7 +62,7 @@ impl SeedDescriptor {
 pub extern "C" fn _gfortran_caf_random_init(repeatable: bool, image_distinct: bool) {
     // SAFETY: no STAT=: an error ends the job with one line.
     let stat = unsafe { StatArgs::stat_only(std::ptr::null_mut()) };
-    runtime::statement("random_init", stat, |engine| {
+    runtime::statement("RANDOM_INIT", stat, |engine| {
         let image = engine.this_image();
         // SAFETY: the program links libgfortran, which defines both with these types.
         let (init, seed_fn) = unsafe {

@@ -3,16 +3,21 @@
 use std::ffi::{c_char, c_int};
 
 use crate::runtime;
+use crate::stat::StatArgs;
 
 /// Called first thing in `main`: joins the job (unless a static coarray's registration
-/// already did). The arguments are the program's; the launcher passes its settings in the
-/// environment, so they are left as they are.
+/// already did), then waits for every image to get here, so that the initial values the
+/// constructors stored in static coarrays are there before any image reads another's.
+/// The arguments are the program's; the launcher passes its settings in the environment,
+/// so they are left as they are.
 ///
 /// # Safety
 /// gfortran passes `main`'s `argc` and `argv` (unused).
 #[no_mangle]
 pub unsafe extern "C" fn _gfortran_caf_init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) {
-    runtime::query(|_| ());
+    // SAFETY: no STAT=: an error ends the job with one line.
+    let stat = unsafe { StatArgs::stat_only(std::ptr::null_mut()) };
+    runtime::statement("program start", stat, |engine| Ok(engine.sync_all()?));
 }
 
 /// Called when the main program ends normally: a termination barrier with the other

@@ -140,8 +140,8 @@ mod tests {
         // SAFETY: null STAT= and ERRMSG=.
         let args = unsafe { StatArgs::new(std::ptr::null_mut(), std::ptr::null_mut(), 0) };
         assert_eq!(
-            args.failure(3, "sync images", &err()),
-            Outcome::Fatal("image 3: sync images: image 7 out of range".into())
+            args.failure(3, "SYNC IMAGES", &err()),
+            Outcome::Fatal("image 3: SYNC IMAGES: image 7 out of range".into())
         );
     }
 

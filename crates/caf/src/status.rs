@@ -15,14 +15,15 @@ use crate::token;
 pub extern "C" fn _gfortran_caf_image_status(image: c_int, _team: *mut c_void) -> c_int {
     // SAFETY: no STAT=: an error ends the job with one line.
     let stat = unsafe { StatArgs::stat_only(std::ptr::null_mut()) };
-    runtime::statement("image_status", stat, |engine| {
+    runtime::statement("IMAGE_STATUS", stat, |engine| {
         Ok(engine.image_status(token::image(image)?)?)
     })
     .unwrap_or(0)
 }
 
 /// `failed_images()`: fills the rank-1 result descriptor with a new array (libgfortran
-/// frees it) of the failed images, integers of `*kind` bytes (4 when absent).
+/// frees it) of the failed images, integers of `*kind` bytes (4 when absent), bounds
+/// 0..n-1.
 ///
 /// # Safety
 /// `array` is gfortran's rank-1 result descriptor; `kind` null or readable.
@@ -89,10 +90,12 @@ unsafe fn fill(array: *mut Descriptor, kind: *const c_int, images: &[Image]) {
         d.dtype.elem_len = width;
         d.dtype.rank = 1;
         d.span = width as isize;
-        d.offset = -1;
+        // gfortran 12 copies the result into the program's array as 0-based bounds
+        // (it adds its own lower bound to `upper_bound`), as libcaf_single returns them.
+        d.offset = 0;
         let dim = &mut *d.dim.as_mut_ptr();
-        dim.lower_bound = 1;
-        dim.upper_bound = images.len() as isize;
+        dim.lower_bound = 0;
+        dim.upper_bound = images.len() as isize - 1;
         dim.stride = 1;
     }
 }

@@ -21,7 +21,7 @@ pub unsafe extern "C" fn _gfortran_caf_sync_all(
 ) {
     // SAFETY: this function's contract; gfortran 12 passes ERRMSG= of SYNC indirectly.
     let stat = unsafe { StatArgs::new(stat, sync_errmsg(errmsg), errmsg_len) };
-    runtime::statement("sync all", stat, |engine| Ok(engine.sync_all()?));
+    runtime::statement("SYNC ALL", stat, |engine| Ok(engine.sync_all()?));
 }
 
 /// `sync memory`.
@@ -36,7 +36,7 @@ pub unsafe extern "C" fn _gfortran_caf_sync_memory(
 ) {
     // SAFETY: this function's contract; gfortran 12 passes ERRMSG= of SYNC indirectly.
     let stat = unsafe { StatArgs::new(stat, sync_errmsg(errmsg), errmsg_len) };
-    runtime::statement("sync memory", stat, |engine| Ok(engine.sync_memory()?));
+    runtime::statement("SYNC MEMORY", stat, |engine| Ok(engine.sync_memory()?));
 }
 
 /// `sync images(list)`; `count` -1 means `sync images(*)`.
@@ -54,7 +54,7 @@ pub unsafe extern "C" fn _gfortran_caf_sync_images(
 ) {
     // SAFETY: this function's contract; gfortran 12 passes ERRMSG= of SYNC indirectly.
     let stat = unsafe { StatArgs::new(stat, sync_errmsg(errmsg), errmsg_len) };
-    runtime::statement("sync images", stat, |engine| {
+    runtime::statement("SYNC IMAGES", stat, |engine| {
         if count < 0 {
             return Ok(engine.sync_images(None)?);
         }

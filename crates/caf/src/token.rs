@@ -5,6 +5,7 @@ use std::ffi::{c_int, c_void};
 
 use gaspar::coarray::{Image, Token};
 
+use crate::descriptor::Descriptor;
 use crate::error::CafError;
 
 /// What one registration holds.
@@ -18,13 +19,29 @@ pub(crate) enum Holds {
     Events,
 }
 
-/// One registered coarray, lock or event array.
+/// Where a registration's memory is.
+#[derive(Debug)]
+pub(crate) enum Memory {
+    /// A coarray, lock or event allocation of the engine (collective).
+    Symmetric(Token),
+    /// An allocated allocatable component: its offset in this image's part of the
+    /// component arena.
+    Component(usize),
+    /// A component registered without memory, or deallocated.
+    Unallocated,
+}
+
+/// One registered coarray, lock or event array, or allocatable component.
 #[derive(Debug)]
 pub(crate) struct CafToken {
-    /// The engine's allocation; `None` for a component token registered without memory.
-    pub(crate) memory: Option<Token>,
-    /// What the allocation holds.
+    /// The memory.
+    pub(crate) memory: Memory,
+    /// What the memory holds.
     pub(crate) holds: Holds,
+    /// The descriptor gfortran registered an array coarray with (null for scalars): its
+    /// bounds, the same on every image, are what a reference chain's first array
+    /// reference indexes.
+    pub(crate) desc: *const Descriptor,
 }
 
 impl CafToken {
@@ -35,9 +52,12 @@ impl CafToken {
 
     /// The engine allocation, or an error naming what is missing.
     pub(crate) fn memory(&self) -> Result<&Token, CafError> {
-        self.memory
-            .as_ref()
-            .ok_or_else(|| CafError::Argument("coarray component is not allocated".into()))
+        match &self.memory {
+            Memory::Symmetric(token) => Ok(token),
+            Memory::Component(_) | Memory::Unallocated => Err(CafError::Argument(
+                "an allocatable component is not a coarray of its own".into(),
+            )),
+        }
     }
 
     /// The engine allocation, checked to hold `holds`.

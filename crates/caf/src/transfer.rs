@@ -14,14 +14,19 @@ use crate::section::{self, elem, packed, remote_offset, Regular};
 use crate::stat::StatArgs;
 use crate::token::{self, Holds};
 
-/// One side of a transfer on a coarray: token, byte offset of the first element, image,
+/// One side of a transfer on a coarray (or an allocatable component): token, byte offset of the first element, image,
 /// layout and element type.
-struct Remote<'a> {
-    token: &'a gaspar::coarray::Token,
-    offset: usize,
-    image: Image,
-    layout: Layout,
-    elem: Elem,
+pub(crate) struct Remote<'a> {
+    /// The allocation (a coarray's, or the component arena).
+    pub(crate) token: &'a gaspar::coarray::Token,
+    /// Byte offset of the first element in the image's part.
+    pub(crate) offset: usize,
+    /// The image.
+    pub(crate) image: Image,
+    /// The elements, relative to `offset`.
+    pub(crate) layout: Layout,
+    /// Their type.
+    pub(crate) elem: Elem,
 }
 
 /// `x(...)[image] = src`: puts local `src` into the coarray section `dest`.
@@ -180,7 +185,7 @@ fn broadcast(dst: &Layout, src: &Layout) -> Result<Option<usize>, CafError> {
 }
 
 /// Puts local memory (first element at `base`) into a remote side.
-fn put_local(
+pub(crate) fn put_local(
     engine: &mut Coarrays,
     dst: &Remote<'_>,
     base: *const c_void,
@@ -222,7 +227,7 @@ fn put_local(
 }
 
 /// Gets a remote side into local memory (first element at `base`).
-fn get_local(
+pub(crate) fn get_local(
     engine: &mut Coarrays,
     src: &Remote<'_>,
     base: *mut c_void,
@@ -288,7 +293,11 @@ fn get_local(
 
 /// Third-party copy: one engine call for regular sections, else through a packed
 /// temporary (gathered without conversion, scattered with it).
-fn copy_remote(engine: &mut Coarrays, dst: &Remote<'_>, src: &Remote<'_>) -> Result<(), CafError> {
+pub(crate) fn copy_remote(
+    engine: &mut Coarrays,
+    dst: &Remote<'_>,
+    src: &Remote<'_>,
+) -> Result<(), CafError> {
     let spread = broadcast(&dst.layout, &src.layout)?;
     if dst.layout.count() == 0 {
         return Ok(());
@@ -400,4 +409,57 @@ fn pack(
         Some(n) => out.repeat(n),
         None => out,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::{Positions, TypeCode};
+
+    fn ints(dims: Vec<Positions>) -> Layout {
+        Layout {
+            elem_len: 4,
+            type_code: TypeCode::Integer,
+            dims,
+        }
+    }
+
+    #[test]
+    fn a_scalar_source_spreads_over_the_destination() {
+        let dst = ints(vec![Positions::Regular {
+            extent: 5,
+            stride: 4,
+        }]);
+        let scalar = Layout::scalar(4, TypeCode::Integer);
+        assert_eq!(broadcast(&dst, &scalar).unwrap(), Some(5));
+        assert_eq!(broadcast(&dst, &dst).unwrap(), None);
+        let three = ints(vec![Positions::List(vec![0, 8, 4])]);
+        assert!(broadcast(&dst, &three).is_err());
+    }
+
+    #[test]
+    fn pack_walks_a_reversed_section_in_element_order() {
+        // Three integers at byte strides of -4, the first element at the highest address.
+        let layout = ints(vec![Positions::Regular {
+            extent: 3,
+            stride: -4,
+        }]);
+        let regular = Regular::of(&layout, None).unwrap();
+        let bytes: Vec<u8> = [7u32, 8, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let packed = pack(&bytes, &regular, &layout, None).unwrap();
+        let values: Vec<u32> = packed
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(values, vec![9, 8, 7]);
+    }
+
+    #[test]
+    fn pack_repeats_a_scalar() {
+        let scalar = Layout::scalar(4, TypeCode::Integer);
+        let regular = Regular::of(&scalar, Some(3)).unwrap();
+        let packed = pack(&5u32.to_le_bytes(), &regular, &scalar, Some(3)).unwrap();
+        assert_eq!(packed.len(), 12);
+        assert_eq!(&packed[8..], &5u32.to_le_bytes());
+    }
 }

@@ -227,6 +227,32 @@ pub enum Collective {
         /// The rank asked for.
         rank: u64,
     },
+    /// [`Team::split`](crate::world::Team::split).
+    Split,
+    /// A team broadcast of `len` bytes from team rank `root`.
+    Broadcast {
+        /// Bytes broadcast.
+        len: u64,
+        /// The team rank broadcasting.
+        root: u32,
+    },
+    /// A team reduction of `len` bytes, to team rank `root` (`None`: to every member).
+    Reduce {
+        /// Bytes reduced.
+        len: u64,
+        /// The team rank receiving the result, if one.
+        root: Option<u32>,
+    },
+    /// A team allgather of `len` bytes per member.
+    Allgather {
+        /// Bytes each member contributes.
+        len: u64,
+    },
+    /// A team alltoall of `len` bytes per pair of members.
+    Alltoall {
+        /// Bytes each member sends each member.
+        len: u64,
+    },
     /// Something else: another collective call of the runtime, or a rank that was not in
     /// the same (n-th) collective call at all.
     Other,
@@ -239,6 +265,15 @@ impl std::fmt::Display for Collective {
             Collective::Alloc { len } => write!(f, "alloc({len})"),
             Collective::Free { offset } => write!(f, "free(the block at heap offset {offset:#x})"),
             Collective::Reset { rank } => write!(f, "reset({rank})"),
+            Collective::Split => write!(f, "split"),
+            Collective::Broadcast { len, root } => write!(f, "broadcast({len} bytes from {root})"),
+            Collective::Reduce {
+                len,
+                root: Some(root),
+            } => write!(f, "reduce({len} bytes to {root})"),
+            Collective::Reduce { len, root: None } => write!(f, "allreduce({len} bytes)"),
+            Collective::Allgather { len } => write!(f, "allgather({len} bytes each)"),
+            Collective::Alltoall { len } => write!(f, "alltoall({len} bytes each)"),
             Collective::Other => write!(f, "another collective call (or none)"),
         }
     }

@@ -30,6 +30,7 @@
 //! ```
 
 mod atomics;
+mod collectives;
 mod convert;
 mod error;
 mod events;

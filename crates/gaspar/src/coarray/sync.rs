@@ -12,10 +12,13 @@ impl Coarrays {
     }
 
     /// `sync all`: completes this image's puts and waits for every image of the current
-    /// team; afterwards every image sees every put issued before it.
+    /// team; afterwards every image sees every put issued before it. Built on the same
+    /// counted signals as `sync images(*)` (one from every image to every other), not on
+    /// the runtime's barrier: an image that stopped sits in the runtime's finalize
+    /// barrier, and the others must get [`CoError::StoppedImage`] from their sync and go
+    /// on, not meet it there.
     pub fn sync_all(&mut self) -> CoResult<()> {
-        self.complete_puts()?;
-        Ok(self.rt.barrier()?)
+        self.sync_images(None)
     }
 
     /// `sync images(list)`, or `sync images(*)` for `None`: completes this image's puts,
@@ -60,10 +63,9 @@ impl Coarrays {
         for &rank in &partners {
             let word = self.control_ga(me, ControlWord::Signals(rank))?;
             let expected = self.signals_seen[rank as usize] + 1;
-            let rt = &self.rt;
-            rt.wait(me, Some(rank), || {
-                Ok(rt.atomic_blocking(word, crate::Width::W8, WordOp::Load)? >= expected)
-            })?;
+            let signalled =
+                || -> CoResult<bool> { Ok(self.word_op(word, WordOp::Load)? >= expected) };
+            self.wait_for_image(rank, signalled)?;
             self.signals_seen[rank as usize] = expected;
         }
         Ok(())

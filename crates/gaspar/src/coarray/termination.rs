@@ -10,7 +10,7 @@ use std::io::Write;
 
 use crate::transport::AtomicOp as WordOp;
 
-use super::error::{stat, CoResult};
+use super::error::{stat, CoError, CoResult};
 use super::{Coarrays, ControlWord, Image};
 
 /// What an image announced in the control block.
@@ -78,6 +78,43 @@ impl Coarrays {
         })
     }
 
+    /// Waits until `ready()` holds, woken by writes to this image's memory; ends with
+    /// [`CoError::StoppedImage`] / [`CoError::FailedImage`] when image `rank` (whose
+    /// action `ready` waits for) announces that it stopped or failed first.
+    pub(crate) fn wait_for_image(
+        &self,
+        rank: u32,
+        mut ready: impl FnMut() -> CoResult<bool>,
+    ) -> CoResult<()> {
+        let mut gone = None;
+        let waited = self.rt.wait(self.rt.rank(), Some(rank), || {
+            if ready().map_err(runtime)? {
+                return Ok(true);
+            }
+            let status = self.status_of(rank).map_err(runtime)?;
+            // What the image did before it announced is visible now: look once more.
+            if status != RUNNING && !ready().map_err(runtime)? {
+                gone = Some(status);
+                return Ok(true);
+            }
+            Ok(false)
+        });
+        waited?;
+        match gone {
+            None => Ok(()),
+            Some(status) => Err(self.gone_error(rank, status)),
+        }
+    }
+
+    fn gone_error(&self, rank: u32, status: u64) -> CoError {
+        let image = self.team.image_of(rank).unwrap_or(rank + 1);
+        if status == STOPPED {
+            CoError::StoppedImage { image }
+        } else {
+            CoError::FailedImage { image }
+        }
+    }
+
     fn status_of(&self, rank: u32) -> CoResult<u64> {
         let ga = self.control_ga(self.rt.rank(), ControlWord::Status(rank))?;
         self.word_op(ga, WordOp::Load)
@@ -100,5 +137,17 @@ impl Coarrays {
     /// `stopped_images()`: the images of the current team known to have stopped, ascending.
     pub fn stopped_images(&self) -> Vec<Image> {
         self.images_with(STOPPED)
+    }
+}
+
+/// A coarray error inside a runtime wait (which carries the runtime's errors): the
+/// runtime error it wraps, or an invalid-argument error with its message.
+fn runtime(e: CoError) -> crate::Error {
+    match e {
+        CoError::Runtime(inner) => inner,
+        other => crate::Error::InvalidArgument {
+            call: "coarray wait",
+            reason: other.to_string(),
+        },
     }
 }

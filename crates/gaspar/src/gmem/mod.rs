@@ -128,7 +128,7 @@ impl Collective {
             Collective::Alloc { len } => (2, len),
             Collective::Free { offset } => (3, offset),
             Collective::Reset { rank } => (4, rank),
-            Collective::Other => (0, 0),
+            _ => (0, 0),
         };
         (kind << Self::KIND_SHIFT)
             | ((sequence & Self::SEQUENCE_MASK) << Self::SEQUENCE_SHIFT)

@@ -4,6 +4,7 @@
 //! transport is a bounds check and two MPI calls in the program's own loop, with no call of
 //! gaspar's in between. The [`Transport`] trait stays the contract every transport meets.
 
+use super::team::{TeamCall, TransportTeam};
 use super::{AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, TransportResult, Width};
 
 /// One of the transports (see the module documentation).
@@ -65,6 +66,9 @@ impl Transport for AnyTransport {
         fn job_aborted(&self) -> bool;
         fn wait(&self, watched: u32, awaited: Option<u32>,
             ready: &mut dyn FnMut() -> crate::error::Result<bool>) -> TransportResult<()>;
+        fn split_team(&self, parent: &TransportTeam, color: Option<u32>, key: u32,
+            team: Option<TransportTeam>) -> TransportResult<Option<TransportTeam>>;
+        fn team_call(&self, team: &TransportTeam, call: TeamCall<'_, '_>) -> TransportResult<()>;
         fn finalize(&self) -> TransportResult<()>;
     }
 }

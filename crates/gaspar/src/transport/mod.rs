@@ -20,9 +20,11 @@ pub(crate) mod barrier;
 pub mod mpi;
 pub(crate) mod seqlock;
 pub mod shm;
+pub(crate) mod team;
 pub(crate) mod wait;
 
 pub use self::any::AnyTransport;
+use self::team::{TeamCall, TransportTeam};
 use crate::addr::{GlobalAddr, Segment};
 use crate::error::{Error, Result};
 
@@ -345,6 +347,20 @@ pub trait Transport: Send + Sync {
         awaited: Option<u32>,
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()>;
+    /// Collective over the members of `parent`: completes the team the world layer worked
+    /// out for this rank's `color` and `key` (`team`, `None` when `color` is `None`) with
+    /// what the transport needs to run its collectives (on `mpi`, a communicator split
+    /// from the parent's).
+    fn split_team(
+        &self,
+        parent: &TransportTeam,
+        color: Option<u32>,
+        key: u32,
+        team: Option<TransportTeam>,
+    ) -> TransportResult<Option<TransportTeam>>;
+    /// Collective over the members of `team`: runs `call`, whose buffer lengths the
+    /// members have agreed on. Ends with an error when the job aborts or a member is gone.
+    fn team_call(&self, team: &TransportTeam, call: TeamCall<'_, '_>) -> TransportResult<()>;
     /// Leaves the job: waits for every rank to finalize, then releases resources.
     fn finalize(&self) -> TransportResult<()>;
 }

@@ -22,6 +22,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use mpi::ffi;
 
+mod team;
+
+pub(crate) use self::team::Communicator;
+use super::team::{TeamCall, TransportTeam};
 use super::{
     segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, TransportResult,
     Width,
@@ -1648,21 +1652,8 @@ impl Transport for MpiTransport {
     fn barrier(&self) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let _serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
-        // flush_all + Win_sync + barrier + Win_sync: every earlier put is complete at its
-        // target and visible to plain loads there after the barrier (seed 001's question).
-        self.flush_all()?;
-        // SAFETY: window and communicator live until finalize.
-        unsafe {
-            check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))?;
-            if self.has_dynamic() {
-                check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
-            }
-            check("MPI_Barrier", ffi::MPI_Barrier(self.comm))?;
-            if self.has_dynamic() {
-                check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
-            }
-            Ok(check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))?)
-        }
+        // SAFETY: the communicator lives until finalize.
+        Ok(self.synchronizing(|| unsafe { check("MPI_Barrier", ffi::MPI_Barrier(self.comm)) })?)
     }
 
     fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()> {
@@ -1675,20 +1666,8 @@ impl Transport for MpiTransport {
         }
         let _serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
         // A barrier as well (see `barrier`): the runtime's barrier is an allgather.
-        self.flush_all()?;
-        // SAFETY: window and communicator live until finalize; one u64 in, `procs` u64
-        // out.
-        unsafe {
-            check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))?;
-            if self.has_dynamic() {
-                check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
-            }
-            allgather_words(self.comm, value, out)?;
-            if self.has_dynamic() {
-                check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
-            }
-            Ok(check("MPI_Win_sync", ffi::MPI_Win_sync(self.win))?)
-        }
+        // SAFETY: the communicator lives until finalize; one u64 in, `procs` u64 out.
+        Ok(self.synchronizing(|| unsafe { allgather_words(self.comm, value, out) })?)
     }
 
     fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> TransportResult<()> {
@@ -1782,6 +1761,20 @@ impl Transport for MpiTransport {
         // MPI ends the whole job when a rank fails or aborts, and offers nothing to sleep
         // on until a window's memory changes: poll, yielding the core once patience runs out.
         Ok(super::wait::Patience::of_process(self.procs)?.poll_forever(ready)?)
+    }
+
+    fn split_team(
+        &self,
+        parent: &TransportTeam,
+        color: Option<u32>,
+        key: u32,
+        team: Option<TransportTeam>,
+    ) -> TransportResult<Option<TransportTeam>> {
+        Ok(self.split_communicator(parent, color, key, team)?)
+    }
+
+    fn team_call(&self, team: &TransportTeam, call: TeamCall<'_, '_>) -> TransportResult<()> {
+        Ok(self.run_team_call(team, call)?)
     }
 
     fn finalize(&self) -> TransportResult<()> {

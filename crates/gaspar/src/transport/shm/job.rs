@@ -25,7 +25,7 @@ impl JobSegments {
         starter_len: u64,
         heap_len: u64,
     ) -> Result<JobSegments> {
-        let layout = &Layout::new(starter_len, heap_len).ok_or(Error::LengthOverflow {
+        let layout = &Layout::new(procs, starter_len, heap_len).ok_or(Error::LengthOverflow {
             what: "segment size",
         })?;
         let mut made = JobSegments {

@@ -1,12 +1,15 @@
 //! What a rank's shared segment holds, and where.
 //!
 //! ```text
-//! 0                     starter_offset          heap_offset
-//! | Header (control)    | starter memory        | symmetric heap          |
+//! 0                  channels_offset          starter_offset       heap_offset
+//! | Header (control) | collective channels    | starter memory     | symmetric heap     |
 //! ```
 //! The header is written by the launcher (sizes, magic) and by ranks (state, barrier and
 //! exchange words, the registration table). Every field is an atomic, so any bit pattern
-//! is a valid header and a zero-filled segment is a valid empty one.
+//! is a valid header and a zero-filled segment is a valid empty one. The collective
+//! channels are the transport's scratch area for team collectives (what pSync and pWrk
+//! are to SHMEM): one inbox per sending rank and one acknowledgement word per receiving
+//! rank (see `channel`); no global address reaches them.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -194,19 +197,78 @@ pub(crate) struct Header {
 /// Byte offsets of the parts of a segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Layout {
+    pub(crate) channels: ChannelLayout,
     pub(crate) starter_offset: u64,
     pub(crate) starter_len: u64,
     pub(crate) heap_offset: u64,
     pub(crate) heap_len: u64,
 }
 
+/// Where a segment's collective channels lie, and their sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ChannelLayout {
+    /// Byte offset of the first inbox.
+    pub(crate) offset: u64,
+    /// Ranks of the job: one inbox and one acknowledgement word for each.
+    pub(crate) procs: u32,
+    /// Payload bytes of one chunk slot (a multiple of 64).
+    pub(crate) chunk: u64,
+}
+
+/// Chunk slots per inbox: a sender fills one while the receiver empties the other.
+pub(crate) const CHANNEL_DEPTH: u64 = 2;
+/// Bytes of a chunk slot's header (tag and message length, on their own line).
+pub(crate) const CHUNK_HEADER: u64 = 64;
+/// Payload of a chunk slot in jobs of up to 64 ranks; larger jobs get smaller slots, so
+/// that a segment's channels stay within 2 MiB of address space per rank.
+const LARGEST_CHUNK: u64 = 16 * 1024;
+const SMALLEST_CHUNK: u64 = 1024;
+
+impl ChannelLayout {
+    fn new(offset: u64, procs: u32) -> ChannelLayout {
+        let chunk = (LARGEST_CHUNK * 64 / u64::from(procs.max(1)))
+            .clamp(SMALLEST_CHUNK, LARGEST_CHUNK)
+            / 64
+            * 64;
+        ChannelLayout {
+            offset,
+            procs,
+            chunk,
+        }
+    }
+
+    /// Bytes of one inbox: its sent counter's line, then its chunk slots.
+    pub(crate) fn inbox_len(&self) -> u64 {
+        64 + CHANNEL_DEPTH * (CHUNK_HEADER + self.chunk)
+    }
+
+    /// Byte offset of the inbox that rank `source` sends into.
+    pub(crate) fn inbox(&self, source: u32) -> u64 {
+        self.offset + u64::from(source) * self.inbox_len()
+    }
+
+    /// Byte offset of the acknowledgement word that rank `receiver` writes.
+    pub(crate) fn ack(&self, receiver: u32) -> u64 {
+        self.offset + u64::from(self.procs) * self.inbox_len() + u64::from(receiver) * 64
+    }
+
+    /// Bytes of the whole area.
+    fn len(&self) -> u64 {
+        u64::from(self.procs) * (self.inbox_len() + 64)
+    }
+}
+
 impl Layout {
-    /// The layout for the given sizes, or `None` if the segment would not fit in 64 bits.
-    pub(crate) fn new(starter_len: u64, heap_len: u64) -> Option<Layout> {
-        let starter_offset = round_up(std::mem::size_of::<Header>() as u64, PAGE)?;
+    /// The layout of a segment of a job of `procs` ranks with the given sizes, or `None`
+    /// if the segment would not fit in 64 bits.
+    pub(crate) fn new(procs: u32, starter_len: u64, heap_len: u64) -> Option<Layout> {
+        let channels =
+            ChannelLayout::new(round_up(std::mem::size_of::<Header>() as u64, PAGE)?, procs);
+        let starter_offset = round_up(channels.offset.checked_add(channels.len())?, PAGE)?;
         let heap_offset = round_up(starter_offset.checked_add(starter_len)?, HEAP_ALIGN)?;
         heap_offset.checked_add(heap_len)?;
         Some(Layout {
+            channels,
             starter_offset,
             starter_len,
             heap_offset,
@@ -259,6 +321,7 @@ impl Header {
             return None;
         }
         Layout::new(
+            u32::try_from(self.procs.load(Ordering::Relaxed)).ok()?,
             self.starter_len.load(Ordering::Relaxed),
             self.heap_len.load(Ordering::Relaxed),
         )
@@ -361,12 +424,20 @@ mod tests {
 
     #[test]
     fn layout_is_page_and_heap_aligned() {
-        let l = Layout::new(65536, 1 << 20).unwrap();
+        let l = Layout::new(4, 65536, 1 << 20).unwrap();
+        assert_eq!(l.channels.offset % PAGE, 0);
+        assert!(l.channels.offset >= std::mem::size_of::<Header>() as u64);
+        assert!(l.starter_offset >= l.channels.ack(3) + 64);
         assert_eq!(l.starter_offset % PAGE, 0);
         assert_eq!(l.heap_offset % HEAP_ALIGN, 0);
         assert!(l.starter_offset >= std::mem::size_of::<Header>() as u64);
         assert!(l.heap_offset >= l.starter_offset + 65536);
         assert_eq!(l.total(), l.heap_offset + (1 << 20));
-        assert!(Layout::new(0, u64::MAX).is_none());
+        assert!(Layout::new(4, 0, u64::MAX).is_none());
+        assert_eq!(Layout::new(64, 0, 0).unwrap().channels.chunk, LARGEST_CHUNK);
+        assert_eq!(
+            Layout::new(4096, 0, 0).unwrap().channels.chunk,
+            SMALLEST_CHUNK
+        );
     }
 }

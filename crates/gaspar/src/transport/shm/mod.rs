@@ -5,6 +5,8 @@
 //! attach (`process_vm_readv`/`process_vm_writev`). Atomics on it are refused: no CPU
 //! atomic can reach another process's private memory.
 
+mod channel;
+mod collective;
 pub(crate) mod job;
 pub(crate) mod layout;
 pub(crate) mod segment;
@@ -18,6 +20,7 @@ use rustix::thread::{membarrier, MembarrierCommand};
 
 use self::layout::{state, Doorbell, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
 use self::segment::Segment as Mapping;
+use super::team::{TeamCall, TransportTeam};
 use super::wait::Patience;
 use super::{
     barrier, segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport,
@@ -136,7 +139,7 @@ impl ShmTransport {
     pub fn attach_from_env() -> Result<ShmTransport> {
         let Ok(job) = std::env::var(env::JOB) else {
             let (starter_len, heap_len) = config::segment_sizes()?;
-            let layout = Layout::new(starter_len, heap_len).ok_or(Error::LengthOverflow {
+            let layout = Layout::new(1, starter_len, heap_len).ok_or(Error::LengthOverflow {
                 what: "segment size",
             })?;
             let mapping = Mapping::anonymous(&layout)?;
@@ -275,8 +278,8 @@ impl ShmTransport {
     /// Waits until `ready()` holds: polls it for the patience budget, then sleeps on
     /// `bell` (a doorbell of the segment whose memory `ready` looks at) until a writer
     /// rings it (the protocol: [`layout::Bell`]). Ends with [`Error::JobAborted`] when the
-    /// job is aborted, and with [`Error::RankGone`] when `awaited` (the rank expected to
-    /// make `ready` hold) has finalized or exited without doing so.
+    /// job is aborted, and with [`Error::RankGone`] when one of `awaited` (the ranks
+    /// expected to make `ready` hold) has finalized or exited without doing so.
     ///
     /// The sleeper's store-load barrier is `membarrier` (a barrier on every core running
     /// a rank, a few microseconds, paid only when going to sleep), so the writer's is only
@@ -285,7 +288,7 @@ impl ShmTransport {
     fn wait_for(
         &self,
         bell: &Doorbell,
-        awaited: Option<u32>,
+        awaited: &[u32],
         mut ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
         if self.patience.poll(&mut ready)? {
@@ -309,11 +312,7 @@ impl ShmTransport {
     }
 
     /// Whether a wait is over: `Ok(true)` when `ready` holds, an error when it never will.
-    fn settled(
-        &self,
-        awaited: Option<u32>,
-        ready: &mut impl FnMut() -> Result<bool>,
-    ) -> Result<bool> {
+    fn settled(&self, awaited: &[u32], ready: &mut impl FnMut() -> Result<bool>) -> Result<bool> {
         if ready()? {
             return Ok(true);
         }
@@ -321,7 +320,7 @@ impl ShmTransport {
             let rank = (by != ABORTED_BY_LAUNCHER).then(|| (by - 1) as u32);
             return Err(Error::JobAborted { rank });
         }
-        if let Some(rank) = awaited {
+        for &rank in awaited {
             let now = self.header(rank).state.load(Ordering::Acquire);
             if now == state::FINALIZED || now == state::EXITED {
                 // Whatever the rank wrote before it left is visible after that load.
@@ -382,7 +381,7 @@ impl ShmTransport {
             |flag, source, epoch| {
                 let mut seen = 0;
                 let bell = &self.header(self.rank).collective_bell;
-                self.wait_for(bell, Some(source), || {
+                self.wait_for(bell, &[source], || {
                     seen = barrier::Flag::load_acquire(flag);
                     Ok(barrier::arrived(seen, epoch))
                 })?;
@@ -1291,7 +1290,22 @@ impl Transport for ShmTransport {
         awaited: Option<u32>,
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()> {
-        Ok(self.wait_for(&self.header(watched).memory_bell, awaited, ready)?)
+        Ok(self.wait_for(&self.header(watched).memory_bell, awaited.as_slice(), ready)?)
+    }
+
+    fn split_team(
+        &self,
+        _parent: &TransportTeam,
+        _color: Option<u32>,
+        _key: u32,
+        team: Option<TransportTeam>,
+    ) -> TransportResult<Option<TransportTeam>> {
+        // The channels reach every rank: a team needs nothing more than its members.
+        Ok(team)
+    }
+
+    fn team_call(&self, team: &TransportTeam, call: TeamCall<'_, '_>) -> TransportResult<()> {
+        Ok(self.run_team_call(team, call)?)
     }
 
     fn finalize(&self) -> TransportResult<()> {

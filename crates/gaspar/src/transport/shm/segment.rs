@@ -197,7 +197,7 @@ mod tests {
     /// Only rank `rank`'s segment of job `job` is accepted; anything refused stays open.
     #[test]
     fn only_this_jobs_segment_of_this_rank_is_taken() {
-        let layout = Layout::new(4096, 65536).unwrap();
+        let layout = Layout::new(2, 4096, 65536).unwrap();
         let (_segment, fd) = Segment::create("feed", 1, 2, &layout).unwrap();
         let raw = fd.as_raw_fd();
         assert!(check_inherited(raw, "feed", 1).is_ok());

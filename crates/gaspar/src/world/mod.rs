@@ -1,8 +1,15 @@
 //! Infrastructure (ACP's table 1): init, finalize, rank, procs, barrier, abort, and
 //! reset's rank remap. The world owns the transport and maps the ranks the program sees
-//! (logical) to the transport's (physical).
+//! (logical) to the transport's (physical). The world is a [`Team`]; every other team is
+//! split from it, and teams carry the typed collectives.
+
+mod collective;
+mod team;
 
 use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use self::collective::{ReduceOp, Reducible, Scalar};
+pub use self::team::Team;
 
 use crate::error::{Error, Result};
 use crate::transport::{self, AnyTransport, Transport};
@@ -24,6 +31,8 @@ pub struct World {
     physical: Option<Box<[u32]>>,
     /// This process's logical rank.
     rank: u32,
+    /// Every rank, numbered as the world.
+    team: Team,
     finalized: bool,
 }
 
@@ -41,10 +50,12 @@ impl World {
             }
         };
         let rank = transport.rank();
+        let procs = transport.procs();
         Ok(World {
-            procs: transport.procs(),
+            procs,
             physical: None,
             rank,
+            team: Team::world((0..procs).collect(), rank),
             transport,
             finalized: false,
         })
@@ -60,6 +71,12 @@ impl World {
     #[inline]
     pub fn procs(&self) -> u32 {
         self.procs
+    }
+
+    /// The team of every rank, numbered as the world: the team every other is split from.
+    #[inline]
+    pub fn team(&self) -> &Team {
+        &self.team
     }
 
     /// Waits until every rank has reached the barrier (ACP's `acp_sync`). Every put
@@ -149,6 +166,7 @@ impl World {
             }
             *slot = p as u32;
         }
+        self.team = Team::world(physical.clone().into_boxed_slice(), new_rank);
         self.physical = Some(physical.into_boxed_slice());
         self.rank = new_rank;
         Ok(self.transport.barrier()?)

@@ -1,0 +1,456 @@
+//! Typed collectives on a team: broadcast, reduce to a root, allreduce (builtin operators
+//! or a closure), allgather and alltoall over slices of plain-old-data elements, and the
+//! untyped byte forms other layers (the coarray engine) call. Before moving any data the
+//! members check that they all made the same call with the same sizes: a call that
+//! differs is reported on every member as [`Error::MismatchedCollective`], and nothing
+//! is moved.
+
+use bytemuck::Pod;
+
+use super::{Team, World};
+use crate::error::{Collective, Error, Result};
+pub use crate::transport::team::{ReduceOp, Scalar};
+use crate::transport::team::{Reduction, TeamCall};
+use crate::transport::Transport;
+
+/// An element type the builtin operators ([`ReduceOp`]) reduce: the integer types of up
+/// to 64 bits and the floats (which have no bitwise operators).
+pub trait Reducible: Pod {
+    /// The type, as the transport names it.
+    const SCALAR: Scalar;
+    /// `acc ⊕ other`, or `None` when the type has no such operator.
+    fn combine(op: ReduceOp, acc: Self, other: Self) -> Option<Self>;
+}
+
+macro_rules! reducible_integers {
+    ($($t:ty => $scalar:ident),*) => {$(
+        impl Reducible for $t {
+            const SCALAR: Scalar = Scalar::$scalar;
+            #[inline]
+            fn combine(op: ReduceOp, acc: Self, other: Self) -> Option<Self> {
+                Some(match op {
+                    ReduceOp::Sum => acc.wrapping_add(other),
+                    ReduceOp::Min => acc.min(other),
+                    ReduceOp::Max => acc.max(other),
+                    ReduceOp::And => acc & other,
+                    ReduceOp::Or => acc | other,
+                    ReduceOp::Xor => acc ^ other,
+                })
+            }
+        }
+    )*};
+}
+
+reducible_integers!(i8 => I8, i16 => I16, i32 => I32, i64 => I64,
+    u8 => U8, u16 => U16, u32 => U32, u64 => U64);
+
+macro_rules! reducible_floats {
+    ($($t:ty => $scalar:ident),*) => {$(
+        impl Reducible for $t {
+            const SCALAR: Scalar = Scalar::$scalar;
+            #[inline]
+            fn combine(op: ReduceOp, acc: Self, other: Self) -> Option<Self> {
+                match op {
+                    ReduceOp::Sum => Some(acc + other),
+                    ReduceOp::Min => Some(acc.min(other)),
+                    ReduceOp::Max => Some(acc.max(other)),
+                    ReduceOp::And | ReduceOp::Or | ReduceOp::Xor => None,
+                }
+            }
+        }
+    )*};
+}
+
+reducible_floats!(f32 => F32, f64 => F64);
+
+/// Applies `f` to each pair of elements of two byte buffers holding `T`s, in place in
+/// `acc` (reading and writing unaligned elements when the buffers are not aligned for
+/// `T`).
+fn combine_elements<T: Pod>(acc: &mut [u8], other: &[u8], f: &mut impl FnMut(&mut T, &T)) {
+    if let (Ok(acc), Ok(other)) = (
+        bytemuck::try_cast_slice_mut::<u8, T>(acc),
+        bytemuck::try_cast_slice::<u8, T>(other),
+    ) {
+        for (a, b) in acc.iter_mut().zip(other) {
+            f(a, b);
+        }
+        return;
+    }
+    let size = std::mem::size_of::<T>();
+    for (a, b) in acc.chunks_exact_mut(size).zip(other.chunks_exact(size)) {
+        let mut value: T = bytemuck::pod_read_unaligned(a);
+        f(&mut value, &bytemuck::pod_read_unaligned(b));
+        a.copy_from_slice(bytemuck::bytes_of(&value));
+    }
+}
+
+/// What a member contributes to the agreement on a call: the kind (4 bits), the root plus
+/// one (16 bits, 0 for none; saturated) and the length (44 bits, saturated).
+fn encode(call: Collective) -> u64 {
+    let (kind, root, len) = match call {
+        Collective::Barrier => (1, None, 0),
+        Collective::Split => (2, None, 0),
+        Collective::Broadcast { len, root } => (3, Some(root), len),
+        Collective::Reduce {
+            len,
+            root: Some(root),
+        } => (4, Some(root), len),
+        Collective::Reduce { len, root: None } => (5, None, len),
+        Collective::Allgather { len } => (6, None, len),
+        Collective::Alltoall { len } => (7, None, len),
+        _ => (0, None, 0),
+    };
+    let root = root.map_or(0, |r| u64::from(r).saturating_add(1).min(0xffff));
+    kind << 60 | root << 44 | len.min((1 << 44) - 1)
+}
+
+/// The call another member made, from its word.
+fn decode(word: u64) -> Collective {
+    let (len, root) = (word & ((1 << 44) - 1), ((word >> 44) & 0xffff) as u32);
+    let root = root.checked_sub(1);
+    match (word >> 60, root) {
+        (1, _) => Collective::Barrier,
+        (2, _) => Collective::Split,
+        (3, Some(root)) => Collective::Broadcast { len, root },
+        (4, Some(root)) => Collective::Reduce {
+            len,
+            root: Some(root),
+        },
+        (5, _) => Collective::Reduce { len, root: None },
+        (6, _) => Collective::Allgather { len },
+        (7, _) => Collective::Alltoall { len },
+        _ => Collective::Other,
+    }
+}
+
+impl Team {
+    /// Checks that every member makes `call` (a `barrier` also synchronizes memory, see
+    /// [`TeamCall::Agree`]). Only when they differ do the members exchange their calls, so
+    /// that each names a member whose call differs from its own.
+    pub(super) fn agree(&self, world: &World, call: Collective, barrier: bool) -> Result<()> {
+        let word = encode(call);
+        let mut same = false;
+        world.transport().team_call(
+            &self.transport,
+            TeamCall::Agree {
+                word,
+                same: &mut same,
+                barrier,
+            },
+        )?;
+        if same {
+            return Ok(());
+        }
+        let mut all = vec![0u64; self.size() as usize];
+        self.gather_words(world, word, &mut all)?;
+        let (team_rank, &other) = all
+            .iter()
+            .enumerate()
+            .find(|&(_, &other)| other != word)
+            .ok_or_else(|| Error::invalid("team collective", "members disagreed, then agreed"))?;
+        Err(Error::MismatchedCollective {
+            rank: self.world_rank(self.rank())?,
+            call: decode(word),
+            other_rank: self.world_rank(team_rank as u32)?,
+            other_call: decode(other),
+        })
+    }
+
+    /// `out[r]` receives team rank r's `word` (no agreement first: the caller's is done).
+    pub(super) fn gather_words(&self, world: &World, word: u64, out: &mut [u64]) -> Result<()> {
+        Ok(world.transport().team_call(
+            &self.transport,
+            TeamCall::Allgather {
+                mine: bytemuck::bytes_of(&word),
+                out: bytemuck::cast_slice_mut(out),
+            },
+        )?)
+    }
+
+    /// Checks that `root` is a team rank.
+    fn check_root(&self, root: u32) -> Result<()> {
+        self.world_rank(root).map(drop)
+    }
+
+    /// Collective over the members: copies `buf` of team rank `root` into every member's
+    /// `buf`. Every member passes the same length and root.
+    pub fn broadcast<T: Pod>(&self, world: &World, buf: &mut [T], root: u32) -> Result<()> {
+        self.broadcast_bytes(world, bytemuck::cast_slice_mut(buf), root)
+    }
+
+    /// [`broadcast`](Self::broadcast) of bytes.
+    pub fn broadcast_bytes(&self, world: &World, buf: &mut [u8], root: u32) -> Result<()> {
+        self.check_root(root)?;
+        self.agree(
+            world,
+            Collective::Broadcast {
+                len: buf.len() as u64,
+                root,
+            },
+            false,
+        )?;
+        if self.size() == 1 {
+            return Ok(());
+        }
+        Ok(world
+            .transport()
+            .team_call(&self.transport, TeamCall::Broadcast { buf, root })?)
+    }
+
+    /// Collective over the members: on team rank `root`, `buf` becomes the element-wise
+    /// `op` of every member's `buf` (the others' `buf` is left as it was). Floats are
+    /// combined in team rank order along a tree fixed by the team's size, so the result
+    /// has the same bits in every run.
+    pub fn reduce<T: Reducible>(
+        &self,
+        world: &World,
+        buf: &mut [T],
+        op: ReduceOp,
+        root: u32,
+    ) -> Result<()> {
+        self.check_root(root)?;
+        self.reduce_builtin(world, buf, op, Some(root))
+    }
+
+    /// Collective over the members: `buf` becomes the element-wise `op` of every member's
+    /// `buf`, with the same bits on every member (see [`reduce`](Self::reduce)).
+    pub fn allreduce<T: Reducible>(
+        &self,
+        world: &World,
+        buf: &mut [T],
+        op: ReduceOp,
+    ) -> Result<()> {
+        self.reduce_builtin(world, buf, op, None)
+    }
+
+    fn reduce_builtin<T: Reducible>(
+        &self,
+        world: &World,
+        buf: &mut [T],
+        op: ReduceOp,
+        root: Option<u32>,
+    ) -> Result<()> {
+        if T::combine(op, T::zeroed(), T::zeroed()).is_none() {
+            return Err(Error::invalid(
+                "reduce",
+                format!("{op:?} is not defined on {:?} elements", T::SCALAR),
+            ));
+        }
+        let mut combine = |acc: &mut [u8], other: &[u8]| {
+            combine_elements::<T>(acc, other, &mut |a, b| {
+                *a = T::combine(op, *a, *b).unwrap_or(*a);
+            })
+        };
+        self.reduce_with_reduction(
+            world,
+            bytemuck::cast_slice_mut(buf),
+            Reduction {
+                elem_len: std::mem::size_of::<T>(),
+                builtin: Some((op, T::SCALAR)),
+                combine: &mut combine,
+            },
+            root,
+        )
+    }
+
+    /// Collective over the members: reduces `buf` with a closure, `f(acc, other)` making
+    /// `acc` the combination `acc ⊕ other` of the two elements, where `acc` comes from
+    /// lower team ranks than `other`. The result goes to team rank `root`, or to every
+    /// member when `root` is `None`. `f` must be associative; it need not be commutative.
+    pub fn reduce_with<T: Pod>(
+        &self,
+        world: &World,
+        buf: &mut [T],
+        root: Option<u32>,
+        mut f: impl FnMut(&mut T, &T),
+    ) -> Result<()> {
+        let mut combine = |acc: &mut [u8], other: &[u8]| combine_elements::<T>(acc, other, &mut f);
+        self.reduce_with_reduction(
+            world,
+            bytemuck::cast_slice_mut(buf),
+            Reduction {
+                elem_len: std::mem::size_of::<T>(),
+                builtin: None,
+                combine: &mut combine,
+            },
+            root,
+        )
+    }
+
+    /// [`reduce_with`](Self::reduce_with) of bytes: `buf` holds elements of `elem_len`
+    /// bytes each, and `combine(acc, other)` combines one element `other` into `acc`.
+    pub fn reduce_bytes(
+        &self,
+        world: &World,
+        buf: &mut [u8],
+        elem_len: usize,
+        combine: &mut dyn FnMut(&mut [u8], &[u8]),
+        root: Option<u32>,
+    ) -> Result<()> {
+        if elem_len == 0 || buf.len() % elem_len != 0 {
+            return Err(Error::invalid(
+                "reduce_bytes",
+                format!(
+                    "{} bytes are not a whole number of {elem_len}-byte elements",
+                    buf.len()
+                ),
+            ));
+        }
+        let mut each = |acc: &mut [u8], other: &[u8]| {
+            for (a, b) in acc
+                .chunks_exact_mut(elem_len)
+                .zip(other.chunks_exact(elem_len))
+            {
+                combine(a, b);
+            }
+        };
+        self.reduce_with_reduction(
+            world,
+            buf,
+            Reduction {
+                elem_len,
+                builtin: None,
+                combine: &mut each,
+            },
+            root,
+        )
+    }
+
+    fn reduce_with_reduction(
+        &self,
+        world: &World,
+        buf: &mut [u8],
+        reduction: Reduction<'_>,
+        root: Option<u32>,
+    ) -> Result<()> {
+        if let Some(root) = root {
+            self.check_root(root)?;
+        }
+        self.agree(
+            world,
+            Collective::Reduce {
+                len: buf.len() as u64,
+                root,
+            },
+            false,
+        )?;
+        if self.size() == 1 {
+            return Ok(());
+        }
+        Ok(world.transport().team_call(
+            &self.transport,
+            TeamCall::Reduce {
+                buf,
+                reduction,
+                root,
+            },
+        )?)
+    }
+
+    /// Collective over the members: `out` (one block of `mine.len()` elements per member)
+    /// receives every member's `mine`, in team rank order.
+    pub fn allgather<T: Pod>(&self, world: &World, mine: &[T], out: &mut [T]) -> Result<()> {
+        if out.len() != mine.len() * self.size() as usize {
+            return Err(Error::invalid(
+                "allgather",
+                format!(
+                    "the output holds {} elements, not {} ({} per member)",
+                    out.len(),
+                    mine.len() * self.size() as usize,
+                    mine.len()
+                ),
+            ));
+        }
+        let (mine, out): (&[u8], &mut [u8]) =
+            (bytemuck::cast_slice(mine), bytemuck::cast_slice_mut(out));
+        self.agree(
+            world,
+            Collective::Allgather {
+                len: mine.len() as u64,
+            },
+            false,
+        )?;
+        if self.size() == 1 {
+            out.copy_from_slice(mine);
+            return Ok(());
+        }
+        Ok(world
+            .transport()
+            .team_call(&self.transport, TeamCall::Allgather { mine, out })?)
+    }
+
+    /// Collective over the members: `send` holds one block per member (block r for team
+    /// rank r); block r of `recv` receives team rank r's block for this member. Both hold
+    /// the same number of elements, a multiple of the team's size.
+    pub fn alltoall<T: Pod>(&self, world: &World, send: &[T], recv: &mut [T]) -> Result<()> {
+        let size = self.size() as usize;
+        if send.len() != recv.len() || send.len() % size != 0 {
+            return Err(Error::invalid(
+                "alltoall",
+                format!(
+                    "{} elements to send and {} to receive: both must be the same multiple of \
+                     the team's {size} members",
+                    send.len(),
+                    recv.len()
+                ),
+            ));
+        }
+        let (send, recv): (&[u8], &mut [u8]) =
+            (bytemuck::cast_slice(send), bytemuck::cast_slice_mut(recv));
+        self.agree(
+            world,
+            Collective::Alltoall {
+                len: (send.len() / size) as u64,
+            },
+            false,
+        )?;
+        if size == 1 {
+            recv.copy_from_slice(send);
+            return Ok(());
+        }
+        Ok(world
+            .transport()
+            .team_call(&self.transport, TeamCall::Alltoall { send, recv })?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_survive_their_encoding() {
+        for call in [
+            Collective::Barrier,
+            Collective::Split,
+            Collective::Broadcast { len: 24, root: 3 },
+            Collective::Reduce {
+                len: 8 << 20,
+                root: Some(0),
+            },
+            Collective::Reduce { len: 8, root: None },
+            Collective::Allgather { len: 0 },
+            Collective::Alltoall { len: 4096 },
+        ] {
+            assert_eq!(decode(encode(call)), call);
+        }
+        assert_ne!(
+            encode(Collective::Broadcast { len: 8, root: 0 }),
+            encode(Collective::Broadcast { len: 8, root: 1 })
+        );
+    }
+
+    #[test]
+    fn unaligned_buffers_combine_like_aligned_ones() {
+        let values = [1.5f64, -2.0, 3.25];
+        let mut bytes = [0u8; 1 + 24];
+        bytes[1..].copy_from_slice(bytemuck::cast_slice(&values));
+        let other = bytemuck::cast_slice::<f64, u8>(&values).to_vec();
+        combine_elements::<f64>(&mut bytes[1..], &other, &mut |a, b| *a += *b);
+        let sum: Vec<f64> = bytes[1..]
+            .chunks_exact(8)
+            .map(bytemuck::pod_read_unaligned)
+            .collect();
+        assert_eq!(sum, [3.0, -4.0, 6.5]);
+    }
+}

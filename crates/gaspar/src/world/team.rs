@@ -1,0 +1,147 @@
+//! Teams: subsets of the job's ranks with their own rank numbering, barrier and
+//! collectives (MPI's communicators, OpenSHMEM's teams). The world is a team; every other
+//! team is split from one (`split`, as `MPI_Comm_split` and `shmem_team_split_strided`).
+
+use super::World;
+use crate::error::{Collective, Error, Result};
+use crate::transport::team::TransportTeam;
+use crate::transport::Transport;
+
+/// A team of ranks. Its members number themselves `0..size()` in the order their split
+/// gave them; every collective call on a team must be made by all of its members, in the
+/// same order (calls that differ are reported on every member as
+/// [`Error::MismatchedCollective`]). A member that leaves the job while others wait for
+/// it ends their wait with an error ([`Error::RankGone`], [`Error::JobAborted`]),
+/// never a hang.
+///
+/// A team is used with the [`World`] it came from (a runtime derefs to it):
+/// ```no_run
+/// let rt = gaspar::init()?;
+/// let parity = rt.team().split(&rt, Some(rt.rank() % 2), 0)?.expect("every rank has a color");
+/// let mut sum = [u64::from(rt.rank())];
+/// parity.allreduce(&rt, &mut sum, gaspar::world::ReduceOp::Sum)?;
+/// parity.barrier(&rt)?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
+pub struct Team {
+    pub(super) transport: TransportTeam,
+    /// The world rank of each member, by team rank.
+    world_ranks: Box<[u32]>,
+}
+
+impl std::fmt::Debug for Team {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Team")
+            .field("rank", &self.rank())
+            .field("world_ranks", &self.world_ranks)
+            .finish()
+    }
+}
+
+impl Team {
+    /// The team of every rank of the job, numbered as the world (`physical[r]` is world
+    /// rank r's transport rank).
+    pub(super) fn world(physical: Box<[u32]>, rank: u32) -> Team {
+        let procs = physical.len() as u32;
+        Team {
+            transport: TransportTeam::new(physical, rank, 0),
+            world_ranks: (0..procs).collect(),
+        }
+    }
+
+    /// This process's rank in the team.
+    pub fn rank(&self) -> u32 {
+        self.transport.rank
+    }
+
+    /// Number of members.
+    pub fn size(&self) -> u32 {
+        self.transport.size()
+    }
+
+    /// The world rank of team rank `team_rank`.
+    pub fn world_rank(&self, team_rank: u32) -> Result<u32> {
+        self.world_ranks
+            .get(team_rank as usize)
+            .copied()
+            .ok_or(Error::RankOutOfRange {
+                rank: u64::from(team_rank),
+                procs: self.size(),
+            })
+    }
+
+    /// The team rank of world rank `world_rank`, or `None` when it is not a member.
+    pub fn team_rank(&self, world_rank: u32) -> Option<u32> {
+        self.world_ranks
+            .iter()
+            .position(|&w| w == world_rank)
+            .map(|r| r as u32)
+    }
+
+    /// The world ranks of the members, by team rank.
+    pub fn world_ranks(&self) -> &[u32] {
+        &self.world_ranks
+    }
+
+    /// Collective over the members: splits the team into one new team per `color`. The
+    /// members of a new team are numbered by ascending `key`, ties broken by their rank in
+    /// this team. A member passing `None` joins no team and gets `None`. Colors and keys
+    /// must lie in `0..=i32::MAX` (MPI's range).
+    pub fn split(&self, world: &World, color: Option<u32>, key: u32) -> Result<Option<Team>> {
+        const LARGEST: u32 = i32::MAX as u32;
+        if color.is_some_and(|c| c > LARGEST) || key > LARGEST {
+            return Err(Error::invalid(
+                "Team::split",
+                format!("color {color:?} or key {key} exceeds {LARGEST}"),
+            ));
+        }
+        self.agree(world, Collective::Split, false)?;
+        let mine = u64::from(color.map_or(0, |c| c + 1)) << 32 | u64::from(key);
+        let mut all = vec![0u64; self.size() as usize];
+        self.gather_words(world, mine, &mut all)?;
+        let team = color.map(|color| {
+            let mut members: Vec<(u32, u32)> = all
+                .iter()
+                .enumerate()
+                .filter(|&(_, &word)| word >> 32 == u64::from(color) + 1)
+                .map(|(parent_rank, &word)| (word as u32, parent_rank as u32))
+                .collect();
+            members.sort_unstable();
+            let rank = members
+                .iter()
+                .position(|&(_, parent_rank)| parent_rank == self.rank())
+                .unwrap_or_default() as u32;
+            let physical = members
+                .iter()
+                .map(|&(_, p)| self.transport.members[p as usize])
+                .collect();
+            Team {
+                transport: TransportTeam::new(physical, rank, self.transport.child_id(color)),
+                world_ranks: members
+                    .iter()
+                    .map(|&(_, p)| self.world_ranks[p as usize])
+                    .collect(),
+            }
+        });
+        let (transport_team, world_ranks) = match team {
+            Some(Team {
+                transport,
+                world_ranks,
+            }) => (Some(transport), Some(world_ranks)),
+            None => (None, None),
+        };
+        let split = world
+            .transport()
+            .split_team(&self.transport, color, key, transport_team)?;
+        Ok(split.zip(world_ranks).map(|(transport, world_ranks)| Team {
+            transport,
+            world_ranks,
+        }))
+    }
+
+    /// Collective over the members: waits until every member has reached the barrier.
+    /// Every put a member issued before it is visible to every member after it.
+    pub fn barrier(&self, world: &World) -> Result<()> {
+        self.agree(world, Collective::Barrier, true)
+    }
+}
