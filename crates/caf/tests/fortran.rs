@@ -38,11 +38,11 @@ fn programs() -> Vec<(String, PathBuf)> {
     found
 }
 
-/// The jobs this build runs: `gaspar run` in the default build, plain `mpirun` in a build
-/// with the mpi feature (scripts/test runs both).
+/// The jobs this build runs: `gaspar run` and programs alone in the default build, plain
+/// `mpirun` in a build with the mpi feature (scripts/test runs both).
 fn runs_here(launch: Launch) -> bool {
     match launch {
-        Launch::Gaspar(_) => !cfg!(feature = "mpi"),
+        Launch::Gaspar(_) | Launch::Alone => !cfg!(feature = "mpi"),
         Launch::Mpirun(_) => cfg!(feature = "mpi"),
     }
 }
@@ -94,6 +94,7 @@ fn programs_meet_their_expected_outcomes() {
             let outcome = dir.1.clone().map(|()| match launch {
                 Launch::Gaspar(n) => gaspar_run(&dir.0, n, name),
                 Launch::Mpirun(n) => plain_mpirun(&dir.0, n, name),
+                Launch::Alone => alone(&dir.0, name),
             });
             let ok_line = format!("{name} ok");
             verdicts.judge(
@@ -104,6 +105,65 @@ fn programs_meet_their_expected_outcomes() {
         }
     }
     verdicts.finish("tests/fortran/EXPECTED");
+}
+
+/// `gaspar caf --show` prints the gfortran command it would run, with the library beside
+/// gaspar and its run-time path.
+#[test]
+fn gaspar_caf_show_prints_the_gfortran_command() {
+    ensure_built();
+    let dir = work_dir("fortran-tests", "show");
+    let out = gaspar_caf(&dir, &["--show", "prog.f90", "-o", "prog"]);
+    let lib_dir = target_dir();
+    assert_eq!(out.code, Some(0), "{}", out.summary());
+    assert_eq!(
+        out.stdout.trim_end(),
+        format!(
+            "gfortran -fcoarray=lib prog.f90 -o prog -L {0} -lcaf_gaspar -Wl,-rpath,{0}",
+            lib_dir.display()
+        )
+    );
+}
+
+/// Without gfortran on the PATH, `gaspar caf` fails with one line saying so.
+#[test]
+fn gaspar_caf_without_gfortran_says_so_in_one_line() {
+    ensure_built();
+    let dir = work_dir("fortran-tests", "no-gfortran");
+    let mut cmd = std::process::Command::new(gaspar());
+    cmd.args(["caf", "prog.f90"]).env("PATH", &dir);
+    let out = run_in(&dir, cmd);
+    assert_eq!(out.code, Some(1), "{}", out.summary());
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with("gaspar caf: cannot run gfortran"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A `gaspar` without libcaf_gaspar.so beside it fails with one line naming the directory.
+#[test]
+fn gaspar_caf_without_the_library_says_so_in_one_line() {
+    ensure_built();
+    let dir = work_dir("fortran-tests", "no-library");
+    let lonely = dir.join("gaspar");
+    std::fs::hard_link(gaspar(), &lonely)
+        .or_else(|_| std::fs::copy(gaspar(), &lonely).map(drop))
+        .expect("a gaspar without its library");
+    let mut cmd = std::process::Command::new(&lonely);
+    cmd.args(["caf", "prog.f90"]);
+    let out = run_in(&dir, cmd);
+    assert_eq!(out.code, Some(1), "{}", out.summary());
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "libcaf_gaspar.so is not next to gaspar in {}",
+            dir.display()
+        )),
+        "{}",
+        out.stderr
+    );
 }
 
 /// The line of a failed build that says why (the first error, or the last line).

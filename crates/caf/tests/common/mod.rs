@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// No Fortran job may run longer than this; a hang is an outcome ("timed out"), not a
 /// hung suite.
-pub const JOB_TIMEOUT: Duration = Duration::from_secs(60);
+pub const JOB_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Says why a test cannot run here ("skipped: <reason>" on stderr) before it returns
 /// early. Where everything the tests need is installed (CI sets
@@ -92,17 +92,16 @@ impl Outcome {
             (false, Some(code)) => format!("exit {code}"),
             (false, None) => "killed by a signal".to_owned(),
         };
-        let last = |s: &str| {
-            s.lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("")
-                .to_owned()
-        };
+        // The program's own words: its first stderr line that is not the launcher's.
+        let said = self
+            .stderr
+            .lines()
+            .find(|l| !l.trim().is_empty() && !l.starts_with("gaspar run:"))
+            .unwrap_or("");
+        let last = self.stdout.lines().rev().find(|l| !l.trim().is_empty());
         format!(
-            "{status}; stdout: {:?}; stderr: {:?}",
-            last(&self.stdout),
-            last(&self.stderr)
+            "{status}; stdout: {:?}; stderr: {said:?}",
+            last.unwrap_or("")
         )
     }
 }
@@ -159,6 +158,11 @@ pub fn gaspar_run(dir: &Path, procs: u32, program: &str) -> Outcome {
     let mut cmd = Command::new(gaspar());
     cmd.args(["run", "-n", &procs.to_string(), &format!("./{program}")]);
     run_in(dir, cmd)
+}
+
+/// `./PROG` in `dir`, without a launcher.
+pub fn alone(dir: &Path, program: &str) -> Outcome {
+    run_in(dir, Command::new(dir.join(program)))
 }
 
 /// `mpirun -n N ./PROG` in `dir`, as a user types it (running as root needs OpenMPI's

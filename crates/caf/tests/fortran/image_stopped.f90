@@ -15,7 +15,10 @@ program image_stopped
     do
       sync all (stat=st)
       if (st == stat_stopped_image) exit
-      if (st /= 0) error stop "sync all stat neither 0 nor STAT_STOPPED_IMAGE"
+      if (st /= 0) then
+        print '(a,i0)', "sync all (stat=st) gave st = ", st
+        error stop "sync all stat neither 0 nor STAT_STOPPED_IMAGE"
+      end if
     end do
     if (image_status(n) /= stat_stopped_image) error stop "image_status of a stopped image"
     gone = stopped_images()

@@ -2,14 +2,15 @@
 ! contiguous, strided and reversed, with a kind conversion; image 1 drives them all.
 program sendget
   implicit none
-  integer :: a(10)[*], b(10)[*], s[*], me, n, i, j, k
+  integer :: a(10)[*], b(10)[*], s[*], t[*], me, n, i, j, k
   real(8) :: d(4)[*]
 
   me = this_image()
   n = num_images()
   b = [(me * 100 + i, i = 1, 10)]
   a = 0
-  s = -me
+  s = 0
+  t = -me
   d = 0
   sync all
   if (me == 1) then
@@ -18,7 +19,7 @@ program sendget
       a(1:5)[j] = b(6:10)[k]                           ! contiguous
       a(6:10:2)[j] = b(1:5:2)[k]                       ! strided
       a(10:7:-3)[j] = b(1:2)[k]                        ! reversed into a strided target
-      s[j] = s[k]                                      ! scalar
+      s[j] = t[k]                                      ! scalar
       d(:)[j] = b(1:4)[k]                              ! integer(4) to real(8)
     end do
   end if

@@ -50,7 +50,12 @@ program sync
   sync memory (stat=st)
   if (st /= 0) error stop "sync memory stat"
   sync all
-  if (x[right] /= right) error stop "value after sync memory"
+  i = x[right]
+  if (i /= right) then
+    print '(a,i0,a,i0,a,i0)', "image ", me, " got ", i, " from image ", right
+    error stop "value after sync memory"
+  end if
+  sync all                                      ! every image has read before x changes
   ! many barriers in a row
   do i = 1, 200
     x = i
