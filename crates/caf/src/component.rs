@@ -27,7 +27,8 @@ pub(crate) struct ComponentHeap {
     base: usize,
     /// Which bytes of this image's part are in use.
     blocks: Blocks,
-    /// Other images' base addresses, read once each.
+    /// Other images' base addresses, read once each (by image number in the current
+    /// team: forgotten when the current team changes).
     remote_bases: BTreeMap<Image, usize>,
     /// Addresses of the live component tokens (`caf_token_t` values): only these are
     /// dereferenced when gfortran hands back a component's token slot.
@@ -147,6 +148,12 @@ impl ComponentHeap {
     /// Frees the component at `offset`.
     pub(crate) fn free(&mut self, offset: usize) -> Result<(), CafError> {
         self.blocks.give(offset)
+    }
+
+    /// Forgets the other images' base addresses: image numbers now name other images
+    /// (CHANGE TEAM, END TEAM).
+    pub(crate) fn forget_remote_bases(&mut self) {
+        self.remote_bases.clear();
     }
 
     /// Records a component token (registered with ALLOC_REGISTER_ONLY).

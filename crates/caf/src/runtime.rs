@@ -5,7 +5,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use gaspar::coarray::Coarrays;
+use gaspar::coarray::{Coarrays, TeamId};
 
 use crate::component::ComponentHeap;
 use crate::error::CafError;
@@ -18,6 +18,8 @@ pub(crate) struct State {
     /// The allocatable components' arena, created by the first collective registration
     /// (every image makes it, in the same order).
     components: Option<ComponentHeap>,
+    /// The teams this image formed; gfortran's team variable holds an index into it plus 1.
+    pub(crate) teams: Vec<TeamId>,
 }
 
 impl State {
@@ -55,6 +57,7 @@ fn engine() -> MutexGuard<'static, Option<State>> {
                 *guard = Some(State {
                     engine,
                     components: None,
+                    teams: Vec::new(),
                 })
             }
             Err(e) => {
