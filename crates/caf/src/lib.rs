@@ -1,3 +1,39 @@
 //! libcaf_gaspar: the coarray library gfortran programs compiled with `-fcoarray=lib` call
-//! (`_gfortran_caf_*`, gfortran 12's ABI), on gaspar's coarray layer. Build a program with
-//! `gaspar caf prog.f90` and run it with `gaspar run -n N ./a.out`.
+//! (`_gfortran_caf_*`, gfortran 12's ABI), on gaspar's coarray engine
+//! ([`gaspar::coarray`]). Build a program with `gaspar caf prog.f90` and run it with
+//! `gaspar run -n N ./a.out`.
+//!
+//! Modules by job: `abi` names the ABI's numbers, `descriptor` reads gfortran's
+//! descriptors, `section` turns them into the engine's sections, `reference` resolves
+//! reference chains (`caf_reference_t`) on a remote image, `component` holds the allocatable
+//! components of derived-type coarrays, `reduce` calls a CO_REDUCE operation, `token` is
+//! gfortran's `caf_token_t`, `stat` does STAT=/ERRMSG=, `error` the library's error,
+//! `runtime` holds the lazily started engine, `panic` keeps panics out of Fortran. The other
+//! modules are the entry points, one statement family each: `setup`, `memory`, `transfer`,
+//! `by_ref`, `sync`, `termination`, `atomic`, `lock`, `event`, `collective`, `status`,
+//! `random`, `teams`.
+
+mod abi;
+mod atomic;
+mod by_ref;
+mod collective;
+mod component;
+mod descriptor;
+mod error;
+mod event;
+mod lock;
+mod memory;
+mod panic;
+mod random;
+mod reduce;
+mod reference;
+mod runtime;
+mod section;
+mod setup;
+mod stat;
+mod status;
+mod sync;
+mod teams;
+mod termination;
+mod token;
+mod transfer;

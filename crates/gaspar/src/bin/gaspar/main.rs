@@ -3,6 +3,7 @@
 mod bench;
 #[cfg(feature = "mpi")]
 mod bench_raw;
+mod caf;
 mod demo;
 
 use std::ffi::OsString;
@@ -49,6 +50,9 @@ enum Command {
     },
     /// Measure gaspar beside memcpy and OpenMPI's MPI-3 RMA (2 ranks).
     Bench(bench::BenchArgs),
+    /// Compile and link a coarray Fortran program against libcaf_gaspar (gfortran
+    /// `-fcoarray=lib`), as OpenCoarrays' `caf` does; run it with `gaspar run -n N ./a.out`.
+    Caf(caf::CafArgs),
     /// Print the configuration table (environment settings and their values).
     Info,
     /// One rank of `gaspar demo` (started by the launcher).
@@ -149,6 +153,7 @@ fn main() -> ExitCode {
         Command::Demo { procs } => demo::launch(procs),
         Command::DemoRank => demo::rank(),
         Command::Bench(args) => bench::run(args),
+        Command::Caf(args) => caf::run(args),
         Command::BenchRank(args) => bench::rank(args),
         Command::Info => {
             println!("gaspar {}", env!("CARGO_PKG_VERSION"));

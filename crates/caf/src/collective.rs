@@ -1,0 +1,232 @@
+//! CO_BROADCAST, CO_SUM, CO_MIN, CO_MAX (integer, real, complex for the sum; character
+//! too for min and max) and CO_REDUCE with the user's function. The argument, contiguous
+//! or not, is packed into one buffer for the engine and unpacked afterwards.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use gaspar::coarray::{Coarrays, Elem, Image};
+
+use crate::descriptor::{self, Descriptor, Layout};
+use crate::error::CafError;
+use crate::reduce::{self, UserOperator};
+use crate::runtime;
+use crate::section::{self, elem, Regular};
+use crate::stat::StatArgs;
+use crate::token;
+
+/// The argument of a collective: its layout and where its elements are.
+struct Argument {
+    layout: Layout,
+    regular: Regular,
+    base: *mut c_void,
+}
+
+impl Argument {
+    /// Reads gfortran's descriptor of the local argument.
+    ///
+    /// # Safety
+    /// `a` is a descriptor gfortran built over writable memory.
+    unsafe fn read(a: *mut Descriptor) -> Result<Argument, CafError> {
+        // SAFETY: caller's contract.
+        let layout = unsafe { descriptor::read(a)? };
+        let regular = Regular::of(&layout, None).expect("a descriptor alone is regular");
+        // SAFETY: `a` was read above.
+        let base = unsafe { (*a).base_addr };
+        Ok(Argument {
+            layout,
+            regular,
+            base,
+        })
+    }
+
+    /// The elements packed one after the other, in array element order.
+    fn pack(&self) -> Vec<u8> {
+        // SAFETY: the argument's memory as its descriptor lays it out; Fortran does not
+        // touch it during the call.
+        let bytes = unsafe { section::local(self.base, &self.regular) };
+        let len = self.layout.elem_len;
+        let first = -self.regular.low;
+        let mut out = Vec::with_capacity(len * self.layout.count());
+        for o in self.layout.offsets() {
+            let at = (first + o) as usize;
+            out.extend_from_slice(&bytes[at..at + len]);
+        }
+        out
+    }
+
+    /// Writes packed elements back.
+    fn unpack(&self, packed: &[u8]) {
+        // SAFETY: as in `pack`, writable (the argument is INTENT(INOUT)).
+        let bytes = unsafe { section::local_mut(self.base, &self.regular) };
+        let len = self.layout.elem_len;
+        let first = -self.regular.low;
+        for (i, o) in self.layout.offsets().into_iter().enumerate() {
+            let at = (first + o) as usize;
+            bytes[at..at + len].copy_from_slice(&packed[i * len..(i + 1) * len]);
+        }
+    }
+
+    /// The element type for an arithmetic collective; character kind from `a_len`
+    /// (characters of the string).
+    fn elem(&self, a_len: c_int) -> Result<Elem, CafError> {
+        let len = self.layout.elem_len;
+        let kind = match self.layout.type_code {
+            descriptor::TypeCode::Complex => len / 2,
+            descriptor::TypeCode::Character if a_len > 0 => len / a_len as usize,
+            descriptor::TypeCode::Character => 1,
+            _ => len,
+        };
+        elem(self.layout.type_code, kind as c_int)
+    }
+}
+
+/// RESULT_IMAGE=: 0 means absent (every image gets the result).
+fn result_image_of(raw: c_int) -> Result<Option<Image>, CafError> {
+    if raw == 0 {
+        Ok(None)
+    } else {
+        token::image(raw).map(Some)
+    }
+}
+
+/// One of the engine's co_sum, co_min, co_max: buffer, element type and length, result image.
+type IntrinsicReduction =
+    fn(&mut Coarrays, &mut [u8], Elem, usize, Option<Image>) -> Result<(), CafError>;
+
+/// Runs one arithmetic collective on the packed argument.
+fn arithmetic(
+    name: &str,
+    a: *mut Descriptor,
+    raw_result: c_int,
+    a_len: c_int,
+    stat: StatArgs,
+    run: IntrinsicReduction,
+) {
+    runtime::statement(name, stat, |engine| {
+        // SAFETY: gfortran's descriptor of the argument (the entry points' contract).
+        let arg = unsafe { Argument::read(a)? };
+        let elem = arg.elem(a_len)?;
+        let mut buf = arg.pack();
+        let len = arg.layout.elem_len;
+        run(engine, &mut buf, elem, len, result_image_of(raw_result)?)?;
+        arg.unpack(&buf);
+        Ok(())
+    });
+}
+
+/// `call co_broadcast(a, source_image)`.
+///
+/// # Safety
+/// `a` a descriptor gfortran built; STAT=/ERRMSG= null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_co_broadcast(
+    a: *mut Descriptor,
+    source_image: c_int,
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    runtime::statement("CO_BROADCAST", stat, |engine| {
+        // SAFETY: this function's contract.
+        let arg = unsafe { Argument::read(a)? };
+        let mut buf = arg.pack();
+        engine.co_broadcast(&mut buf, token::image(source_image)?)?;
+        arg.unpack(&buf);
+        Ok(())
+    });
+}
+
+/// `call co_sum(a, result_image)`.
+///
+/// # Safety
+/// As [`_gfortran_caf_co_broadcast`].
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_co_sum(
+    a: *mut Descriptor,
+    result_image: c_int,
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    arithmetic("CO_SUM", a, result_image, 0, stat, |e, b, t, l, r| {
+        Ok(e.co_sum(b, t, l, r)?)
+    });
+}
+
+/// `call co_min(a, result_image)`; `a_len` is the length of a character argument.
+///
+/// # Safety
+/// As [`_gfortran_caf_co_broadcast`].
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_co_min(
+    a: *mut Descriptor,
+    result_image: c_int,
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    a_len: c_int,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    arithmetic("CO_MIN", a, result_image, a_len, stat, |e, b, t, l, r| {
+        Ok(e.co_min(b, t, l, r)?)
+    });
+}
+
+/// `call co_max(a, result_image)`; `a_len` is the length of a character argument.
+///
+/// # Safety
+/// As [`_gfortran_caf_co_broadcast`].
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_co_max(
+    a: *mut Descriptor,
+    result_image: c_int,
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    a_len: c_int,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    arithmetic("CO_MAX", a, result_image, a_len, stat, |e, b, t, l, r| {
+        Ok(e.co_max(b, t, l, r)?)
+    });
+}
+
+/// `call co_reduce(a, operation, result_image)`: `opr` is the user's function, called as
+/// `opr_flags` says (by reference or by value, character lengths appended).
+///
+/// # Safety
+/// As [`_gfortran_caf_co_broadcast`]; `opr` is the Fortran function gfortran passes, of
+/// the argument's type.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_co_reduce(
+    a: *mut Descriptor,
+    opr: *const c_void,
+    opr_flags: c_int,
+    result_image: c_int,
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    a_len: c_int,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    runtime::statement("CO_REDUCE", stat, |engine| {
+        // SAFETY: this function's contract.
+        let arg = unsafe { Argument::read(a)? };
+        let elem = arg.elem(a_len)?;
+        // SAFETY: `opr` is gfortran's operator for elements of this type.
+        let operator = unsafe { UserOperator::new(opr, opr_flags, elem, arg.layout.elem_len)? };
+        let mut buf = arg.pack();
+        let len = arg.layout.elem_len;
+        let mut combine = |acc: &mut [u8], other: &[u8]| reduce::apply(&operator, acc, other);
+        engine.co_reduce(&mut buf, len, &mut combine, result_image_of(result_image)?)?;
+        arg.unpack(&buf);
+        Ok(())
+    });
+}

@@ -1,0 +1,246 @@
+//! `register` and `deregister`: coarrays, lock and event variables, CRITICAL locks, and the
+//! allocatable components of derived-type coarrays. Every registration but a component's is
+//! collective (the engine allocates the same size on every image; the first one also
+//! creates the component arena); `deregister` synchronizes, as gfortran emits no SYNC
+//! around it.
+//!
+//! A component is allocated on each image alone, in the component arena. gfortran 12 names
+//! a component's allocation in three ways: ALLOC_REGISTER_ONLY then ALLOC_ALLOCATE_ONLY,
+//! ALLOC_ALLOCATE_ONLY on a token never registered (components of nested derived types),
+//! and COARRAY_ALLOC (an unallocated component allocated by an assignment). What tells the
+//! last from an allocatable coarray is where its token slot is: inside coarray memory (the
+//! derived-type coarray's own part, or the arena), where an allocatable coarray's
+//! descriptor never is. (ALLOC_REGISTER_ONLY's slot may be a temporary whose contents
+//! gfortran then copies into the coarray.)
+
+use std::ffi::{c_char, c_int, c_void};
+
+use gaspar::coarray::Coarrays;
+
+use crate::abi::{RegisterType, DEREGISTER_DEALLOCATE_ONLY};
+use crate::component::ComponentHeap;
+use crate::descriptor::Descriptor;
+use crate::error::CafError;
+use crate::runtime::{self, State};
+use crate::stat::StatArgs;
+use crate::token::{self, CafToken, Holds, Memory};
+
+/// Registers `size` bytes (locks and events: `size` variables) of type `regtype`; stores
+/// the token in `*token` and this image's address in the descriptor's `base_addr`.
+///
+/// # Safety
+/// `token` is writable; `desc` is null or a descriptor gfortran built; STAT=/ERRMSG= null
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_register(
+    size: usize,
+    regtype: c_int,
+    token: *mut *mut c_void,
+    desc: *mut Descriptor,
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    runtime::statement_with_state("ALLOCATE", stat, |state| {
+        if token.is_null() {
+            return Err(CafError::Argument("null token address".into()));
+        }
+        let kind = RegisterType::from_raw(regtype)
+            .ok_or_else(|| CafError::Argument(format!("registration type {regtype}")))?;
+        let local = match kind {
+            RegisterType::AllocRegisterOnly | RegisterType::AllocAllocateOnly => {
+                // SAFETY: `token` is a component's token slot, readable and writable.
+                unsafe { register_component(state, kind, size, token)? }
+            }
+            RegisterType::CoarrayAlloc if is_component_slot(state, token) => {
+                // SAFETY: as above.
+                unsafe { register_component(state, kind, size, token)? }
+            }
+            _ => {
+                let (engine, heap) = state.with_components()?;
+                let (memory, holds) = allocate(engine, kind, size)?;
+                let local = engine.local_addr(&memory)?;
+                if holds == Holds::Data {
+                    heap.add_data(local, size);
+                }
+                // Only an allocatable coarray's descriptor outlives this call (a static
+                // coarray is registered with a temporary one).
+                let keep = kind == RegisterType::CoarrayAlloc;
+                let fresh = CafToken {
+                    memory: Memory::Symmetric(memory),
+                    holds,
+                    desc: if keep { desc } else { std::ptr::null_mut() },
+                };
+                // SAFETY: `token` is writable (checked non-null; this function's contract).
+                unsafe { *token = fresh.into_raw() };
+                local as *mut c_void
+            }
+        };
+        if !desc.is_null() {
+            // SAFETY: a descriptor gfortran built, writable (this function's contract).
+            unsafe { (*desc).base_addr = local };
+        }
+        Ok(())
+    });
+}
+
+/// True when `slot` (where gfortran keeps a token) lies in coarray memory: a component's.
+fn is_component_slot(state: &mut State, slot: *mut *mut c_void) -> bool {
+    match state.existing_components() {
+        (_, Some(heap)) => heap.in_coarray_memory(slot as usize),
+        (_, None) => false,
+    }
+}
+
+/// The component token in `slot`, creating it when the slot holds none of ours.
+///
+/// # Safety
+/// `slot` is a component's token slot, readable and writable.
+unsafe fn component_token<'a>(
+    heap: &mut ComponentHeap,
+    slot: *mut *mut c_void,
+) -> Result<&'a mut CafToken, CafError> {
+    // SAFETY: readable (caller's contract); the value is only compared before use.
+    let current = unsafe { *slot };
+    let raw = if heap.has_token(current as usize) {
+        current
+    } else {
+        let fresh = CafToken {
+            memory: Memory::Unallocated,
+            holds: Holds::Data,
+            desc: std::ptr::null(),
+        }
+        .into_raw();
+        heap.add_token(fresh as usize);
+        // SAFETY: writable (caller's contract).
+        unsafe { *slot = fresh };
+        fresh
+    };
+    // SAFETY: a live component token of ours (checked or just made); gfortran does not
+    // use it during the call.
+    unsafe { token::borrow_mut(raw) }
+}
+
+/// Registers a component: a token without memory (ALLOC_REGISTER_ONLY), or memory in the
+/// arena; returns the address for the descriptor.
+///
+/// # Safety
+/// `slot` is a component's token slot, readable and writable.
+unsafe fn register_component(
+    state: &mut State,
+    kind: RegisterType,
+    size: usize,
+    slot: *mut *mut c_void,
+) -> Result<*mut c_void, CafError> {
+    let (_, heap) = state.with_components()?;
+    // SAFETY: caller's contract.
+    let caf = unsafe { component_token(heap, slot)? };
+    if kind == RegisterType::AllocRegisterOnly {
+        return Ok(std::ptr::null_mut());
+    }
+    if let Memory::Component(old) = caf.memory {
+        heap.free(old)?;
+    }
+    let offset = heap.allocate(size)?;
+    caf.memory = Memory::Component(offset);
+    Ok(heap.local_addr(offset) as *mut c_void)
+}
+
+/// The engine allocation for one registration type.
+fn allocate(
+    engine: &mut Coarrays,
+    kind: RegisterType,
+    size: usize,
+) -> Result<(gaspar::coarray::Token, Holds), CafError> {
+    Ok(match kind {
+        RegisterType::LockStatic | RegisterType::LockAlloc | RegisterType::Critical => {
+            (engine.allocate_locks(size)?, Holds::Locks)
+        }
+        RegisterType::EventStatic | RegisterType::EventAlloc => {
+            (engine.allocate_events(size)?, Holds::Events)
+        }
+        _ => (engine.allocate(size)?, Holds::Data),
+    })
+}
+
+/// `deallocate(a)`: frees the coarray on every image (collective) and the token;
+/// a component's memory is freed on this image alone (`DEALLOCATE_ONLY` keeps its token).
+///
+/// # Safety
+/// `token` points to a token slot `register` filled (a component's may hold none);
+/// STAT=/ERRMSG= null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_deregister(
+    token: *mut *mut c_void,
+    dereg_type: c_int,
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    runtime::statement_with_state("DEALLOCATE", stat, |state| {
+        if token.is_null() {
+            return Err(CafError::Argument("null token address".into()));
+        }
+        // SAFETY: `token` is readable (checked non-null; this function's contract).
+        let raw = unsafe { *token };
+        if is_component_slot(state, token) {
+            // SAFETY: a component's token slot (checked above), readable and writable.
+            return unsafe { deregister_component(state, token, raw, dereg_type) };
+        }
+        // SAFETY: a coarray's token `register` stored; gfortran forgets it (set to null
+        // below).
+        let caf = unsafe {
+            token::borrow(raw)?;
+            token::from_raw(raw)
+        };
+        // SAFETY: `token` is writable (this function's contract).
+        unsafe { *token = std::ptr::null_mut() };
+        match caf.memory {
+            Memory::Symmetric(memory) => {
+                if caf.holds == Holds::Data {
+                    let local = state.engine.local_addr(&memory)?;
+                    if let (_, Some(heap)) = state.existing_components() {
+                        heap.remove_data(local);
+                    }
+                }
+                Ok(state.engine.deallocate(memory)?)
+            }
+            Memory::Component(_) | Memory::Unallocated => Ok(()),
+        }
+    });
+}
+
+/// Frees a component's memory; with `DEREGISTER` its token too.
+///
+/// # Safety
+/// `slot` is a component's token slot holding `raw`, writable.
+unsafe fn deregister_component(
+    state: &mut State,
+    slot: *mut *mut c_void,
+    raw: *mut c_void,
+    dereg_type: c_int,
+) -> Result<(), CafError> {
+    let (_, heap) = state.with_components()?;
+    if !heap.has_token(raw as usize) {
+        // Never allocated: nothing to free.
+        return Ok(());
+    }
+    // SAFETY: a live component token of ours (checked above).
+    let caf = unsafe { token::borrow_mut(raw)? };
+    if let Memory::Component(offset) = caf.memory {
+        heap.free(offset)?;
+        caf.memory = Memory::Unallocated;
+    }
+    if dereg_type != DEREGISTER_DEALLOCATE_ONLY {
+        heap.remove_token(raw as usize);
+        // SAFETY: a live component token, forgotten by gfortran (slot set to null).
+        drop(unsafe { token::from_raw(raw) });
+        // SAFETY: writable (caller's contract).
+        unsafe { *slot = std::ptr::null_mut() };
+    }
+    Ok(())
+}

@@ -1,0 +1,73 @@
+//! SYNC ALL, SYNC IMAGES, SYNC MEMORY.
+
+use std::ffi::{c_char, c_int};
+
+use crate::abi::sync_errmsg;
+use crate::error::CafError;
+use crate::runtime;
+use crate::stat::StatArgs;
+use crate::token;
+
+/// `sync all`.
+///
+/// # Safety
+/// gfortran's STAT= (null or writable) and ERRMSG= (null or the address of a pointer to
+/// `errmsg_len` writable bytes, see `abi::sync_errmsg`).
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_sync_all(
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract; gfortran 12 passes ERRMSG= of SYNC indirectly.
+    let stat = unsafe { StatArgs::new(stat, sync_errmsg(errmsg), errmsg_len) };
+    runtime::statement("SYNC ALL", stat, |engine| Ok(engine.sync_all()?));
+}
+
+/// `sync memory`.
+///
+/// # Safety
+/// As [`_gfortran_caf_sync_all`].
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_sync_memory(
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract; gfortran 12 passes ERRMSG= of SYNC indirectly.
+    let stat = unsafe { StatArgs::new(stat, sync_errmsg(errmsg), errmsg_len) };
+    runtime::statement("SYNC MEMORY", stat, |engine| Ok(engine.sync_memory()?));
+}
+
+/// `sync images(list)`; `count` -1 means `sync images(*)`.
+///
+/// # Safety
+/// `images` holds `count` integers when `count` > 0; STAT=/ERRMSG= as in
+/// [`_gfortran_caf_sync_all`].
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_sync_images(
+    count: c_int,
+    images: *const c_int,
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract; gfortran 12 passes ERRMSG= of SYNC indirectly.
+    let stat = unsafe { StatArgs::new(stat, sync_errmsg(errmsg), errmsg_len) };
+    runtime::statement("SYNC IMAGES", stat, |engine| {
+        if count < 0 {
+            return Ok(engine.sync_images(None)?);
+        }
+        let raw: &[c_int] = if count == 0 || images.is_null() {
+            &[]
+        } else {
+            // SAFETY: gfortran passes `count` image indices.
+            unsafe { std::slice::from_raw_parts(images, count as usize) }
+        };
+        let list = raw
+            .iter()
+            .map(|&i| token::image(i))
+            .collect::<Result<Vec<_>, CafError>>()?;
+        Ok(engine.sync_images(Some(&list))?)
+    });
+}

@@ -1,0 +1,125 @@
+//! `caf_token_t`: what gfortran keeps per coarray and hands back on every access. A boxed
+//! [`CafToken`] behind the opaque pointer.
+
+use std::ffi::{c_int, c_void};
+
+use gaspar::coarray::{Image, Token};
+
+use crate::descriptor::Descriptor;
+use crate::error::CafError;
+
+/// What one registration holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Holds {
+    /// Coarray data.
+    Data,
+    /// Lock variables (also a CRITICAL construct's lock).
+    Locks,
+    /// Event variables.
+    Events,
+}
+
+/// Where a registration's memory is.
+#[derive(Debug)]
+pub(crate) enum Memory {
+    /// A coarray, lock or event allocation of the engine (collective).
+    Symmetric(Token),
+    /// An allocated allocatable component: its offset in this image's part of the
+    /// component arena.
+    Component(usize),
+    /// A component registered without memory, or deallocated.
+    Unallocated,
+}
+
+/// One registered coarray, lock or event array, or allocatable component.
+#[derive(Debug)]
+pub(crate) struct CafToken {
+    /// The memory.
+    pub(crate) memory: Memory,
+    /// What the memory holds.
+    pub(crate) holds: Holds,
+    /// The descriptor gfortran registered an array coarray with (null for scalars): its
+    /// bounds, the same on every image, are what a reference chain's first array
+    /// reference indexes.
+    pub(crate) desc: *const Descriptor,
+}
+
+impl CafToken {
+    /// Boxes a token and returns the pointer gfortran keeps.
+    pub(crate) fn into_raw(self) -> *mut c_void {
+        Box::into_raw(Box::new(self)).cast()
+    }
+
+    /// The engine allocation, or an error naming what is missing.
+    pub(crate) fn memory(&self) -> Result<&Token, CafError> {
+        match &self.memory {
+            Memory::Symmetric(token) => Ok(token),
+            Memory::Component(_) | Memory::Unallocated => Err(CafError::Argument(
+                "an allocatable component is not a coarray of its own".into(),
+            )),
+        }
+    }
+
+    /// The engine allocation, checked to hold `holds`.
+    pub(crate) fn memory_of(&self, holds: Holds) -> Result<&Token, CafError> {
+        if self.holds != holds {
+            return Err(CafError::Argument(format!(
+                "coarray token holds {:?}, not {holds:?}",
+                self.holds
+            )));
+        }
+        self.memory()
+    }
+}
+
+/// The token behind gfortran's pointer.
+///
+/// # Safety
+/// `token` is null or a pointer [`CafToken::into_raw`] returned and not yet freed.
+pub(crate) unsafe fn borrow<'a>(token: *mut c_void) -> Result<&'a CafToken, CafError> {
+    if token.is_null() {
+        return Err(CafError::Argument("coarray is not registered".into()));
+    }
+    // SAFETY: non-null tokens come from `CafToken::into_raw` (caller's contract).
+    Ok(unsafe { &*token.cast::<CafToken>() })
+}
+
+/// The token behind gfortran's pointer, mutable (registration of component memory).
+///
+/// # Safety
+/// As [`borrow`], and no other reference to the token is live.
+pub(crate) unsafe fn borrow_mut<'a>(token: *mut c_void) -> Result<&'a mut CafToken, CafError> {
+    if token.is_null() {
+        return Err(CafError::Argument("coarray is not registered".into()));
+    }
+    // SAFETY: non-null tokens come from `CafToken::into_raw`; unique (caller's contract).
+    Ok(unsafe { &mut *token.cast::<CafToken>() })
+}
+
+/// Takes back ownership of a token to free it.
+///
+/// # Safety
+/// `token` is a non-null pointer [`CafToken::into_raw`] returned and not yet freed; it is
+/// not used again.
+pub(crate) unsafe fn from_raw(token: *mut c_void) -> CafToken {
+    // SAFETY: caller's contract.
+    *unsafe { Box::from_raw(token.cast::<CafToken>()) }
+}
+
+/// An image index where gfortran passes 0 for "this image" (atomics, locks, events on a
+/// variable without a coindex).
+pub(crate) fn image_or_this(raw: c_int, this_image: Image) -> Result<Image, CafError> {
+    if raw == 0 {
+        Ok(this_image)
+    } else {
+        image(raw)
+    }
+}
+
+/// An image index from gfortran, checked positive.
+pub(crate) fn image(raw: c_int) -> Result<Image, CafError> {
+    Image::try_from(raw)
+        .ok()
+        .filter(|&i| i >= 1)
+        .ok_or_else(|| CafError::Argument(format!("image index {raw} out of range")))
+}

@@ -1,0 +1,190 @@
+//! The repository's Fortran coarray programs (tests/fortran/*.f90 and the heat example),
+//! built with `gaspar caf PROG.f90 -o PROG` and run with `gaspar run -n N ./PROG` exactly
+//! as a user types them, at the job sizes tests/fortran/EXPECTED lists, against the outcome
+//! it lists (both ways: see tests/common/expected.rs). A passing program exits 0 and prints
+//! "PROGRAM ok"; a wrong value ends it in ERROR STOP naming the value.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use common::expected::{self, Launch, Verdicts};
+use common::*;
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The expected-outcome list of the programs.
+fn list() -> PathBuf {
+    manifest_dir().join("tests/fortran/EXPECTED")
+}
+
+/// Every program: tests/fortran/*.f90 and examples/*.f90, by name.
+fn programs() -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    for dir in ["tests/fortran", "examples"] {
+        for entry in std::fs::read_dir(manifest_dir().join(dir)).expect("read a program directory")
+        {
+            let path = entry.expect("a directory entry").path();
+            if path.extension().is_some_and(|e| e == "f90") {
+                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+                found.push((name, path));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The jobs this build runs: `gaspar run` and programs alone in the default build, plain
+/// `mpirun` in a build with the mpi feature (scripts/test runs both).
+fn runs_here(launch: Launch) -> bool {
+    match launch {
+        Launch::Gaspar(_) | Launch::Alone => !cfg!(feature = "mpi"),
+        Launch::Mpirun(_) => cfg!(feature = "mpi"),
+    }
+}
+
+#[test]
+fn every_program_has_an_expected_outcome_and_every_line_a_program() {
+    let listed: BTreeSet<String> = expected::read(&list())
+        .into_iter()
+        .map(|e| e.program)
+        .collect();
+    let present: BTreeSet<String> = programs().into_iter().map(|(name, _)| name).collect();
+    let unlisted: Vec<_> = present.difference(&listed).collect();
+    let missing: Vec<_> = listed.difference(&present).collect();
+    assert!(
+        unlisted.is_empty(),
+        "programs without a line in EXPECTED: {unlisted:?}"
+    );
+    assert!(
+        missing.is_empty(),
+        "lines in EXPECTED without a program: {missing:?}"
+    );
+}
+
+#[test]
+fn programs_meet_their_expected_outcomes() {
+    if !gfortran_installed() {
+        return;
+    }
+    if cfg!(feature = "mpi") && !mpirun_installed() {
+        return;
+    }
+    ensure_built();
+    let sources: std::collections::BTreeMap<_, _> = programs().into_iter().collect();
+    let mut verdicts = Verdicts::default();
+    let mut built = std::collections::BTreeMap::new();
+    for entry in expected::read(&list()) {
+        let source = &sources[&entry.program];
+        let name = entry.program.as_str();
+        let dir = built.entry(name.to_owned()).or_insert_with(|| {
+            let dir = work_dir("fortran-tests", name);
+            let build = gaspar_caf(&dir, &[&source.to_string_lossy(), "-o", name]);
+            let result = match build.code {
+                Some(0) => Ok(()),
+                _ => Err(first_error(&build)),
+            };
+            (dir, result)
+        });
+        for &launch in entry.launches.iter().filter(|&&l| runs_here(l)) {
+            let outcome = dir.1.clone().map(|()| match launch {
+                Launch::Gaspar(n) => gaspar_run(&dir.0, n, name),
+                Launch::Mpirun(n) => plain_mpirun(&dir.0, n, name),
+                Launch::Alone => alone(&dir.0, name),
+            });
+            let ok_line = format!("{name} ok");
+            verdicts.judge(
+                &entry,
+                launch,
+                entry.expect.met_by(&outcome, Some(&ok_line)),
+            );
+        }
+    }
+    verdicts.finish("tests/fortran/EXPECTED");
+}
+
+/// `gaspar caf --show` prints the gfortran command it would run, with the library beside
+/// gaspar and its run-time path.
+#[test]
+fn gaspar_caf_show_prints_the_gfortran_command() {
+    ensure_built();
+    let dir = work_dir("fortran-tests", "show");
+    let out = gaspar_caf(&dir, &["--show", "prog.f90", "-o", "prog"]);
+    let lib_dir = target_dir();
+    assert_eq!(out.code, Some(0), "{}", out.summary());
+    assert_eq!(
+        out.stdout.trim_end(),
+        format!(
+            "gfortran -fcoarray=lib prog.f90 -o prog -L {0} -lcaf_gaspar -Wl,-rpath,{0}",
+            lib_dir.display()
+        )
+    );
+}
+
+/// Without gfortran on the PATH, `gaspar caf` fails with one line saying so.
+#[test]
+fn gaspar_caf_without_gfortran_says_so_in_one_line() {
+    ensure_built();
+    let dir = work_dir("fortran-tests", "no-gfortran");
+    let mut cmd = std::process::Command::new(gaspar());
+    cmd.args(["caf", "prog.f90"]).env("PATH", &dir);
+    let out = run_in(&dir, cmd);
+    assert_eq!(out.code, Some(1), "{}", out.summary());
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with("gaspar caf: cannot run gfortran"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A `gaspar` without libcaf_gaspar.so beside it fails with one line naming the directory.
+#[test]
+fn gaspar_caf_without_the_library_says_so_in_one_line() {
+    ensure_built();
+    let dir = work_dir("fortran-tests", "no-library");
+    let lonely = dir.join("gaspar");
+    std::fs::hard_link(gaspar(), &lonely)
+        .or_else(|_| std::fs::copy(gaspar(), &lonely).map(drop))
+        .expect("a gaspar without its library");
+    let mut cmd = std::process::Command::new(&lonely);
+    cmd.args(["caf", "prog.f90"]);
+    let out = run_in(&dir, cmd);
+    assert_eq!(out.code, Some(1), "{}", out.summary());
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "libcaf_gaspar.so is not next to gaspar in {}",
+            dir.display()
+        )),
+        "{}",
+        out.stderr
+    );
+}
+
+/// The line of a failed build that says why (the first error, or the last line).
+fn first_error(build: &Outcome) -> String {
+    let text = format!("{}{}", build.stdout, build.stderr);
+    text.lines()
+        .find(|l| l.contains("rror"))
+        .or_else(|| text.lines().last())
+        .unwrap_or("no output")
+        .trim()
+        .to_owned()
+}
+
+/// Whether OpenMPI's `mpirun` is installed (says "skipped" through [`skip`] otherwise).
+fn mpirun_installed() -> bool {
+    let installed = std::process::Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        skip("mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)");
+    }
+    installed
+}
