@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// No Fortran job may run longer than this; a hang is an outcome ("timed out"), not a
 /// hung suite.
-pub const JOB_TIMEOUT: Duration = Duration::from_secs(30);
+pub const JOB_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Says why a test cannot run here ("skipped: <reason>" on stderr) before it returns
 /// early. Where everything the tests need is installed (CI sets

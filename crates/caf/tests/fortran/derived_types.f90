@@ -1,7 +1,7 @@
 ! Coarrays of derived type: plain components (put/get of a whole element and of one
 ! component), and allocatable components of a derived-type coarray (allocated on each
 ! image with its own size; put and get through the component, allocated() of a remote
-! component).
+! component, a copy between two other images' components).
 program derived_types
   implicit none
   type :: point
@@ -53,6 +53,13 @@ program derived_types
   b[right]%vals(2:3) = [7, 8] * me
   sync all
   if (b%vals(1) /= -left .or. any(b%vals(2:3) /= [7, 8] * left)) error stop "allocatable component put"
+  sync all
+  ! a third-party copy from one image's allocatable component to another's
+  if (me == 1) b[right]%vals(1) = b[left]%vals(2)
+  sync all
+  if (me == right) then
+    if (b%vals(1) /= 7 * merge(n, n - 1, n == 1)) error stop "component to component copy"
+  end if
   sync all
   if (me == 1) print '(a,i0)', "derived_types ok on ", n
 end program
