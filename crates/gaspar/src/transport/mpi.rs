@@ -30,6 +30,7 @@ use crate::addr::{Segment, REGISTRATION_SLOTS};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::transport::seqlock::RegionEntry;
+use crate::transport::wait::{Patience, Sleep};
 
 /// The heap starts on a 64 KiB boundary of the window.
 const HEAP_ALIGN: u64 = 64 * 1024;
@@ -102,6 +103,12 @@ mod constant {
         bxor: MPI_Op = RSMPI_BXOR;
         bor: MPI_Op = RSMPI_BOR;
         band: MPI_Op = RSMPI_BAND;
+        request_null: MPI_Request = RSMPI_REQUEST_NULL;
+    }
+
+    pub(super) fn status_ignore() -> *mut ffi::MPI_Status {
+        // SAFETY: as above.
+        unsafe { ffi::RSMPI_STATUS_IGNORE }
     }
 
     pub(super) fn thread_multiple() -> std::ffi::c_int {
@@ -368,6 +375,46 @@ unsafe fn allgather_words(comm: ffi::MPI_Comm, value: u64, out: &mut [u64]) -> R
     })
 }
 
+/// Whether the ranks of `comm` on this host outnumber the cores they may run on (the
+/// union of their affinity masks): then a rank's wait gives its core away (see
+/// [`Patience`]) and collectives wait in gaspar's waits rather than in MPI's spinning
+/// ones. Collective over `comm`.
+///
+/// # Safety
+/// `comm` is a live communicator.
+unsafe fn host_crowded(comm: ffi::MPI_Comm) -> Result<bool> {
+    use super::wait::{affinity_mask, cores_in, AFFINITY_WORDS};
+    let mine = affinity_mask();
+    let mut union = [0u64; AFFINITY_WORDS];
+    let (mut host, mut ranks_here): (ffi::MPI_Comm, c_int) = (constant::comm_null(), 0);
+    // SAFETY: `comm` is live (caller's contract); the host communicator is freed here;
+    // both masks hold AFFINITY_WORDS u64s.
+    unsafe {
+        check(
+            "MPI_Comm_split_type",
+            ffi::MPI_Comm_split_type(
+                comm,
+                ffi::RSMPI_COMM_TYPE_SHARED,
+                0,
+                constant::info_null(),
+                &mut host,
+            ),
+        )?;
+        check("MPI_Comm_size", ffi::MPI_Comm_size(host, &mut ranks_here))?;
+        let reduced = ffi::MPI_Allreduce(
+            mine.as_ptr().cast(),
+            union.as_mut_ptr().cast(),
+            AFFINITY_WORDS as c_int,
+            constant::uint64(),
+            constant::bor(),
+            host,
+        );
+        ffi::MPI_Comm_free(&mut host);
+        check("MPI_Allreduce", reduced)?;
+    }
+    Ok(ranks_here as usize > cores_in(&union))
+}
+
 fn check(call: &'static str, code: c_int) -> Result<()> {
     if code == 0 {
         Ok(())
@@ -499,6 +546,11 @@ pub struct MpiTransport {
     /// When MPI runs below MPI_THREAD_MULTIPLE: its level, and the only thread that may
     /// make MPI calls through this transport.
     single_thread: Option<(c_int, std::thread::ThreadId)>,
+    /// How this rank waits: polls, then backs off.
+    patience: &'static Patience,
+    /// The job's ranks on this host outnumber their cores: collectives wait in
+    /// `patience` (nonblocking MPI collectives, tested until done) rather than in MPI.
+    crowded: bool,
 }
 
 // SAFETY: MPI runs at MPI_THREAD_MULTIPLE, so its handles may be used from any thread, or
@@ -571,6 +623,7 @@ impl MpiTransport {
             Some((level, std::thread::current().id()))
         };
         let mut comm = constant::comm_null();
+        let crowded: bool;
         let (mut rank, mut procs): (c_int, c_int) = (0, 0);
         let mut base: *mut u8 = std::ptr::null_mut();
         let mut win = constant::win_null();
@@ -632,6 +685,7 @@ impl MpiTransport {
             let pad = alignment_pad(base as usize);
             allgather_words(comm, pad, &mut pads)?;
             common_pad(&pads)?;
+            crowded = host_crowded(comm)?;
             // An empty registration table and a free accumulate lock (the window's memory
             // is not zeroed by MPI).
             std::ptr::write_bytes(
@@ -672,6 +726,11 @@ impl MpiTransport {
             we_initialized,
             finalized: AtomicBool::new(false),
             single_thread,
+            // Polls never yield here: a wait sleeps after a budget of two short sleeps,
+            // which gives the core away (yielding every poll made the ping-pong 2x slower
+            // at 4 and 8 ranks on 2 cores, `gaspar bench --scaling-only`).
+            patience: Patience::of_process(false, Sleep::BackOff)?,
+            crowded,
         };
         transport.barrier()?;
         tracing::debug!(rank, procs, total, "mpi transport attached");
@@ -689,6 +748,59 @@ impl MpiTransport {
             }
             Some(_) => Ok(()),
         }
+    }
+
+    /// Waits in this rank's [`Patience`] until `request` (of a nonblocking collective)
+    /// completes; every poll is an MPI_Test, which makes progress.
+    fn complete(&self, mut request: ffi::MPI_Request) -> Result<()> {
+        self.patience.poll_backing_off(|| {
+            let mut done: c_int = 0;
+            // SAFETY: a live request of this rank, tested until it completes.
+            check("MPI_Test", unsafe {
+                ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
+            })?;
+            Ok(done != 0)
+        })
+    }
+
+    /// MPI_Barrier on the transport's communicator; when the host is crowded, an
+    /// MPI_Ibarrier completed in this rank's patience.
+    fn barrier_waiting(&self) -> Result<()> {
+        if !self.crowded {
+            // SAFETY: the communicator lives until finalize.
+            return check("MPI_Barrier", unsafe { ffi::MPI_Barrier(self.comm) });
+        }
+        let mut request = constant::request_null();
+        // SAFETY: as above; the request is completed before it goes out of scope.
+        check("MPI_Ibarrier", unsafe {
+            ffi::MPI_Ibarrier(self.comm, &mut request)
+        })?;
+        self.complete(request)
+    }
+
+    /// [`allgather_words`] on the transport's communicator; when the host is crowded, an
+    /// MPI_Iallgather completed in this rank's patience.
+    fn allgather_waiting(&self, value: u64, out: &mut [u64]) -> Result<()> {
+        if !self.crowded {
+            // SAFETY: the communicator lives until finalize; `out` has one slot per rank
+            // (checked by the callers).
+            return unsafe { allgather_words(self.comm, value, out) };
+        }
+        let mut request = constant::request_null();
+        // SAFETY: as above; `value` and `out` outlive the request, completed here.
+        check("MPI_Iallgather", unsafe {
+            ffi::MPI_Iallgather(
+                (&value as *const u64).cast(),
+                1,
+                constant::uint64(),
+                out.as_mut_ptr().cast(),
+                1,
+                constant::uint64(),
+                self.comm,
+                &mut request,
+            )
+        })?;
+        self.complete(request)
     }
 
     /// Records a put to `rank` that completed only locally (see [`Unflushed`]).
@@ -1657,7 +1769,7 @@ impl Transport for MpiTransport {
             if self.has_dynamic() {
                 check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
             }
-            check("MPI_Barrier", ffi::MPI_Barrier(self.comm))?;
+            self.barrier_waiting()?;
             if self.has_dynamic() {
                 check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
             }
@@ -1683,7 +1795,7 @@ impl Transport for MpiTransport {
             if self.has_dynamic() {
                 check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
             }
-            allgather_words(self.comm, value, out)?;
+            self.allgather_waiting(value, out)?;
             if self.has_dynamic() {
                 check("MPI_Win_sync", ffi::MPI_Win_sync(self.dynamic))?;
             }
@@ -1780,8 +1892,8 @@ impl Transport for MpiTransport {
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()> {
         // MPI ends the whole job when a rank fails or aborts, and offers nothing to sleep
-        // on until a window's memory changes: poll, yielding the core once patience runs out.
-        Ok(super::wait::Patience::of_process(self.procs)?.poll_forever(ready)?)
+        // on until a window's memory changes: poll, then back off.
+        Ok(self.patience.poll_backing_off(ready)?)
     }
 
     fn finalize(&self) -> TransportResult<()> {

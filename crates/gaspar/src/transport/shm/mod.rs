@@ -218,7 +218,10 @@ impl ShmTransport {
             layout,
             peers,
             collectives: Collectives::default(),
-            patience: Patience::of_process(procs)?,
+            patience: Patience::of_process(
+                procs as usize > super::wait::cores_in(&super::wait::affinity_mask()),
+                super::wait::Sleep::Futex,
+            )?,
             // Every rank registers before its first write that a wait may look for (the
             // start-up barrier's).
             asymmetric_fences: membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok(),
