@@ -193,6 +193,24 @@ impl Error {
             reason: reason.into(),
         }
     }
+
+    /// Another rank finalized while this rank was in collective `call`.
+    pub(crate) fn finalized_during(call: &'static str) -> Self {
+        Error::CollectiveMismatch {
+            call,
+            reason: "another rank finalized while this rank was in a collective (barrier, \
+                     alloc, free, ...); every rank must make the same collective calls",
+        }
+    }
+
+    /// This rank finalized while another rank was in another collective call.
+    pub(crate) fn finalize_during_collective() -> Self {
+        Error::CollectiveMismatch {
+            call: "finalize",
+            reason: "another rank was in a collective (barrier, alloc, free, ...) while this \
+                     rank finalized; every rank must make the same collective calls",
+        }
+    }
 }
 
 /// Result with gaspar's [`Error`].
@@ -227,9 +245,26 @@ pub enum Collective {
         /// The rank asked for.
         rank: u64,
     },
+    /// Finalize, on transports where it agrees on its call as the others do (`mpi`; on
+    /// `shm` the barrier carries a finalizing flag instead).
+    Finalize,
     /// Something else: another collective call of the runtime, or a rank that was not in
     /// the same (n-th) collective call at all.
     Other,
+}
+
+impl Collective {
+    /// The call's name, as [`Error::CollectiveMismatch`] reports it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Collective::Barrier => "barrier",
+            Collective::Alloc { .. } => "alloc",
+            Collective::Free { .. } => "free",
+            Collective::Reset { .. } => "reset",
+            Collective::Finalize => "finalize",
+            Collective::Other => "collective",
+        }
+    }
 }
 
 impl std::fmt::Display for Collective {
@@ -239,6 +274,7 @@ impl std::fmt::Display for Collective {
             Collective::Alloc { len } => write!(f, "alloc({len})"),
             Collective::Free { offset } => write!(f, "free(the block at heap offset {offset:#x})"),
             Collective::Reset { rank } => write!(f, "reset({rank})"),
+            Collective::Finalize => write!(f, "finalize"),
             Collective::Other => write!(f, "another collective call (or none)"),
         }
     }

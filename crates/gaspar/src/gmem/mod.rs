@@ -16,7 +16,7 @@ pub use crate::addr::{
 };
 pub use crate::error::Collective;
 use crate::error::{Error, Result};
-use crate::transport::{Location, Transport};
+use crate::transport::{Location, Transport, FINALIZE_AGREEMENT};
 use crate::world::World;
 
 /// A rank's heap allocator, shared by the memory layer and the handles it gave out (so
@@ -124,6 +124,8 @@ impl Collective {
     /// not taken for this one), the argument (saturated to 48 bits).
     fn encode(self, sequence: u64) -> u64 {
         let (kind, value) = match self {
+            // One word for every finalize: it ends the job's sequence of calls.
+            Collective::Finalize => return FINALIZE_AGREEMENT,
             Collective::Barrier => (1, 0),
             Collective::Alloc { len } => (2, len),
             Collective::Free { offset } => (3, offset),
@@ -137,6 +139,9 @@ impl Collective {
 
     /// The call another rank made, from the word it contributed to call `sequence`.
     fn decode(word: u64, sequence: u64) -> Collective {
+        if word == FINALIZE_AGREEMENT {
+            return Collective::Finalize;
+        }
         if (word >> Self::SEQUENCE_SHIFT) & Self::SEQUENCE_MASK != sequence & Self::SEQUENCE_MASK {
             return Collective::Other;
         }
@@ -165,6 +170,7 @@ impl Collective {
         match (self, other) {
             (Collective::Barrier, Collective::Barrier) => true,
             (Collective::Reset { .. }, Collective::Reset { .. }) => true,
+            (Collective::Finalize, Collective::Finalize) => true,
             (Collective::Alloc { .. } | Collective::Free { .. }, _) => self == other,
             _ => false,
         }
@@ -375,6 +381,13 @@ impl GlobalMemory {
         let mut all = vec![0u64; procs];
         let word = call.encode(sequence);
         self.world.transport().allgather_u64(word, &mut all)?;
+        if all
+            .iter()
+            .any(|&w| Collective::decode(w, sequence) == Collective::Finalize)
+        {
+            // A rank that finalizes takes part in this exchange too, then fails (`mpi`).
+            return Err(Error::finalized_during(call.name()));
+        }
         // Compared as exchanged (arguments saturated to what a word carries).
         let mine = Collective::decode(word, sequence);
         for (other_rank, &word) in all.iter().enumerate() {
@@ -596,6 +609,22 @@ impl GlobalMemory {
 mod tests {
     use super::Collective;
 
+    /// A rank that finalizes contributes the transport's one finalize word, which knows no
+    /// sequence number: every rank must read it as finalize.
+    #[test]
+    fn finalize_is_the_transports_word_in_every_call() {
+        for sequence in [0, 1, 5, 4095, 4096] {
+            assert_eq!(
+                Collective::Finalize.encode(sequence),
+                crate::transport::FINALIZE_AGREEMENT
+            );
+            assert_eq!(
+                Collective::decode(crate::transport::FINALIZE_AGREEMENT, sequence),
+                Collective::Finalize
+            );
+        }
+    }
+
     #[test]
     fn collective_calls_survive_the_exchange_and_stale_words_are_told_apart() {
         let calls = [
@@ -641,6 +670,7 @@ mod tests {
             Collective::Free { offset: 64 },
             Collective::Reset { rank: 0 },
             Collective::Reset { rank: 3 },
+            Collective::Finalize,
         ];
         for mine in calls {
             for (theirs, their_sequence) in calls.iter().flat_map(|&c| [(c, 7), (c, 8)]) {

@@ -1901,7 +1901,15 @@ impl Transport for MpiTransport {
         if self.finalized.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        self.barrier()?;
+        // A collective call like the memory layer's (a barrier too): a rank still in
+        // another collective call learns that this one finalized, instead of MPI matching
+        // its collectives with finalize's (on shm, the barrier's finalizing flag does it).
+        if !self.agree_u64(super::FINALIZE_AGREEMENT)? {
+            // The others go on to exchange their calls to name them (gmem's `agree`).
+            let mut calls = vec![0u64; self.procs as usize];
+            self.allgather_u64(super::FINALIZE_AGREEMENT, &mut calls)?;
+            return Err(Box::new(Error::finalize_during_collective()));
+        }
         LIVE_RANK.store(-1, Ordering::Release);
         let mut win = self.win;
         let mut dynamic = self.dynamic;

@@ -396,17 +396,9 @@ impl ShmTransport {
             return Ok(arrival.same_call);
         }
         Err(if finalizing {
-            Error::CollectiveMismatch {
-                call: "finalize",
-                reason: "another rank was in a collective (barrier, alloc, free, ...) while \
-                         this rank finalized; every rank must make the same collective calls",
-            }
+            Error::finalize_during_collective()
         } else {
-            Error::CollectiveMismatch {
-                call: "barrier",
-                reason: "another rank finalized while this rank was in a collective (barrier, \
-                         alloc, free, ...); every rank must make the same collective calls",
-            }
+            Error::finalized_during("barrier")
         })
     }
 
