@@ -107,15 +107,16 @@ pub(crate) unsafe fn world_malloc(
     s.check(call, s.rt.allgather_u64(size, &mut sizes));
     let largest = sizes.iter().copied().max().unwrap_or(0).max(1);
     let block = s.check(call, s.rt.alloc(largest));
-    // SAFETY: the caller provides one slot per rank.
-    let out = unsafe { std::slice::from_raw_parts_mut(base_ptrs, procs) };
-    for (rank, slot) in out.iter_mut().enumerate() {
-        *slot = if sizes[rank] == 0 {
+    for (rank, &size) in sizes.iter().enumerate() {
+        let address = if size == 0 {
             std::ptr::null_mut()
         } else {
-            s.add_block(rank as u32, block.offset(), sizes[rank]);
+            s.add_block(rank as u32, block.offset(), size);
             s.address_of(&block, rank as u32)
         };
+        // SAFETY: the caller provides one slot per rank (checked not null above), written
+        // one by one: no Rust slice over the caller's array.
+        unsafe { base_ptrs.add(rank).write_unaligned(address) };
     }
     s.blocks
         .lock()

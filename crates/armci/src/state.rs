@@ -598,15 +598,11 @@ impl State {
         }
         const MAX: usize = gaspar::strided::MAX_STRIDE_LEVELS + 1;
         let read = |ptr: *const c_int, n: usize, what: &str, out: &mut [u64; MAX]| {
-            if n == 0 {
-                return;
-            }
-            if ptr.is_null() {
-                self.fail(call, format!("null {what} array"));
-            }
             // SAFETY: the caller's contract: `n` readable ints.
-            let ints = unsafe { std::slice::from_raw_parts(ptr, n) };
-            for (o, &v) in out.iter_mut().zip(ints) {
+            let Some(ints) = (unsafe { crate::direct::CArray::new(ptr, n) }) else {
+                self.fail(call, format!("null {what} array"));
+            };
+            for (o, v) in out.iter_mut().zip(ints.iter()) {
                 *o = u64::try_from(v)
                     .unwrap_or_else(|_| self.fail(call, format!("negative {what} entry {v}")));
             }
