@@ -87,7 +87,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         .local_address(GlobalAddr::new(rt.rank(), 0, Segment::Heap, 0).expect("rank fits"))
         .map_err(|e| e.to_string())?;
     let mut heap_bases = vec![0u64; procs];
-    rt.allgather_u64(my_base as u64, &mut heap_bases)
+    rt.exchange_u64(crate::setup::tag::INIT, my_base as u64, &mut heap_bases)
         .map_err(|e| e.to_string())?;
     let messages = Channel::open(&rt).map_err(|e| e.to_string())?;
     let collectives = Channel::open(&rt).map_err(|e| e.to_string())?;

@@ -141,6 +141,8 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
         ),
         ("null-iov", "ARMCI_GetV: null iov"),
         ("null-pack-count", "armci_read_strided: null count array"),
+        ("malloc-vs-barrier", "mismatched collective"),
+        ("malloc-vs-barrier", "called exchange \"Malloc\""),
         ("freed", "ARMCI_Put: address"),
         ("freed", "no live block is there"),
         ("never-allocated", "no live block is there"),

@@ -248,6 +248,11 @@ pub enum Collective {
     /// Finalize, on transports where it agrees on its call as the others do (`mpi`; on
     /// `shm` the barrier carries a finalizing flag instead).
     Finalize,
+    /// [`GlobalMemory::exchange_u64`](crate::gmem::GlobalMemory::exchange_u64) with `tag`.
+    Exchange {
+        /// What the exchange is for.
+        tag: ExchangeTag,
+    },
     /// Something else: another collective call of the runtime, or a rank that was not in
     /// the same (n-th) collective call at all.
     Other,
@@ -262,8 +267,64 @@ impl Collective {
             Collective::Free { .. } => "free",
             Collective::Reset { .. } => "reset",
             Collective::Finalize => "finalize",
+            Collective::Exchange { .. } => "exchange",
             Collective::Other => "collective",
         }
+    }
+}
+
+/// What a tagged exchange of words is for ([`Collective::Exchange`]): up to
+/// [`ExchangeTag::MAX_LEN`] printable ASCII bytes, carried whole in the word ranks agree on,
+/// so that a rank names another rank's exchange even if it never made that one itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExchangeTag([u8; ExchangeTag::MAX_LEN]);
+
+impl ExchangeTag {
+    /// The longest tag.
+    pub const MAX_LEN: usize = 6;
+
+    /// The tag `name`; `None` when it is empty, longer than [`MAX_LEN`](Self::MAX_LEN)
+    /// bytes, or not printable ASCII.
+    pub const fn new(name: &str) -> Option<ExchangeTag> {
+        let bytes = name.as_bytes();
+        if bytes.is_empty() || bytes.len() > Self::MAX_LEN {
+            return None;
+        }
+        let mut tag = [0u8; Self::MAX_LEN];
+        let mut k = 0;
+        while k < bytes.len() {
+            if !bytes[k].is_ascii_graphic() {
+                return None;
+            }
+            tag[k] = bytes[k];
+            k += 1;
+        }
+        Some(ExchangeTag(tag))
+    }
+
+    /// The tag as the 48 low bits of a word.
+    pub(crate) fn bits(self) -> u64 {
+        self.0
+            .iter()
+            .fold(0, |word, &byte| (word << 8) | u64::from(byte))
+    }
+
+    /// The tag carried in the 48 low bits of `word`, if they hold one.
+    pub(crate) fn from_bits(word: u64) -> Option<ExchangeTag> {
+        let mut tag = [0u8; Self::MAX_LEN];
+        for (k, byte) in tag.iter_mut().enumerate() {
+            *byte = (word >> (8 * (Self::MAX_LEN - 1 - k))) as u8;
+        }
+        let len = tag.iter().position(|&b| b == 0).unwrap_or(Self::MAX_LEN);
+        let name = std::str::from_utf8(&tag[..len]).ok()?;
+        ExchangeTag::new(name).filter(|t| t.0 == tag)
+    }
+}
+
+impl std::fmt::Display for ExchangeTag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let len = self.0.iter().position(|&b| b == 0).unwrap_or(Self::MAX_LEN);
+        f.write_str(std::str::from_utf8(&self.0[..len]).unwrap_or("?"))
     }
 }
 
@@ -275,6 +336,7 @@ impl std::fmt::Display for Collective {
             Collective::Free { offset } => write!(f, "free(the block at heap offset {offset:#x})"),
             Collective::Reset { rank } => write!(f, "reset({rank})"),
             Collective::Finalize => write!(f, "finalize"),
+            Collective::Exchange { tag } => write!(f, "exchange {tag:?}", tag = tag.to_string()),
             Collective::Other => write!(f, "another collective call (or none)"),
         }
     }

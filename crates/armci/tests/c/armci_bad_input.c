@@ -46,6 +46,10 @@ int main(int argc, char **argv) {
     } else if (strcmp(what, "null-pack-count") == 0) {
         int stride[1] = {8};
         armci_read_strided(local, 1, stride, NULL, local + 32);
+    } else if (strcmp(what, "malloc-vs-barrier") == 0) {
+        /* Rank 0 allocates while rank 1 synchronizes: both must name the other's call. */
+        if (armci_msg_me() == 0) ARMCI_Malloc(base, 64);
+        else ARMCI_Barrier();
     } else if (strcmp(what, "freed") == 0) {
         ARMCI_Free(base[armci_msg_me()]);
         ARMCI_Put(local, base[0], 8, 0);            /* the block is gone */

@@ -14,7 +14,7 @@ use self::registry::{Publication, Registry};
 pub use crate::addr::{
     Decoded, GlobalAddr, Segment, COLORS, MAX_RANKS, MAX_SEGMENT_LEN, REGISTRATION_SLOTS,
 };
-pub use crate::error::Collective;
+pub use crate::error::{Collective, ExchangeTag};
 use crate::error::{Error, Result};
 use crate::transport::{Location, Transport, FINALIZE_AGREEMENT};
 use crate::world::World;
@@ -130,6 +130,7 @@ impl Collective {
             Collective::Alloc { len } => (2, len),
             Collective::Free { offset } => (3, offset),
             Collective::Reset { rank } => (4, rank),
+            Collective::Exchange { tag } => (6, tag.bits()),
             Collective::Other => (0, 0),
         };
         (kind << Self::KIND_SHIFT)
@@ -151,6 +152,8 @@ impl Collective {
             2 => Collective::Alloc { len: value },
             3 => Collective::Free { offset: value },
             4 => Collective::Reset { rank: value },
+            6 => ExchangeTag::from_bits(value)
+                .map_or(Collective::Other, |tag| Collective::Exchange { tag }),
             _ => Collective::Other,
         }
     }
@@ -171,7 +174,10 @@ impl Collective {
             (Collective::Barrier, Collective::Barrier) => true,
             (Collective::Reset { .. }, Collective::Reset { .. }) => true,
             (Collective::Finalize, Collective::Finalize) => true,
-            (Collective::Alloc { .. } | Collective::Free { .. }, _) => self == other,
+            (
+                Collective::Alloc { .. } | Collective::Free { .. } | Collective::Exchange { .. },
+                _,
+            ) => self == other,
             _ => false,
         }
     }
@@ -412,6 +418,16 @@ impl GlobalMemory {
         self.agree(Collective::Barrier).map(drop)
     }
 
+    /// Collective: every rank contributes one word; `out[r]` receives rank r's (as
+    /// [`World::allgather_u64`]), once the ranks agreed that they all make this exchange
+    /// with the same `tag`: a rank in another collective call, or in an exchange with
+    /// another tag, is reported on every rank ([`Error::MismatchedCollective`], naming the
+    /// tags). `out` must hold one word per rank.
+    pub fn exchange_u64(&self, tag: ExchangeTag, value: u64, out: &mut [u64]) -> Result<()> {
+        let _serialized = self.agree(Collective::Exchange { tag })?;
+        self.world.allgather_u64(value, out)
+    }
+
     /// Collective: allocates `len` bytes of symmetric heap on every rank. Every rank must
     /// pass the same length; a mismatch is reported on every rank and allocates nothing.
     ///
@@ -607,7 +623,7 @@ impl GlobalMemory {
 
 #[cfg(test)]
 mod tests {
-    use super::Collective;
+    use super::{Collective, ExchangeTag};
 
     /// A rank that finalizes contributes the transport's one finalize word, which knows no
     /// sequence number: every rank must read it as finalize.
@@ -626,8 +642,24 @@ mod tests {
     }
 
     #[test]
+    fn exchange_tags_are_short_printable_names_carried_whole() {
+        for name in ["a", "Free", "Malloc", "x~9_Z!"] {
+            let tag = ExchangeTag::new(name).unwrap();
+            assert_eq!(ExchangeTag::from_bits(tag.bits()), Some(tag));
+            assert_eq!(tag.to_string(), name);
+        }
+        for bad in ["", "Malloc7", "a b", "\u{e9}"] {
+            assert_eq!(ExchangeTag::new(bad), None, "{bad:?}");
+        }
+        assert_eq!(ExchangeTag::from_bits(0), None);
+    }
+
+    #[test]
     fn collective_calls_survive_the_exchange_and_stale_words_are_told_apart() {
         let calls = [
+            Collective::Exchange {
+                tag: ExchangeTag::new("Init").unwrap(),
+            },
             Collective::Barrier,
             Collective::Alloc { len: 64 },
             Collective::Free { offset: 0x40 },
@@ -671,6 +703,12 @@ mod tests {
             Collective::Reset { rank: 0 },
             Collective::Reset { rank: 3 },
             Collective::Finalize,
+            Collective::Exchange {
+                tag: ExchangeTag::new("Malloc").unwrap(),
+            },
+            Collective::Exchange {
+                tag: ExchangeTag::new("Free").unwrap(),
+            },
         ];
         for mine in calls {
             for (theirs, their_sequence) in calls.iter().flat_map(|&c| [(c, 7), (c, 8)]) {
