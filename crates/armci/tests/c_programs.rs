@@ -182,6 +182,7 @@ fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str
         ("armci_basic", "cc"),
         ("armci_groups", "cc"),
         ("armci_heap_local", "cc"),
+        ("armci_rmw", "cc"),
     ] {
         let program = compile(compiler, name);
         let mut cmd = Command::new(launcher);

