@@ -726,10 +726,7 @@ impl MpiTransport {
             we_initialized,
             finalized: AtomicBool::new(false),
             single_thread,
-            // Polls never yield here: a wait sleeps after a budget of two short sleeps,
-            // which gives the core away (yielding every poll made the ping-pong 2x slower
-            // at 4 and 8 ranks on 2 cores, `gaspar bench --scaling-only`).
-            patience: Patience::of_process(false, Sleep::BackOff)?,
+            patience: Patience::of_process(crowded, Sleep::BackOff)?,
             crowded,
         };
         transport.barrier()?;
