@@ -18,9 +18,9 @@
 //!
 //! Where nothing can wake a sleeper (`mpi`: MPI offers nothing to sleep on until a
 //! window's memory changes), a wait that ran out of patience backs off instead
-//! ([`Patience::poll_backing_off`]): it sleeps between polls, each sleep twice the one
-//! before, up to [`LONGEST_SLEEP`], so a rank that waits long costs its core a poll
-//! per sleep, and every poll is an MPI call that makes progress.
+//! (`Patience::poll_backing_off`, with the `mpi` feature): it sleeps between polls, each
+//! sleep twice the one before, up to `LONGEST_SLEEP`, so a rank that waits long costs its
+//! core a poll per sleep, and every poll is an MPI call that makes progress.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
