@@ -1,9 +1,50 @@
 //! I/O vectors moved with plain loads and stores, when the target's heap is mapped in this
 //! process (the shm transport): one pass over ARMCI's pointer arrays that checks and moves
 //! each segment, no intermediate lists, which is what makes thousands of small segments
-//! cheap.
+//! cheap. And how every array a C caller passes (strides, counts, pointers) is read:
+//! [`CArray`].
 
 use std::ffi::c_void;
+
+/// An array a C caller passed, as a pointer and a count that were checked (not null, not
+/// negative): read element by element with unaligned raw reads, never as a Rust slice,
+/// which would assume alignment, and that no other process writes the memory (it may lie
+/// in ARMCI memory) while the slice lives.
+#[derive(Clone, Copy)]
+pub(crate) struct CArray<T> {
+    ptr: *const T,
+    len: usize,
+}
+
+impl<T: Copy> CArray<T> {
+    /// The `len` elements at `ptr`; `None` when `ptr` is null and `len` is not 0.
+    ///
+    /// # Safety
+    /// A non-null `ptr` has `len` readable elements (the C caller's contract) for as long
+    /// as the array is used.
+    pub(crate) unsafe fn new(ptr: *const T, len: usize) -> Option<CArray<T>> {
+        (len == 0 || !ptr.is_null()).then_some(CArray { ptr, len })
+    }
+
+    /// The number of elements.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Element `k` (panics past the end, which the callers never ask for).
+    #[inline(always)]
+    pub(crate) fn get(&self, k: usize) -> T {
+        assert!(k < self.len, "C array index {k} out of {}", self.len);
+        // SAFETY: `k < len` elements are readable (`new`'s contract); an unaligned read
+        // makes no assumption about the caller's alignment.
+        unsafe { self.ptr.add(k).read_unaligned() }
+    }
+
+    /// The elements in order.
+    pub(crate) fn iter(self) -> impl Iterator<Item = T> {
+        (0..self.len).map(move |k| self.get(k))
+    }
+}
 
 /// A peer's heap as this process sees it.
 #[derive(Clone, Copy)]
@@ -29,8 +70,8 @@ impl MappedHeap {
     /// Each non-null `src[k]` has `bytes` readable bytes; the arrays have equal lengths.
     pub(crate) unsafe fn put(
         &self,
-        src: &[*mut c_void],
-        dst: &[*mut c_void],
+        src: CArray<*mut c_void>,
+        dst: CArray<*mut c_void>,
         bytes: usize,
     ) -> Result<(), BadSegment> {
         // SAFETY: `moves` checks each remote address against the mapped heap and each
@@ -49,8 +90,8 @@ impl MappedHeap {
     /// Each non-null `dst[k]` has `bytes` writable bytes; the arrays have equal lengths.
     pub(crate) unsafe fn get(
         &self,
-        src: &[*mut c_void],
-        dst: &[*mut c_void],
+        src: CArray<*mut c_void>,
+        dst: CArray<*mut c_void>,
         bytes: usize,
     ) -> Result<(), BadSegment> {
         // SAFETY: as in `put`, with writability the caller's contract.
@@ -69,13 +110,13 @@ impl MappedHeap {
     #[inline(always)]
     unsafe fn moves(
         &self,
-        remote: &[*mut c_void],
-        local: &[*mut c_void],
+        remote: CArray<*mut c_void>,
+        local: CArray<*mut c_void>,
         bytes: usize,
         pair: impl Fn(*mut u8, *mut u8) -> (*const u8, *mut u8),
     ) -> Result<(), BadSegment> {
         let Some(last_start) = (self.len as usize).checked_sub(bytes) else {
-            return if remote.is_empty() {
+            return if remote.len() == 0 {
                 Ok(())
             } else {
                 Err(BadSegment(0))
@@ -101,14 +142,13 @@ impl MappedHeap {
     #[inline(always)]
     unsafe fn moves_sized<const N: usize>(
         &self,
-        remote: &[*mut c_void],
-        local: &[*mut c_void],
+        remote: CArray<*mut c_void>,
+        local: CArray<*mut c_void>,
         bytes: usize,
         last_start: usize,
         pair: impl Fn(*mut u8, *mut u8) -> (*const u8, *mut u8),
     ) -> Result<(), BadSegment> {
         let n = remote.len().min(local.len());
-        let (remote, local) = (&remote[..n], &local[..n]);
         let (base, here) = (self.owner_base, self.here);
         let bad = |r: *mut c_void, l: *mut c_void| {
             ((r as usize).wrapping_sub(base) > last_start) | l.is_null()
@@ -131,7 +171,8 @@ impl MappedHeap {
         const BLOCK: usize = 4;
         let mut k = 0;
         while k + BLOCK <= n {
-            let (r, l) = (&remote[k..k + BLOCK], &local[k..k + BLOCK]);
+            let r: [*mut c_void; BLOCK] = std::array::from_fn(|j| remote.get(k + j));
+            let l: [*mut c_void; BLOCK] = std::array::from_fn(|j| local.get(k + j));
             if (0..BLOCK).fold(false, |any, j| any | bad(r[j], l[j])) {
                 break;
             }
@@ -141,10 +182,11 @@ impl MappedHeap {
             k += BLOCK;
         }
         while k < n {
-            if bad(remote[k], local[k]) {
+            let (r, l) = (remote.get(k), local.get(k));
+            if bad(r, l) {
                 return Err(BadSegment(k));
             }
-            move_one(remote[k], local[k]);
+            move_one(r, l);
             k += 1;
         }
         Ok(())

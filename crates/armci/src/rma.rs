@@ -6,7 +6,7 @@ use std::ffi::{c_int, c_void};
 use gaspar::strided::{AccKind, Descriptor};
 use gaspar::{GlobalAddr, Handle as GasparHandle};
 
-use crate::direct::BadSegment;
+use crate::direct::{BadSegment, CArray};
 use crate::state::{state, Handle, LocalBytes, Overlap, State};
 
 const NULL: GasparHandle = GasparHandle::NULL;
@@ -597,6 +597,7 @@ pub extern "C" fn ARMCI_WaitAll() -> c_int {
 
 /// ARMCI's I/O vector descriptor.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct Giov {
     src_ptr_array: *mut *mut c_void,
     dst_ptr_array: *mut *mut c_void,
@@ -629,29 +630,28 @@ unsafe fn vector(
 ) -> GasparHandle {
     let s = state(call);
     let n = s.len(call, iov_len) as usize;
-    if n > 0 && iov.is_null() {
+    // SAFETY: `iov` has `iov_len` entries (caller's contract).
+    let Some(sets) = (unsafe { CArray::new(iov, n) }) else {
         s.fail(call, "null iov");
-    }
+    };
     let heap = s.heap_start(call, proc);
     let offset_of = s.heap_offsets(call, proc);
     let mut last = NULL;
-    for i in 0..n {
-        // SAFETY: `iov` has `iov_len` entries (caller's contract).
-        let set = unsafe { &*iov.add(i) };
+    for (i, set) in sets.iter().enumerate() {
         let bytes = s.len(call, set.bytes);
         let count = s.len(call, set.ptr_array_len) as usize;
         if count == 0 || bytes == 0 {
             continue;
         }
-        if set.src_ptr_array.is_null() || set.dst_ptr_array.is_null() {
-            s.fail(call, "null pointer array");
-        }
         // SAFETY: both arrays have `ptr_array_len` entries (caller's contract).
-        let (srcs, dsts) = unsafe {
+        let arrays = unsafe {
             (
-                std::slice::from_raw_parts(set.src_ptr_array, count),
-                std::slice::from_raw_parts(set.dst_ptr_array, count),
+                CArray::new(set.src_ptr_array.cast_const(), count),
+                CArray::new(set.dst_ptr_array.cast_const(), count),
             )
+        };
+        let (Some(srcs), Some(dsts)) = arrays else {
+            s.fail(call, format!("set {i}: null pointer array"));
         };
         let remotes = match direction {
             Direction::Get => srcs,
@@ -661,7 +661,7 @@ unsafe fn vector(
             (s.mapped_heap(call, proc), direction)
         {
             // Every remote segment is checked against the live blocks before any moves.
-            for &p in remotes {
+            for p in remotes.iter() {
                 offset_of(p, bytes);
             }
             // Plain loads and stores must not overtake an earlier transfer to the rank.
@@ -677,8 +677,8 @@ unsafe fn vector(
             };
             if let Err(BadSegment(k)) = moved {
                 let (remote, local) = match direction {
-                    Direction::Get => (srcs[k], dsts[k]),
-                    _ => (dsts[k], srcs[k]),
+                    Direction::Get => (srcs.get(k), dsts.get(k)),
+                    _ => (dsts.get(k), srcs.get(k)),
                 };
                 s.fail(
                     call,
@@ -690,7 +690,7 @@ unsafe fn vector(
             }
             continue;
         }
-        let remote: Vec<u64> = remotes.iter().map(|&p| offset_of(p, bytes)).collect();
+        let remote: Vec<u64> = remotes.iter().map(|p| offset_of(p, bytes)).collect();
         // SAFETY: forwarded contract for this set.
         last = unsafe {
             transfer_set(
@@ -721,7 +721,7 @@ unsafe fn transfer_set(
     call: &str,
     direction: Direction,
     scale: *mut c_void,
-    (srcs, dsts): (&[*mut c_void], &[*mut c_void]),
+    (srcs, dsts): (CArray<*mut c_void>, CArray<*mut c_void>),
     heap: GlobalAddr,
     remote: &[u64],
     bytes: u64,
@@ -732,7 +732,7 @@ unsafe fn transfer_set(
                 .iter()
                 // SAFETY: each destination segment has `bytes` writable bytes and
                 // overlaps no other (caller's contract, as for memcpy).
-                .map(|&p| unsafe { s.local_mut(call, p, bytes) })
+                .map(|p| unsafe { s.local_mut(call, p, bytes) })
                 .collect();
             let mut local: Vec<&mut [u8]> = lent.iter_mut().map(|l| &mut **l).collect();
             let h = s.check(call, s.rt.get_segments(&mut local, heap, remote, NULL));
@@ -745,14 +745,14 @@ unsafe fn transfer_set(
             let lent: Vec<_> = srcs
                 .iter()
                 // SAFETY: each source segment has `bytes` readable bytes.
-                .map(|&p| unsafe { s.local(call, p, bytes) })
+                .map(|p| unsafe { s.local(call, p, bytes) })
                 .collect();
             let local: Vec<&[u8]> = lent.iter().map(|l| &**l).collect();
             s.check(call, s.rt.put_segments(&local, heap, remote, NULL))
         }
         Direction::Acc(kind) => {
             let mut packed = Vec::with_capacity(srcs.len() * bytes as usize);
-            for &src in srcs {
+            for src in srcs.iter() {
                 // SAFETY: each source segment has `bytes` readable bytes.
                 packed.extend_from_slice(&unsafe { s.local(call, src, bytes) });
             }
@@ -1030,11 +1030,13 @@ unsafe fn local_strided(
         Vec::new()
     } else {
         // SAFETY: `count` has `levels + 1` entries.
-        let c = unsafe { std::slice::from_raw_parts(count, n + 1) };
+        let Some(c) = (unsafe { CArray::new(count, n + 1) }) else {
+            s.fail(call, "null count array");
+        };
         // Strides of the packed side: each level spans the one below.
         c.iter()
             .take(n)
-            .scan(1i64, |acc, &v| {
+            .scan(1i64, |acc, v| {
                 *acc *= i64::from(v);
                 Some(c_int::try_from(*acc).unwrap_or(c_int::MAX))
             })

@@ -4,6 +4,26 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 
 use crate::state::{self, state};
 
+/// The tags of libarmci's own exchanges of words over the world, which name them when
+/// ranks are in different collective calls.
+pub(crate) mod tag {
+    use gaspar::gmem::ExchangeTag;
+
+    const fn named(name: &str) -> ExchangeTag {
+        match ExchangeTag::new(name) {
+            Some(tag) => tag,
+            None => panic!("not a valid exchange tag"),
+        }
+    }
+
+    /// ARMCI_Init: the ranks' heap addresses.
+    pub(crate) const INIT: ExchangeTag = named("Init");
+    /// ARMCI_Malloc: the sizes the ranks ask for.
+    pub(crate) const MALLOC: ExchangeTag = named("Malloc");
+    /// ARMCI_Free: the blocks the ranks free.
+    pub(crate) const FREE: ExchangeTag = named("Free");
+}
+
 /// ARMCI_Init: joins the gaspar job (run under `gaspar run`; alone, a 1-rank job).
 #[no_mangle]
 pub extern "C" fn ARMCI_Init() -> c_int {
@@ -104,18 +124,19 @@ pub(crate) unsafe fn world_malloc(
     }
     let procs = s.rt.procs() as usize;
     let mut sizes = vec![0u64; procs];
-    s.check(call, s.rt.allgather_u64(size, &mut sizes));
+    s.check(call, s.rt.exchange_u64(tag::MALLOC, size, &mut sizes));
     let largest = sizes.iter().copied().max().unwrap_or(0).max(1);
     let block = s.check(call, s.rt.alloc(largest));
-    // SAFETY: the caller provides one slot per rank.
-    let out = unsafe { std::slice::from_raw_parts_mut(base_ptrs, procs) };
-    for (rank, slot) in out.iter_mut().enumerate() {
-        *slot = if sizes[rank] == 0 {
+    for (rank, &size) in sizes.iter().enumerate() {
+        let address = if size == 0 {
             std::ptr::null_mut()
         } else {
-            s.add_block(rank as u32, block.offset(), sizes[rank]);
+            s.add_block(rank as u32, block.offset(), size);
             s.address_of(&block, rank as u32)
         };
+        // SAFETY: the caller provides one slot per rank (checked not null above), written
+        // one by one: no Rust slice over the caller's array.
+        unsafe { base_ptrs.add(rank).write_unaligned(address) };
     }
     s.blocks
         .lock()
@@ -147,7 +168,7 @@ pub extern "C" fn ARMCI_Free(ptr: *mut c_void) -> c_int {
     // Ranks that passed NULL learn which block from the others.
     let mut offsets = vec![0u64; s.rt.procs() as usize];
     let offset = mine.map_or(u64::MAX, |i| blocks[i].offset());
-    s.check(call, s.rt.allgather_u64(offset, &mut offsets));
+    s.check(call, s.rt.exchange_u64(tag::FREE, offset, &mut offsets));
     let Some(&target) = offsets.iter().find(|&&o| o != u64::MAX) else {
         return 0;
     };

@@ -85,7 +85,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         .local_address(GlobalAddr::new(rt.rank(), 0, Segment::Heap, 0).expect("rank fits"))
         .map_err(|e| e.to_string())?;
     let mut heap_bases = vec![0u64; procs];
-    rt.allgather_u64(my_base as u64, &mut heap_bases)
+    rt.exchange_u64(crate::setup::tag::INIT, my_base as u64, &mut heap_bases)
         .map_err(|e| e.to_string())?;
     let messages = Channel::open(&rt).map_err(|e| e.to_string())?;
     let heap_mapped = (0..procs as u32)
@@ -594,15 +594,11 @@ impl State {
         }
         const MAX: usize = gaspar::strided::MAX_STRIDE_LEVELS + 1;
         let read = |ptr: *const c_int, n: usize, what: &str, out: &mut [u64; MAX]| {
-            if n == 0 {
-                return;
-            }
-            if ptr.is_null() {
-                self.fail(call, format!("null {what} array"));
-            }
             // SAFETY: the caller's contract: `n` readable ints.
-            let ints = unsafe { std::slice::from_raw_parts(ptr, n) };
-            for (o, &v) in out.iter_mut().zip(ints) {
+            let Some(ints) = (unsafe { crate::direct::CArray::new(ptr, n) }) else {
+                self.fail(call, format!("null {what} array"));
+            };
+            for (o, v) in out.iter_mut().zip(ints.iter()) {
                 *o = u64::try_from(v)
                     .unwrap_or_else(|_| self.fail(call, format!("negative {what} entry {v}")));
             }

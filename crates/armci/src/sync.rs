@@ -1,18 +1,41 @@
 //! Read-modify-write and mutexes.
 
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
 
 use gaspar::GlobalPtr;
 
-use crate::state::state;
+use crate::state::{state, State};
 
 const FETCH_AND_ADD: c_int = 0;
 const FETCH_AND_ADD_LONG: c_int = 1;
 const SWAP: c_int = 2;
 const SWAP_LONG: c_int = 3;
 
-/// ARMCI_Rmw: fetch-and-add or swap on an int or long in `proc`'s ARMCI memory; the old
-/// value lands in `*ploc` (for swaps, `*ploc` is also the value stored).
+/// The caller's word at `ploc` as an atomic `A`, once checked not null and aligned: it
+/// may lie in ARMCI memory that other processes write, so it is read and written only
+/// atomically.
+///
+/// # Safety
+/// A non-null `ploc` points to a word of `A`'s size of this process, valid for `'a`.
+unsafe fn local_word<'a, A>(s: &State, call: &str, ploc: *mut c_void) -> &'a A {
+    if ploc.is_null() {
+        s.fail(call, "null local pointer");
+    }
+    let align = std::mem::align_of::<A>();
+    if ploc as usize % align != 0 {
+        s.fail(
+            call,
+            format!("local pointer {ploc:p} is not aligned to {align} bytes"),
+        );
+    }
+    // SAFETY: not null and aligned (checked); `A` is an atomic with the layout of the
+    // integer the caller's pointer names (caller's contract).
+    unsafe { &*(ploc as *const A) }
+}
+
+/// ARMCI_Rmw: atomic fetch-and-add or swap on an int or long in `proc`'s ARMCI memory;
+/// the old value lands in `*ploc` (for swaps, `*ploc` is also the value stored).
 ///
 /// # Safety
 /// `ploc` points to an int (or long for the _LONG operations) of this process.
@@ -26,39 +49,28 @@ pub unsafe extern "C" fn ARMCI_Rmw(
 ) -> c_int {
     let call = "ARMCI_Rmw";
     let s = state(call);
-    if ploc.is_null() {
-        s.fail(call, "null local pointer");
-    }
-    let width = if matches!(op, FETCH_AND_ADD_LONG | SWAP_LONG) {
-        8
-    } else {
-        4
-    };
-    let ga = s.remote(call, prem, width, proc);
     match op {
         FETCH_AND_ADD | SWAP => {
-            let word = GlobalPtr::<i32>::new(ga);
+            // SAFETY: `ploc` points to an int (caller's contract).
+            let local: &AtomicI32 = unsafe { local_word(s, call, ploc) };
+            let word = GlobalPtr::<i32>::new(s.remote(call, prem, 4, proc));
             let old = if op == SWAP {
-                // SAFETY: `ploc` points to an int (caller's contract).
-                let mine = unsafe { *(ploc as *const i32) };
-                s.check(call, word.swap(&s.rt, mine))
+                s.check(call, word.swap(&s.rt, local.load(Ordering::Relaxed)))
             } else {
                 s.check(call, word.fetch_add(&s.rt, value))
             };
-            // SAFETY: as above.
-            unsafe { *(ploc as *mut i32) = old };
+            local.store(old, Ordering::Relaxed);
         }
         FETCH_AND_ADD_LONG | SWAP_LONG => {
-            let word = GlobalPtr::<i64>::new(ga);
+            // SAFETY: `ploc` points to a long (caller's contract).
+            let local: &AtomicI64 = unsafe { local_word(s, call, ploc) };
+            let word = GlobalPtr::<i64>::new(s.remote(call, prem, 8, proc));
             let old = if op == SWAP_LONG {
-                // SAFETY: `ploc` points to a long (caller's contract).
-                let mine = unsafe { *(ploc as *const i64) };
-                s.check(call, word.swap(&s.rt, mine))
+                s.check(call, word.swap(&s.rt, local.load(Ordering::Relaxed)))
             } else {
                 s.check(call, word.fetch_add(&s.rt, i64::from(value)))
             };
-            // SAFETY: as above.
-            unsafe { *(ploc as *mut i64) = old };
+            local.store(old, Ordering::Relaxed);
         }
         other => s.fail(call, format!("unknown operation {other}")),
     }

@@ -111,6 +111,13 @@ fn local_buffers_in_armci_memory_move_the_right_values() {
     runs_everywhere("armci_heap_local", &[2, 4]);
 }
 
+/// ARMCI_Rmw from 4 ranks at once, fetch-and-add and swap of int and long: every old
+/// value comes back exactly once (the program checks sums and sums of squares).
+#[test]
+fn rmw_from_four_ranks_at_once_is_atomic() {
+    runs_everywhere("armci_rmw", &[4]);
+}
+
 #[test]
 fn armci_groups_work_as_in_armci_mpi() {
     runs_everywhere("armci_groups", &[1, 2, 3, 5]);
@@ -127,6 +134,15 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
         ("overlap", "write some bytes twice"),
         ("vector-past-end", "ARMCI_PutV: address"),
         ("vector-null", "ARMCI_GetV: segment 1: remote"),
+        ("null-count", "ARMCI_PutS: null count array"),
+        (
+            "null-pointer-array",
+            "ARMCI_PutV: set 0: null pointer array",
+        ),
+        ("null-iov", "ARMCI_GetV: null iov"),
+        ("null-pack-count", "armci_read_strided: null count array"),
+        ("malloc-vs-barrier", "mismatched collective"),
+        ("malloc-vs-barrier", "called exchange \"Malloc\""),
         ("freed", "ARMCI_Put: address"),
         ("freed", "no live block is there"),
         ("never-allocated", "no live block is there"),
@@ -166,6 +182,7 @@ fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str
         ("armci_basic", "cc"),
         ("armci_groups", "cc"),
         ("armci_heap_local", "cc"),
+        ("armci_rmw", "cc"),
     ] {
         let program = compile(compiler, name);
         let mut cmd = Command::new(launcher);

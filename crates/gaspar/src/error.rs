@@ -193,6 +193,24 @@ impl Error {
             reason: reason.into(),
         }
     }
+
+    /// Another rank finalized while this rank was in collective `call`.
+    pub(crate) fn finalized_during(call: &'static str) -> Self {
+        Error::CollectiveMismatch {
+            call,
+            reason: "another rank finalized while this rank was in a collective (barrier, \
+                     alloc, free, ...); every rank must make the same collective calls",
+        }
+    }
+
+    /// This rank finalized while another rank was in another collective call.
+    pub(crate) fn finalize_during_collective() -> Self {
+        Error::CollectiveMismatch {
+            call: "finalize",
+            reason: "another rank was in a collective (barrier, alloc, free, ...) while this \
+                     rank finalized; every rank must make the same collective calls",
+        }
+    }
 }
 
 /// Result with gaspar's [`Error`].
@@ -253,9 +271,93 @@ pub enum Collective {
         /// Bytes each member sends each member.
         len: u64,
     },
+    /// Finalize, on transports where it agrees on its call as the others do (`mpi`; on
+    /// `shm` the barrier carries a finalizing flag instead).
+    Finalize,
+    /// [`GlobalMemory::exchange_u64`](crate::gmem::GlobalMemory::exchange_u64) with `tag`.
+    Exchange {
+        /// What the exchange is for.
+        tag: ExchangeTag,
+    },
     /// Something else: another collective call of the runtime, or a rank that was not in
     /// the same (n-th) collective call at all.
     Other,
+}
+
+impl Collective {
+    /// The call's name, as [`Error::CollectiveMismatch`] reports it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Collective::Barrier => "barrier",
+            Collective::Alloc { .. } => "alloc",
+            Collective::Free { .. } => "free",
+            Collective::Reset { .. } => "reset",
+            Collective::Finalize => "finalize",
+            Collective::Exchange { .. } => "exchange",
+            Collective::Split => "split",
+            Collective::Broadcast { .. } => "broadcast",
+            Collective::Reduce { root: Some(_), .. } => "reduce",
+            Collective::Reduce { root: None, .. } => "allreduce",
+            Collective::Allgather { .. } => "allgather",
+            Collective::Alltoall { .. } => "alltoall",
+            Collective::Other => "collective",
+        }
+    }
+}
+
+/// What a tagged exchange of words is for ([`Collective::Exchange`]): up to
+/// [`ExchangeTag::MAX_LEN`] printable ASCII bytes, carried whole in the word ranks agree on,
+/// so that a rank names another rank's exchange even if it never made that one itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExchangeTag([u8; ExchangeTag::MAX_LEN]);
+
+impl ExchangeTag {
+    /// The longest tag.
+    pub const MAX_LEN: usize = 6;
+
+    /// The tag `name`; `None` when it is empty, longer than [`MAX_LEN`](Self::MAX_LEN)
+    /// bytes, or not printable ASCII.
+    pub const fn new(name: &str) -> Option<ExchangeTag> {
+        let bytes = name.as_bytes();
+        if bytes.is_empty() || bytes.len() > Self::MAX_LEN {
+            return None;
+        }
+        let mut tag = [0u8; Self::MAX_LEN];
+        let mut k = 0;
+        while k < bytes.len() {
+            if !bytes[k].is_ascii_graphic() {
+                return None;
+            }
+            tag[k] = bytes[k];
+            k += 1;
+        }
+        Some(ExchangeTag(tag))
+    }
+
+    /// The tag as the 48 low bits of a word.
+    pub(crate) fn bits(self) -> u64 {
+        self.0
+            .iter()
+            .fold(0, |word, &byte| (word << 8) | u64::from(byte))
+    }
+
+    /// The tag carried in the 48 low bits of `word`, if they hold one.
+    pub(crate) fn from_bits(word: u64) -> Option<ExchangeTag> {
+        let mut tag = [0u8; Self::MAX_LEN];
+        for (k, byte) in tag.iter_mut().enumerate() {
+            *byte = (word >> (8 * (Self::MAX_LEN - 1 - k))) as u8;
+        }
+        let len = tag.iter().position(|&b| b == 0).unwrap_or(Self::MAX_LEN);
+        let name = std::str::from_utf8(&tag[..len]).ok()?;
+        ExchangeTag::new(name).filter(|t| t.0 == tag)
+    }
+}
+
+impl std::fmt::Display for ExchangeTag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let len = self.0.iter().position(|&b| b == 0).unwrap_or(Self::MAX_LEN);
+        f.write_str(std::str::from_utf8(&self.0[..len]).unwrap_or("?"))
+    }
 }
 
 impl std::fmt::Display for Collective {
@@ -274,6 +376,8 @@ impl std::fmt::Display for Collective {
             Collective::Reduce { len, root: None } => write!(f, "allreduce({len} bytes)"),
             Collective::Allgather { len } => write!(f, "allgather({len} bytes each)"),
             Collective::Alltoall { len } => write!(f, "alltoall({len} bytes each)"),
+            Collective::Finalize => write!(f, "finalize"),
+            Collective::Exchange { tag } => write!(f, "exchange {tag:?}", tag = tag.to_string()),
             Collective::Other => write!(f, "another collective call (or none)"),
         }
     }

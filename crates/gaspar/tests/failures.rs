@@ -151,46 +151,6 @@ fn abort_and_failure_messages_are_written_in_one_piece() {
     }
 }
 
-/// `gaspar run` of `args` that must end within `limit` (a hang fails the test quickly).
-fn run_within(limit: Duration, procs: u32, args: &[&str]) -> Outcome {
-    let mut cmd = std::process::Command::new(gaspar());
-    cmd.arg("run").arg("-n").arg(procs.to_string()).args(args);
-    let start = std::time::Instant::now();
-    let mut child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start gaspar");
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let read = |mut pipe: Box<dyn std::io::Read + Send>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
-            text
-        })
-    };
-    let (out, err) = (read(Box::new(stdout)), read(Box::new(stderr)));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
-    });
-    let status = match rx.recv_timeout(limit) {
-        Ok(status) => status.expect("wait for gaspar"),
-        Err(_) => {
-            // The ranks die with the launcher (PR_SET_PDEATHSIG).
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            panic!("{args:?} hung: the job did not end within {limit:?}");
-        }
-    };
-    Outcome {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-        elapsed: start.elapsed(),
-    }
-}
-
 /// A rank that exits 0 without ever calling init: the others, waiting for it in init's
 /// start-up barrier, find out and fail (they used to wait forever).
 #[test]
@@ -200,7 +160,7 @@ fn a_rank_that_exits_before_init_fails_the_others_instead_of_hanging() {
         "[ $GASPAR_RANK = 0 ] && exec {}; exit 0",
         hello.to_str().unwrap()
     );
-    let out = run_within(Duration::from_secs(20), 2, &["sh", "-c", &script]);
+    let out = run_on_within(Duration::from_secs(20), "shm", 2, &[&"sh", &"-c", &script]);
     assert_eq!(out.code(), Some(1), "{}", out.stderr);
     assert!(
         out.stderr
@@ -213,29 +173,27 @@ fn a_rank_that_exits_before_init_fails_the_others_instead_of_hanging() {
 
 /// Rank 0 finalizes while rank 1 is in another collective (a barrier, an alloc): both
 /// get an error and the job fails (the finalizer used to exit 0 and the other to wait
-/// forever, or to pass a barrier rank 0 never called). shm only: under mpirun, matching
-/// collectives is MPI's business.
+/// forever, or to pass a barrier rank 0 never called; on mpi, finalize's MPI collectives
+/// met the other rank's).
 #[test]
 fn finalizing_while_another_rank_is_in_a_collective_fails_every_rank() {
-    for scenario in ["waits-finalize-vs-barrier", "waits-finalize-vs-alloc"] {
-        let program = example("scenarios");
-        let out = run_within(
-            Duration::from_secs(20),
-            2,
-            &[program.to_str().unwrap(), scenario],
-        );
-        assert_eq!(out.code(), Some(1), "{scenario}: {}", out.stderr);
-        assert!(
-            out.stdout
-                .contains("rank 1: collective gave Err(CollectiveMismatch"),
-            "{scenario}: {}",
-            out.stdout
-        );
-        assert!(
-            out.stdout.contains("finalize gave Err(CollectiveMismatch"),
-            "{scenario}: {}",
-            out.stdout
-        );
+    for t in transports() {
+        for scenario in ["waits-finalize-vs-barrier", "waits-finalize-vs-alloc"] {
+            let program = example("scenarios");
+            let out = run_on_within(Duration::from_secs(20), t, 2, &[&program, &scenario]);
+            assert_status(t, &out, 1);
+            assert!(
+                out.stdout
+                    .contains("rank 1: collective gave Err(CollectiveMismatch"),
+                "{t} {scenario}: {}",
+                out.stdout
+            );
+            assert!(
+                out.stdout.contains("finalize gave Err(CollectiveMismatch"),
+                "{t} {scenario}: {}",
+                out.stdout
+            );
+        }
     }
 }
 
@@ -267,10 +225,11 @@ fn an_early_return_ends_the_job_instead_of_joining_a_collective() {
 #[test]
 fn a_rank_waiting_for_the_accumulate_lock_of_a_killed_rank_gets_job_aborted() {
     let program = example("scenarios");
-    let out = run_within(
+    let out = run_on_within(
         Duration::from_secs(20),
+        "shm",
         2,
-        &[program.to_str().unwrap(), "waits-acc-holder-dies"],
+        &[&program, &"waits-acc-holder-dies"],
     );
     assert!(out.stdout.contains("rank 0 accumulates"), "{}", out.stdout);
     assert!(

@@ -34,6 +34,22 @@ int main(int argc, char **argv) {
         void *src[2] = {local, NULL}, *dst[2] = {base[0], (char *)base[0] + 8};
         armci_giov_t iov = {dst, src, 8, 2};
         ARMCI_GetV(&iov, 1, 0);
+    } else if (strcmp(what, "null-count") == 0) {
+        int stride[1] = {8};
+        ARMCI_PutS(local, stride, base[0], stride, NULL, 1, 0);
+    } else if (strcmp(what, "null-pointer-array") == 0) {
+        void *dst[2] = {base[0], (char *)base[0] + 8};
+        armci_giov_t iov = {NULL, dst, 8, 2};
+        ARMCI_PutV(&iov, 1, 0);
+    } else if (strcmp(what, "null-iov") == 0) {
+        ARMCI_GetV(NULL, 1, 0);
+    } else if (strcmp(what, "null-pack-count") == 0) {
+        int stride[1] = {8};
+        armci_read_strided(local, 1, stride, NULL, local + 32);
+    } else if (strcmp(what, "malloc-vs-barrier") == 0) {
+        /* Rank 0 allocates while rank 1 synchronizes: both must name the other's call. */
+        if (armci_msg_me() == 0) ARMCI_Malloc(base, 64);
+        else ARMCI_Barrier();
     } else if (strcmp(what, "freed") == 0) {
         ARMCI_Free(base[armci_msg_me()]);
         ARMCI_Put(local, base[0], 8, 0);            /* the block is gone */

@@ -14,9 +14,9 @@ use self::registry::{Publication, Registry};
 pub use crate::addr::{
     Decoded, GlobalAddr, Segment, COLORS, MAX_RANKS, MAX_SEGMENT_LEN, REGISTRATION_SLOTS,
 };
-pub use crate::error::Collective;
+pub use crate::error::{Collective, ExchangeTag};
 use crate::error::{Error, Result};
-use crate::transport::{Location, Transport};
+use crate::transport::{Location, Transport, FINALIZE_AGREEMENT};
 use crate::world::World;
 
 /// A rank's heap allocator, shared by the memory layer and the handles it gave out (so
@@ -124,10 +124,13 @@ impl Collective {
     /// not taken for this one), the argument (saturated to 48 bits).
     fn encode(self, sequence: u64) -> u64 {
         let (kind, value) = match self {
+            // One word for every finalize: it ends the job's sequence of calls.
+            Collective::Finalize => return FINALIZE_AGREEMENT,
             Collective::Barrier => (1, 0),
             Collective::Alloc { len } => (2, len),
             Collective::Free { offset } => (3, offset),
             Collective::Reset { rank } => (4, rank),
+            Collective::Exchange { tag } => (6, tag.bits()),
             _ => (0, 0),
         };
         (kind << Self::KIND_SHIFT)
@@ -137,6 +140,9 @@ impl Collective {
 
     /// The call another rank made, from the word it contributed to call `sequence`.
     fn decode(word: u64, sequence: u64) -> Collective {
+        if word == FINALIZE_AGREEMENT {
+            return Collective::Finalize;
+        }
         if (word >> Self::SEQUENCE_SHIFT) & Self::SEQUENCE_MASK != sequence & Self::SEQUENCE_MASK {
             return Collective::Other;
         }
@@ -146,6 +152,8 @@ impl Collective {
             2 => Collective::Alloc { len: value },
             3 => Collective::Free { offset: value },
             4 => Collective::Reset { rank: value },
+            6 => ExchangeTag::from_bits(value)
+                .map_or(Collective::Other, |tag| Collective::Exchange { tag }),
             _ => Collective::Other,
         }
     }
@@ -165,7 +173,11 @@ impl Collective {
         match (self, other) {
             (Collective::Barrier, Collective::Barrier) => true,
             (Collective::Reset { .. }, Collective::Reset { .. }) => true,
-            (Collective::Alloc { .. } | Collective::Free { .. }, _) => self == other,
+            (Collective::Finalize, Collective::Finalize) => true,
+            (
+                Collective::Alloc { .. } | Collective::Free { .. } | Collective::Exchange { .. },
+                _,
+            ) => self == other,
             _ => false,
         }
     }
@@ -375,6 +387,13 @@ impl GlobalMemory {
         let mut all = vec![0u64; procs];
         let word = call.encode(sequence);
         self.world.transport().allgather_u64(word, &mut all)?;
+        if all
+            .iter()
+            .any(|&w| Collective::decode(w, sequence) == Collective::Finalize)
+        {
+            // A rank that finalizes takes part in this exchange too, then fails (`mpi`).
+            return Err(Error::finalized_during(call.name()));
+        }
         // Compared as exchanged (arguments saturated to what a word carries).
         let mine = Collective::decode(word, sequence);
         for (other_rank, &word) in all.iter().enumerate() {
@@ -397,6 +416,16 @@ impl GlobalMemory {
     /// ([`Error::MismatchedCollective`]).
     pub fn barrier(&self) -> Result<()> {
         self.agree(Collective::Barrier).map(drop)
+    }
+
+    /// Collective: every rank contributes one word; `out[r]` receives rank r's (as
+    /// [`World::allgather_u64`]), once the ranks agreed that they all make this exchange
+    /// with the same `tag`: a rank in another collective call, or in an exchange with
+    /// another tag, is reported on every rank ([`Error::MismatchedCollective`], naming the
+    /// tags). `out` must hold one word per rank.
+    pub fn exchange_u64(&self, tag: ExchangeTag, value: u64, out: &mut [u64]) -> Result<()> {
+        let _serialized = self.agree(Collective::Exchange { tag })?;
+        self.world.allgather_u64(value, out)
     }
 
     /// Collective: allocates `len` bytes of symmetric heap on every rank. Every rank must
@@ -594,11 +623,43 @@ impl GlobalMemory {
 
 #[cfg(test)]
 mod tests {
-    use super::Collective;
+    use super::{Collective, ExchangeTag};
+
+    /// A rank that finalizes contributes the transport's one finalize word, which knows no
+    /// sequence number: every rank must read it as finalize.
+    #[test]
+    fn finalize_is_the_transports_word_in_every_call() {
+        for sequence in [0, 1, 5, 4095, 4096] {
+            assert_eq!(
+                Collective::Finalize.encode(sequence),
+                crate::transport::FINALIZE_AGREEMENT
+            );
+            assert_eq!(
+                Collective::decode(crate::transport::FINALIZE_AGREEMENT, sequence),
+                Collective::Finalize
+            );
+        }
+    }
+
+    #[test]
+    fn exchange_tags_are_short_printable_names_carried_whole() {
+        for name in ["a", "Free", "Malloc", "x~9_Z!"] {
+            let tag = ExchangeTag::new(name).unwrap();
+            assert_eq!(ExchangeTag::from_bits(tag.bits()), Some(tag));
+            assert_eq!(tag.to_string(), name);
+        }
+        for bad in ["", "Malloc7", "a b", "\u{e9}"] {
+            assert_eq!(ExchangeTag::new(bad), None, "{bad:?}");
+        }
+        assert_eq!(ExchangeTag::from_bits(0), None);
+    }
 
     #[test]
     fn collective_calls_survive_the_exchange_and_stale_words_are_told_apart() {
         let calls = [
+            Collective::Exchange {
+                tag: ExchangeTag::new("Init").unwrap(),
+            },
             Collective::Barrier,
             Collective::Alloc { len: 64 },
             Collective::Free { offset: 0x40 },
@@ -641,6 +702,13 @@ mod tests {
             Collective::Free { offset: 64 },
             Collective::Reset { rank: 0 },
             Collective::Reset { rank: 3 },
+            Collective::Finalize,
+            Collective::Exchange {
+                tag: ExchangeTag::new("Malloc").unwrap(),
+            },
+            Collective::Exchange {
+                tag: ExchangeTag::new("Free").unwrap(),
+            },
         ];
         for mine in calls {
             for (theirs, their_sequence) in calls.iter().flat_map(|&c| [(c, 7), (c, 8)]) {

@@ -384,6 +384,12 @@ pub trait Transport: Send + Sync {
     fn finalize(&self) -> TransportResult<()>;
 }
 
+/// The word `finalize` contributes to an agreement of the ranks' collective calls
+/// ([`Transport::agree_u64`]) on a transport that agrees on it (`mpi`): the memory
+/// layer's encoding of [`Collective::Finalize`](crate::error::Collective::Finalize), a
+/// kind of call no other word has.
+pub(crate) const FINALIZE_AGREEMENT: u64 = 5 << 60;
+
 /// Picks and starts the transport for this process from its environment: the `shm`
 /// transport of a `gaspar run` job, or a private 1-rank job when there is no launcher.
 pub(crate) fn select() -> Result<AnyTransport> {

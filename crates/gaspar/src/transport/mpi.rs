@@ -34,6 +34,7 @@ use crate::addr::{Segment, REGISTRATION_SLOTS};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::transport::seqlock::RegionEntry;
+use crate::transport::wait::{Patience, Sleep};
 
 /// The heap starts on a 64 KiB boundary of the window.
 const HEAP_ALIGN: u64 = 64 * 1024;
@@ -106,6 +107,12 @@ mod constant {
         bxor: MPI_Op = RSMPI_BXOR;
         bor: MPI_Op = RSMPI_BOR;
         band: MPI_Op = RSMPI_BAND;
+        request_null: MPI_Request = RSMPI_REQUEST_NULL;
+    }
+
+    pub(super) fn status_ignore() -> *mut ffi::MPI_Status {
+        // SAFETY: as above.
+        unsafe { ffi::RSMPI_STATUS_IGNORE }
     }
 
     pub(super) fn thread_multiple() -> std::ffi::c_int {
@@ -372,6 +379,46 @@ unsafe fn allgather_words(comm: ffi::MPI_Comm, value: u64, out: &mut [u64]) -> R
     })
 }
 
+/// Whether the ranks of `comm` on this host outnumber the cores they may run on (the
+/// union of their affinity masks): then a rank's wait gives its core away (see
+/// [`Patience`]) and collectives wait in gaspar's waits rather than in MPI's spinning
+/// ones. Collective over `comm`.
+///
+/// # Safety
+/// `comm` is a live communicator.
+unsafe fn host_crowded(comm: ffi::MPI_Comm) -> Result<bool> {
+    use super::wait::{affinity_mask, cores_in, AFFINITY_WORDS};
+    let mine = affinity_mask();
+    let mut union = [0u64; AFFINITY_WORDS];
+    let (mut host, mut ranks_here): (ffi::MPI_Comm, c_int) = (constant::comm_null(), 0);
+    // SAFETY: `comm` is live (caller's contract); the host communicator is freed here;
+    // both masks hold AFFINITY_WORDS u64s.
+    unsafe {
+        check(
+            "MPI_Comm_split_type",
+            ffi::MPI_Comm_split_type(
+                comm,
+                ffi::RSMPI_COMM_TYPE_SHARED,
+                0,
+                constant::info_null(),
+                &mut host,
+            ),
+        )?;
+        check("MPI_Comm_size", ffi::MPI_Comm_size(host, &mut ranks_here))?;
+        let reduced = ffi::MPI_Allreduce(
+            mine.as_ptr().cast(),
+            union.as_mut_ptr().cast(),
+            AFFINITY_WORDS as c_int,
+            constant::uint64(),
+            constant::bor(),
+            host,
+        );
+        ffi::MPI_Comm_free(&mut host);
+        check("MPI_Allreduce", reduced)?;
+    }
+    Ok(ranks_here as usize > cores_in(&union))
+}
+
 fn check(call: &'static str, code: c_int) -> Result<()> {
     if code == 0 {
         Ok(())
@@ -503,6 +550,11 @@ pub struct MpiTransport {
     /// When MPI runs below MPI_THREAD_MULTIPLE: its level, and the only thread that may
     /// make MPI calls through this transport.
     single_thread: Option<(c_int, std::thread::ThreadId)>,
+    /// How this rank waits: polls, then backs off.
+    patience: &'static Patience,
+    /// The job's ranks on this host outnumber their cores: collectives wait in
+    /// `patience` (nonblocking MPI collectives, tested until done) rather than in MPI.
+    crowded: bool,
 }
 
 // SAFETY: MPI runs at MPI_THREAD_MULTIPLE, so its handles may be used from any thread, or
@@ -575,6 +627,7 @@ impl MpiTransport {
             Some((level, std::thread::current().id()))
         };
         let mut comm = constant::comm_null();
+        let crowded: bool;
         let (mut rank, mut procs): (c_int, c_int) = (0, 0);
         let mut base: *mut u8 = std::ptr::null_mut();
         let mut win = constant::win_null();
@@ -636,6 +689,7 @@ impl MpiTransport {
             let pad = alignment_pad(base as usize);
             allgather_words(comm, pad, &mut pads)?;
             common_pad(&pads)?;
+            crowded = host_crowded(comm)?;
             // An empty registration table and a free accumulate lock (the window's memory
             // is not zeroed by MPI).
             std::ptr::write_bytes(
@@ -676,6 +730,8 @@ impl MpiTransport {
             we_initialized,
             finalized: AtomicBool::new(false),
             single_thread,
+            patience: Patience::of_process(crowded, Sleep::BackOff)?,
+            crowded,
         };
         transport.barrier()?;
         tracing::debug!(rank, procs, total, "mpi transport attached");
@@ -693,6 +749,59 @@ impl MpiTransport {
             }
             Some(_) => Ok(()),
         }
+    }
+
+    /// Waits in this rank's [`Patience`] until `request` (of a nonblocking collective)
+    /// completes; every poll is an MPI_Test, which makes progress.
+    fn complete(&self, mut request: ffi::MPI_Request) -> Result<()> {
+        self.patience.poll_backing_off(|| {
+            let mut done: c_int = 0;
+            // SAFETY: a live request of this rank, tested until it completes.
+            check("MPI_Test", unsafe {
+                ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
+            })?;
+            Ok(done != 0)
+        })
+    }
+
+    /// MPI_Barrier on the transport's communicator; when the host is crowded, an
+    /// MPI_Ibarrier completed in this rank's patience.
+    fn barrier_waiting(&self) -> Result<()> {
+        if !self.crowded {
+            // SAFETY: the communicator lives until finalize.
+            return check("MPI_Barrier", unsafe { ffi::MPI_Barrier(self.comm) });
+        }
+        let mut request = constant::request_null();
+        // SAFETY: as above; the request is completed before it goes out of scope.
+        check("MPI_Ibarrier", unsafe {
+            ffi::MPI_Ibarrier(self.comm, &mut request)
+        })?;
+        self.complete(request)
+    }
+
+    /// [`allgather_words`] on the transport's communicator; when the host is crowded, an
+    /// MPI_Iallgather completed in this rank's patience.
+    fn allgather_waiting(&self, value: u64, out: &mut [u64]) -> Result<()> {
+        if !self.crowded {
+            // SAFETY: the communicator lives until finalize; `out` has one slot per rank
+            // (checked by the callers).
+            return unsafe { allgather_words(self.comm, value, out) };
+        }
+        let mut request = constant::request_null();
+        // SAFETY: as above; `value` and `out` outlive the request, completed here.
+        check("MPI_Iallgather", unsafe {
+            ffi::MPI_Iallgather(
+                (&value as *const u64).cast(),
+                1,
+                constant::uint64(),
+                out.as_mut_ptr().cast(),
+                1,
+                constant::uint64(),
+                self.comm,
+                &mut request,
+            )
+        })?;
+        self.complete(request)
     }
 
     /// Records a put to `rank` that completed only locally (see [`Unflushed`]).
@@ -1652,8 +1761,10 @@ impl Transport for MpiTransport {
     fn barrier(&self) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let _serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY: the communicator lives until finalize.
-        Ok(self.synchronizing(|| unsafe { check("MPI_Barrier", ffi::MPI_Barrier(self.comm)) })?)
+        // flush_all + Win_sync + barrier + Win_sync: every earlier put is complete at its
+        // target and visible to plain loads there after the barrier (seed 001's question).
+        self.synchronizing(|| self.barrier_waiting())
+            .map_err(Into::into)
     }
 
     fn allgather_u64(&self, value: u64, out: &mut [u64]) -> TransportResult<()> {
@@ -1666,8 +1777,8 @@ impl Transport for MpiTransport {
         }
         let _serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
         // A barrier as well (see `barrier`): the runtime's barrier is an allgather.
-        // SAFETY: the communicator lives until finalize; one u64 in, `procs` u64 out.
-        Ok(self.synchronizing(|| unsafe { allgather_words(self.comm, value, out) })?)
+        self.synchronizing(|| self.allgather_waiting(value, out))
+            .map_err(Into::into)
     }
 
     fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> TransportResult<()> {
@@ -1759,8 +1870,8 @@ impl Transport for MpiTransport {
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()> {
         // MPI ends the whole job when a rank fails or aborts, and offers nothing to sleep
-        // on until a window's memory changes: poll, yielding the core once patience runs out.
-        Ok(super::wait::Patience::of_process(self.procs)?.poll_forever(ready)?)
+        // on until a window's memory changes: poll, then back off.
+        Ok(self.patience.poll_backing_off(ready)?)
     }
 
     fn split_team(
@@ -1787,7 +1898,15 @@ impl Transport for MpiTransport {
         if self.finalized.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        self.barrier()?;
+        // A collective call like the memory layer's (a barrier too): a rank still in
+        // another collective call learns that this one finalized, instead of MPI matching
+        // its collectives with finalize's (on shm, the barrier's finalizing flag does it).
+        if !self.agree_u64(super::FINALIZE_AGREEMENT)? {
+            // The others go on to exchange their calls to name them (gmem's `agree`).
+            let mut calls = vec![0u64; self.procs as usize];
+            self.allgather_u64(super::FINALIZE_AGREEMENT, &mut calls)?;
+            return Err(Box::new(Error::finalize_during_collective()));
+        }
         LIVE_RANK.store(-1, Ordering::Release);
         let mut win = self.win;
         let mut dynamic = self.dynamic;

@@ -15,6 +15,12 @@
 //! than this process has cores, the awaited rank may need this very core to make
 //! progress: the polling phase then yields the core after every poll instead of spinning
 //! on it.
+//!
+//! Where nothing can wake a sleeper (`mpi`: MPI offers nothing to sleep on until a
+//! window's memory changes), a wait that ran out of patience backs off instead
+//! (`Patience::poll_backing_off`, with the `mpi` feature): it sleeps between polls, each
+//! sleep twice the one before, up to `LONGEST_SLEEP`, so a rank that waits long costs its
+//! core a poll per sleep, and every poll is an MPI call that makes progress.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -27,6 +33,31 @@ use crate::error::Result;
 /// Polls between two readings of the clock while spinning (a clock read costs as much as
 /// a few dozen polls of a cached word).
 const POLLS_PER_CLOCK_READ: u32 = 16;
+
+/// The first sleep of a wait that backs off (see [`Patience::poll_backing_off`]).
+#[cfg(feature = "mpi")]
+const FIRST_SLEEP: Duration = Duration::from_micros(1);
+/// The longest sleep of a wait that backs off: the most a wait can oversleep its
+/// condition (a rank preempted for a time slice leaves its peer in long sleeps), and
+/// what a waiting rank costs, one poll per sleep. Measured with `gaspar bench
+/// --transport mpi --scaling-only` on 2 cores: at 8 ranks, 1 ms made the signal ping-pong
+/// 233 us a round trip, 100 us 0.84 us.
+#[cfg(feature = "mpi")]
+const LONGEST_SLEEP: Duration = Duration::from_micros(100);
+/// The timer slack (ns) of a thread while it backs off: Linux's default, 50 us, would
+/// stretch every short sleep to 50 us.
+#[cfg(feature = "mpi")]
+const BACK_OFF_TIMER_SLACK_NS: u64 = 1_000;
+
+/// How the waits of a transport sleep once their patience runs out.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Sleep {
+    /// On a futex, until a writer wakes them (`shm`).
+    Futex,
+    /// Backing off, for ever longer times ([`Patience::poll_backing_off`]; `mpi`).
+    #[cfg(feature = "mpi")]
+    BackOff,
+}
 
 /// How long a wait polls before it sleeps, and how.
 #[derive(Debug)]
@@ -45,13 +76,14 @@ pub(crate) struct Patience {
 }
 
 impl Patience {
-    /// The patience of this process as a rank of a job of `procs` ranks, measured once.
-    pub(crate) fn of_process(procs: u32) -> Result<&'static Patience> {
+    /// The patience of this process, measured once: `crowded` when the job has more
+    /// ranks on this host than they have cores; `sleep` says how its waits sleep.
+    pub(crate) fn of_process(crowded: bool, sleep: Sleep) -> Result<&'static Patience> {
         static MEASURED: std::sync::OnceLock<Patience> = std::sync::OnceLock::new();
         if let Some(patience) = MEASURED.get() {
             return Ok(patience);
         }
-        let patience = Patience::for_job(procs)?;
+        let patience = Patience::for_job(crowded, sleep)?;
         Ok(MEASURED.get_or_init(|| patience))
     }
 
@@ -66,38 +98,36 @@ impl Patience {
         self.budget.max(observed)
     }
 
-    /// Records that a sleep ended `latency_ns` after the bell rang.
+    /// Records that a sleep ended `latency_ns` after the bell rang (on a transport that
+    /// backs off: that the last sleep of a wait lasted `latency_ns`).
     pub(crate) fn woken_after(&self, latency_ns: u64) {
         let average = self.observed_wake_up.load(Ordering::Relaxed);
         let next = average - average / 8 + latency_ns / 8;
         self.observed_wake_up.store(next, Ordering::Relaxed);
     }
 
-    /// The patience of a rank of a job of `procs` ranks on this machine: the budget from
-    /// `GASPAR_SPIN_LIMIT` (`auto`: measured), yielding when ranks outnumber cores.
-    fn for_job(procs: u32) -> Result<Patience> {
+    /// The patience of a rank on this machine: the budget from `GASPAR_SPIN_LIMIT`
+    /// (`auto`: measured for `sleep`), yielding when the job's ranks here are `crowded`
+    /// (outnumber their cores).
+    fn for_job(crowded: bool, sleep: Sleep) -> Result<Patience> {
         let raw = config::SPIN_LIMIT.raw();
         let measured = raw.trim() == "auto";
         let budget = if measured {
-            measured_sleep_and_wake_up()
+            match sleep {
+                Sleep::Futex => measured_sleep_and_wake_up(),
+                #[cfg(feature = "mpi")]
+                Sleep::BackOff => 2 * measured_short_sleep(),
+            }
         } else {
             Duration::from_nanos(config::SPIN_LIMIT.number()?)
         };
-        let cores = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
-            .map(|set| {
-                (0..nix::sched::CpuSet::count())
-                    .filter(|&c| set.is_set(c).unwrap_or(false))
-                    .count()
-            })
-            .unwrap_or(1)
-            .max(1);
         let patience = Patience {
             budget,
             measured,
             observed_wake_up: AtomicU64::new(0),
-            yield_core: procs as usize > cores,
+            yield_core: crowded,
         };
-        tracing::debug!(?patience, cores, "waits");
+        tracing::debug!(?patience, "waits");
         Ok(patience)
     }
 
@@ -131,21 +161,113 @@ impl Patience {
         }
     }
 
-    /// A wait with no sleep to fall back on (a transport whose memory cannot be watched by
-    /// a futex): polls within the budget, then keeps polling with the core yielded
-    /// between polls.
+    /// A wait with nothing to wake it (a transport whose memory cannot be watched by a
+    /// futex): polls within the budget, then backs off, sleeping between polls for
+    /// [`FIRST_SLEEP`], then twice as long each time, up to [`LONGEST_SLEEP`].
+    ///
+    /// A rank that backs off notices late, by up to its last sleep, so the rank waiting
+    /// for it may back off too, and two ranks that answer each other would keep taking
+    /// turns oversleeping (measured: a ping-pong round trip of 250 us instead of 0.6 us
+    /// at 8 ranks): the last sleep of a wait is recorded as a wake-up, and the budget
+    /// follows it as on `shm`, so that a waiting rank polls through its peer's
+    /// oversleeping. When ranks outnumber cores the polls yield the core (as on `shm`;
+    /// not yielding made the ping-pong faster, 2.3 us against 3-7 us at 4 and 8 ranks,
+    /// but the barrier at 8 ranks slower, 73-109 us against 52-60 us, and let a long
+    /// budget starve a peer on the same core).
     #[cfg(feature = "mpi")]
-    pub(crate) fn poll_forever(&self, mut ready: impl FnMut() -> Result<bool>) -> Result<()> {
+    pub(crate) fn poll_backing_off(&self, mut ready: impl FnMut() -> Result<bool>) -> Result<()> {
         if self.poll(&mut ready)? {
             return Ok(());
         }
+        let _slack = ShortTimerSlack::set();
+        let mut sleep = FIRST_SLEEP;
         loop {
-            std::thread::yield_now();
+            let asleep = Instant::now();
+            std::thread::sleep(sleep);
             if ready()? {
+                // At most two longest sleeps: a rank that was not scheduled for a while
+                // must not make every later wait poll that long.
+                let slept = asleep.elapsed().min(2 * LONGEST_SLEEP);
+                self.woken_after(slept.as_nanos() as u64);
                 return Ok(());
             }
+            sleep = (2 * sleep).min(LONGEST_SLEEP);
         }
     }
+}
+
+/// The calling thread's timer slack lowered to [`BACK_OFF_TIMER_SLACK_NS`] while it lives,
+/// then restored. Best effort: a thread whose slack cannot be read keeps it.
+#[cfg(feature = "mpi")]
+struct ShortTimerSlack {
+    previous: Option<u64>,
+}
+
+#[cfg(feature = "mpi")]
+impl ShortTimerSlack {
+    fn set() -> ShortTimerSlack {
+        use nix::sys::prctl;
+        let previous = prctl::get_timerslack()
+            .ok()
+            .and_then(|ns| u64::try_from(ns).ok())
+            .filter(|&ns| {
+                ns > BACK_OFF_TIMER_SLACK_NS
+                    && prctl::set_timerslack(BACK_OFF_TIMER_SLACK_NS).is_ok()
+            });
+        ShortTimerSlack { previous }
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl Drop for ShortTimerSlack {
+    fn drop(&mut self) {
+        if let Some(ns) = self.previous {
+            let _ = nix::sys::prctl::set_timerslack(ns);
+        }
+    }
+}
+
+/// Words of an affinity mask: [`nix::sched::CpuSet::count`] bits.
+pub(crate) const AFFINITY_WORDS: usize = 16;
+
+/// The cores this process may run on (its affinity mask), one bit per core; core 0 only
+/// when the mask cannot be read.
+pub(crate) fn affinity_mask() -> [u64; AFFINITY_WORDS] {
+    let mut mask = [0u64; AFFINITY_WORDS];
+    match nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) {
+        Ok(set) => {
+            let cores = nix::sched::CpuSet::count().min(64 * AFFINITY_WORDS);
+            for core in (0..cores).filter(|&c| set.is_set(c).unwrap_or(false)) {
+                mask[core / 64] |= 1 << (core % 64);
+            }
+        }
+        Err(_) => mask[0] = 1,
+    }
+    mask
+}
+
+/// How many cores a mask from [`affinity_mask`] (or a union of several) holds, at least 1.
+pub(crate) fn cores_in(mask: &[u64; AFFINITY_WORDS]) -> usize {
+    (mask.iter().map(|w| w.count_ones() as usize).sum::<usize>()).max(1)
+}
+
+/// How long the first sleep of a wait that backs off really takes here (the median of a
+/// few), timer slack lowered as during a back-off. A waiting rank polls twice as long,
+/// so that a peer's first sleep ends within its polling, and two ranks do not keep
+/// taking turns sleeping (the futex measurement's reasoning).
+#[cfg(feature = "mpi")]
+fn measured_short_sleep() -> Duration {
+    const SAMPLES: usize = 9;
+    let _slack = ShortTimerSlack::set();
+    let mut samples: Vec<Duration> = (0..SAMPLES)
+        .map(|_| {
+            let start = Instant::now();
+            std::thread::sleep(FIRST_SLEEP);
+            start.elapsed()
+        })
+        .collect();
+    samples.sort();
+    samples[SAMPLES / 2]
 }
 
 /// The time one sleep on a futex and the wake-up by another thread take here, counted

@@ -167,6 +167,16 @@ pub fn program_for(transport: &str, program: &std::ffi::OsStr) -> std::ffi::OsSt
 
 /// `gaspar run --transport T -n N <args...>`, waited for with a timeout.
 pub fn run_on(transport: &str, procs: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Outcome {
+    run_on_within(JOB_TIMEOUT, transport, procs, args)
+}
+
+/// [`run_on`] of a job that must end within `limit` (a hang fails the test quickly).
+pub fn run_on_within(
+    limit: Duration,
+    transport: &str,
+    procs: u32,
+    args: &[&dyn AsRef<std::ffi::OsStr>],
+) -> Outcome {
     let mut cmd = job_command(transport, procs);
     for (k, a) in args.iter().enumerate() {
         if k == 0 {
@@ -175,7 +185,7 @@ pub fn run_on(transport: &str, procs: u32, args: &[&dyn AsRef<std::ffi::OsStr>])
             cmd.arg(a);
         }
     }
-    run_command(cmd)
+    run_command_within(cmd, limit)
 }
 
 /// `gaspar run -n N <args...>`, waited for with a timeout.
@@ -188,7 +198,13 @@ pub fn run(procs: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Outcome {
     run_command(cmd)
 }
 
-pub fn run_command(mut cmd: Command) -> Outcome {
+pub fn run_command(cmd: Command) -> Outcome {
+    run_command_within(cmd, JOB_TIMEOUT)
+}
+
+/// Runs `cmd` to its end, which must come within `limit`: otherwise the command (the
+/// launcher, whose ranks die with it) is killed and the test fails.
+pub fn run_command_within(mut cmd: Command, limit: Duration) -> Outcome {
     let start = Instant::now();
     let child = cmd
         .stdout(Stdio::piped())
@@ -200,14 +216,14 @@ pub fn run_command(mut cmd: Command) -> Outcome {
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
-    let output = match rx.recv_timeout(JOB_TIMEOUT) {
+    let output = match rx.recv_timeout(limit) {
         Ok(out) => out.expect("wait for gaspar"),
         Err(_) => {
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(pid as i32),
                 nix::sys::signal::Signal::SIGKILL,
             );
-            panic!("job did not end within {JOB_TIMEOUT:?}");
+            panic!("{cmd:?} hung: the job did not end within {limit:?}");
         }
     };
     Outcome {

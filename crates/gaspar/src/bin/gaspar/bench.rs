@@ -1,7 +1,10 @@
 //! `gaspar bench`: gaspar's put, get, atomics and barrier on 2 ranks, beside plain
-//! memcpy and OpenMPI's MPI-3 RMA (osc/sm) from the same run, with ratios; then the
-//! barrier alone at several job sizes (more ranks than cores included) beside OpenMPI's
-//! MPI_Barrier, and the world team's allreduce beside MPI_Allreduce (`allreduce`).
+//! memcpy and OpenMPI's MPI-3 RMA (osc/sm) from the same run, with ratios; then, at several
+//! job sizes (more ranks than cores included), the barrier alone beside OpenMPI's
+//! MPI_Barrier, and a signal ping-pong between ranks 0 and 1 (8 bytes of data, then a
+//! signal word the other side waits on) while the other ranks wait in a barrier, beside
+//! the same with OpenMPI's RMA (`bench_peer.c` says how); and the world team's allreduce
+//! beside MPI_Allreduce (`allreduce`).
 //!
 //! Every figure is the median over repetitions of a timed loop. Each put is complete at
 //! its target before the next (gaspar: a blocking put, MPI: `MPI_Put` + `MPI_Win_flush`).
@@ -14,7 +17,7 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use gaspar::launcher::LaunchSpec;
-use gaspar::{GlobalPtr, Handle};
+use gaspar::{Compare, GlobalPtr, Handle};
 
 mod allreduce;
 
@@ -43,15 +46,27 @@ pub(crate) struct BenchArgs {
     /// built with `--features mpi`).
     #[arg(long, default_value = "shm", value_parser = ["shm", "mpi"])]
     transport: String,
-    /// Job sizes at which the barrier is measured alone (empty: none).
-    #[arg(long, value_delimiter = ',', default_value = "2,4,8")]
-    barrier_ranks: Vec<u32>,
+    /// Job sizes at which the barrier and the signal ping-pong are measured alone
+    /// (empty: none).
+    #[arg(
+        long,
+        alias = "barrier-ranks",
+        value_delimiter = ',',
+        default_value = "2,4,8"
+    )]
+    scaling_ranks: Vec<u32>,
     /// Barriers per repetition in those jobs.
     #[arg(long, default_value_t = 1000)]
     barrier_iters: u64,
     /// Job sizes at which the allreduce of 1 and 1 Mi doubles is measured (empty: none).
     #[arg(long, value_delimiter = ',', default_value = "2,4")]
     allreduce_ranks: Vec<u32>,
+    /// Ping-pong round trips per repetition in those jobs.
+    #[arg(long, default_value_t = 200)]
+    pingpong_iters: u64,
+    /// Measure only the barrier and the ping-pong at `--scaling-ranks`.
+    #[arg(long)]
+    scaling_only: bool,
 }
 
 #[derive(clap::Args)]
@@ -63,9 +78,10 @@ pub(crate) struct RankArgs {
     /// Where rank 0 writes its figures.
     #[arg(long)]
     out: PathBuf,
-    /// Measure the barrier alone, on any number of ranks.
+    /// Measure the barrier and the signal ping-pong alone, on any number of ranks, with
+    /// this many round trips per repetition.
     #[arg(long)]
-    barrier_only: bool,
+    scaling_pingpong_iters: Option<u64>,
     /// Measure the allreduce alone, on any number of ranks.
     #[arg(long)]
     allreduce: bool,
@@ -233,22 +249,81 @@ fn write_figures(out: &Path, figures: &Figures) -> gaspar::Result<()> {
     })
 }
 
-/// Every rank times `iters` barriers per repetition; rank 0 reports the median as
-/// `barrier_ranks PROCS`.
-fn measure_barrier_only(rt: gaspar::Runtime, args: &RankArgs) -> gaspar::Result<()> {
+/// Every rank times `iters` barriers per repetition, then ranks 0 and 1 play
+/// `pingpong_iters` round trips of the signal ping-pong per repetition while the others
+/// wait in a barrier; rank 0 reports the medians as `barrier_ranks PROCS` and
+/// `pingpong_ranks PROCS` (one round trip).
+fn measure_scaling(
+    rt: gaspar::Runtime,
+    args: &RankArgs,
+    pingpong_iters: u64,
+) -> gaspar::Result<()> {
     rt.barrier()?;
-    let t = time_loop(args.reps, args.iters, || rt.barrier().expect("barrier"));
-    if rt.rank() == 0 {
-        let figures = Figures::from([(("barrier_ranks".to_string(), u64::from(rt.procs())), t)]);
+    let barrier = time_loop(args.reps, args.iters, || rt.barrier().expect("barrier"));
+    let pingpong = signal_pingpong(&rt, args.reps, pingpong_iters)?;
+    if let Some(pingpong) = pingpong {
+        let procs = u64::from(rt.procs());
+        let figures = Figures::from([
+            (("barrier_ranks".to_string(), procs), barrier),
+            (("pingpong_ranks".to_string(), procs), pingpong),
+        ]);
         write_figures(&args.out, &figures)?;
     }
     rt.finalize()
 }
 
+/// Half a round of the ping-pong: 8 bytes of data into `data`, then `round` into the
+/// peer's signal word, ordered after the data (the shape of OpenSHMEM's `put_signal`).
+fn put_signal(
+    rt: &gaspar::Runtime,
+    data: GlobalPtr<u64>,
+    signal: GlobalPtr<u64>,
+    round: u64,
+) -> gaspar::Result<()> {
+    data.put(rt, &round)?;
+    rt.fence(signal.ga().rank())?;
+    signal.atomic_store(rt, round)
+}
+
+/// Collective: ranks 0 and 1 send each other the data and a signal in turn (rank 0
+/// first, each waiting on its own signal word with `wait_until`) while the other ranks
+/// wait in a barrier. Rank 0 gets the median time of one round trip.
+fn signal_pingpong(rt: &gaspar::Runtime, reps: u32, iters: u64) -> gaspar::Result<Option<f64>> {
+    let block = rt.alloc(16)?;
+    let me = rt.rank();
+    let mut round_trip = None;
+    if me < 2 {
+        let peer = 1 - me;
+        let data = GlobalPtr::<u64>::new(block.ga(peer)?);
+        let signal = data.offset(1)?;
+        let mine = GlobalPtr::<u64>::new(block.ga(me)?).offset(1)?;
+        let mut round = 0u64;
+        let mut times = Vec::with_capacity(reps as usize);
+        for _ in 0..reps {
+            let start = Instant::now();
+            for _ in 0..iters {
+                round += 1;
+                if me == 0 {
+                    put_signal(rt, data, signal, round)?;
+                    mine.wait_until(rt, Compare::Ge, round)?;
+                } else {
+                    mine.wait_until(rt, Compare::Ge, round)?;
+                    put_signal(rt, data, signal, round)?;
+                }
+            }
+            times.push(start.elapsed().as_nanos() as f64 / iters as f64);
+        }
+        round_trip = (me == 0).then(|| median(times));
+    }
+    rt.barrier()?;
+    rt.free(block)?;
+    Ok(round_trip)
+}
+
 fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
     let rt = gaspar::init()?;
-    if args.barrier_only {
-        return measure_barrier_only(rt, args);
+    if let Some(pingpong_iters) = args.scaling_pingpong_iters {
+        return measure_scaling(rt, args, pingpong_iters);
     }
     if args.allreduce {
         return allreduce::measure(rt, args);
@@ -368,11 +443,12 @@ fn build_peer(dir: &Path) -> Result<PathBuf, String> {
     Ok(binary)
 }
 
-/// What one job measures: everything on 2 ranks, or the barrier alone on `procs`.
+/// What one job measures: everything on 2 ranks, or the barrier and the signal
+/// ping-pong alone on `procs` (with `pingpong_iters` round trips per repetition).
 #[derive(Clone, Copy)]
 enum Job {
     Everything,
-    BarrierOnly { procs: u32 },
+    Scaling { procs: u32, pingpong_iters: u64 },
     Allreduce { procs: u32 },
 }
 
@@ -380,7 +456,7 @@ impl Job {
     fn procs(self) -> u32 {
         match self {
             Job::Everything => 2,
-            Job::BarrierOnly { procs } | Job::Allreduce { procs } => procs,
+            Job::Scaling { procs, .. } | Job::Allreduce { procs } => procs,
         }
     }
 }
@@ -405,7 +481,9 @@ fn mpirun_args(procs: u32) -> Vec<String> {
 fn openmpi_figures(binary: &Path, reps: u32, iters: u64, job: Job) -> Result<Figures, String> {
     let mut args = vec![reps.to_string(), iters.to_string()];
     match job {
-        Job::BarrierOnly { .. } => args.push("barrier".into()),
+        Job::Scaling { pingpong_iters, .. } => {
+            args.extend(["scaling".into(), pingpong_iters.to_string()]);
+        }
         Job::Allreduce { .. } => args.push("allreduce".into()),
         Job::Everything => {}
     }
@@ -446,7 +524,10 @@ fn gaspar_figures(
         out.clone().into(),
     ];
     match job {
-        Job::BarrierOnly { .. } => args.push("--barrier-only".into()),
+        Job::Scaling { pingpong_iters, .. } => args.extend([
+            "--scaling-pingpong-iters".into(),
+            pingpong_iters.to_string().into(),
+        ]),
         Job::Allreduce { .. } => args.push("--allreduce".into()),
         Job::Everything => {}
     }
@@ -542,6 +623,44 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
     } else {
         build_peer(dir).map_err(|e| format!("unavailable: {e}"))
     };
+    let mut stdout = std::io::stdout().lock();
+    let mut json_rows = Vec::new();
+    let mpi_note = if args.scaling_only {
+        peer.as_ref()
+            .map_or_else(|e| e.clone(), |_| "OpenMPI osc/sm".to_string())
+    } else {
+        two_rank_tables(args, dir, &peer, &mut stdout, &mut json_rows)?
+    };
+    scaling_table(args, dir, &peer, &mut stdout, &mut json_rows)?;
+    allreduce::table(args, dir, &peer, &mut stdout, &mut json_rows)?;
+    let json = serde_json::json!({
+        "ranks": 2,
+        "transport": args.transport,
+        "repetitions": args.reps,
+        "rounds": args.rounds.max(1),
+        "latency_iterations": args.iters,
+        "peer": mpi_note,
+        "results": json_rows,
+    });
+    let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
+    match &args.json {
+        Some(path) => std::fs::write(path, text).map_err(|e| e.to_string())?,
+        None => {
+            let _ = writeln!(stdout, "{text}");
+        }
+    }
+    Ok(())
+}
+
+/// Everything on 2 ranks beside memcpy and OpenMPI: the main table and, on the mpi
+/// transport, the in-job comparison with raw MPI. Returns what the peer was.
+fn two_rank_tables(
+    args: &BenchArgs,
+    dir: &Path,
+    peer: &Result<PathBuf, String>,
+    stdout: &mut impl Write,
+    json_rows: &mut Vec<serde_json::Value>,
+) -> Result<String, String> {
     // Ours and the peer in alternating rounds, so that a slow spell of this noisy machine
     // hits both; each figure is then the median over the rounds.
     let (mut our_runs, mut peer_runs, mut copy_runs) = (Vec::new(), Vec::new(), Vec::new());
@@ -558,7 +677,7 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
             Job::Everything,
         )?);
         copy_runs.push(memcpy_figures(args.reps, args.iters));
-        if let Ok(binary) = &peer {
+        if let Ok(binary) = peer {
             match openmpi_figures(binary, args.reps, args.iters, Job::Everything) {
                 Ok(f) => peer_runs.push(f),
                 Err(e) => mpi_note = format!("unavailable: {e}"),
@@ -570,7 +689,6 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
         median_of(&copy_runs),
         median_of(&peer_runs),
     );
-    let mut stdout = std::io::stdout().lock();
     let _ = writeln!(
         stdout,
         "gaspar bench: 2 ranks on {}, median of {} repetitions, median of {} alternating rounds; peer: {mpi_note}",
@@ -581,7 +699,6 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
         "{:<10} {:>8} {:>13} {:>13} {:>13} {:>12} {:>12}",
         "operation", "size", "gaspar", "memcpy", "OpenMPI", "vs OpenMPI", "vs memcpy"
     );
-    let mut json_rows = Vec::new();
     let in_job = |name: &str| name.starts_with("alt_") || name.starts_with("raw_");
     for ((name, size), &ns) in ours.iter().filter(|((n, _), _)| !in_job(n)) {
         let m = copy.get(&(name.clone(), *size)).copied();
@@ -651,82 +768,96 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
             }));
         }
     }
-    barrier_table(args, dir, &peer, &mut stdout, &mut json_rows)?;
-    allreduce::table(args, dir, &peer, &mut stdout, &mut json_rows)?;
-    let json = serde_json::json!({
-        "ranks": 2,
-        "transport": args.transport,
-        "repetitions": args.reps,
-        "rounds": args.rounds.max(1),
-        "latency_iterations": args.iters,
-        "peer": mpi_note,
-        "results": json_rows,
-    });
-    let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
-    match &args.json {
-        Some(path) => std::fs::write(path, text).map_err(|e| e.to_string())?,
-        None => {
-            let _ = writeln!(stdout, "{text}");
-        }
-    }
-    Ok(())
+    Ok(mpi_note)
 }
 
-/// The barrier alone at each of `--barrier-ranks`, gaspar's and OpenMPI's jobs in
-/// alternating rounds (median over the rounds).
-fn barrier_table(
+/// The barrier and the signal ping-pong alone at each of `--scaling-ranks`, gaspar's and
+/// OpenMPI's jobs in alternating rounds (median over the rounds). The ping-pong's ratio
+/// is to the faster of OpenMPI's two ways of waiting for the signal.
+fn scaling_table(
     args: &BenchArgs,
     dir: &Path,
     peer: &Result<PathBuf, String>,
     stdout: &mut impl Write,
     json_rows: &mut Vec<serde_json::Value>,
 ) -> Result<(), String> {
-    if args.barrier_ranks.is_empty() {
+    if args.scaling_ranks.is_empty() {
         return Ok(());
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let _ = writeln!(
         stdout,
-        "barrier alone, {} barriers per repetition, {cores} cores:",
-        args.barrier_iters
+        "alone, {cores} cores: barrier ({} per repetition); signal ping-pong round trip \
+         between ranks 0 and 1 ({} per repetition) while the others wait in a barrier \
+         (OpenMPI: MPI_Barrier; ping-pong waiting with MPI_Win_sync + load, or with \
+         MPI_Fetch_and_op: the \"fop\" column):",
+        args.barrier_iters, args.pingpong_iters
     );
     let _ = writeln!(
         stdout,
-        "{:<10} {:>8} {:>13} {:>13} {:>12}",
-        "operation", "ranks", "gaspar", "OpenMPI", "vs OpenMPI"
+        "{:<10} {:>6} {:>13} {:>13} {:>13} {:>12}",
+        "operation", "ranks", "gaspar", "OpenMPI", "OpenMPI fop", "vs OpenMPI"
     );
-    for &procs in &args.barrier_ranks {
-        let job = Job::BarrierOnly { procs };
-        let key = ("barrier_ranks".to_string(), u64::from(procs));
+    for &procs in &args.scaling_ranks {
+        let job = Job::Scaling {
+            procs,
+            pingpong_iters: args.pingpong_iters,
+        };
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         for _ in 0..args.rounds.max(1) {
-            let figures = gaspar_figures(args.reps, args.barrier_iters, dir, &args.transport, job)?;
-            ours.extend(figures.get(&key).copied());
+            ours.push(gaspar_figures(
+                args.reps,
+                args.barrier_iters,
+                dir,
+                &args.transport,
+                job,
+            )?);
             if let Ok(binary) = peer {
                 if let Ok(figures) = openmpi_figures(binary, args.reps, args.barrier_iters, job) {
-                    theirs.extend(figures.get(&key).copied());
+                    theirs.push(figures);
                 }
             }
         }
-        let g = (!ours.is_empty()).then(|| median(ours));
-        let p = (!theirs.is_empty()).then(|| median(theirs));
-        let r = g.and_then(|g| ratio("barrier", g, p));
-        let _ = writeln!(
-            stdout,
-            "{:<10} {:>8} {:>13} {:>13} {:>12}",
-            "barrier",
-            procs,
-            shown("barrier", 0, g),
-            shown("barrier", 0, p),
-            r.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "-".into()),
-        );
-        json_rows.push(serde_json::json!({
-            "operation": "barrier",
-            "ranks": procs,
-            "gaspar_ns": g,
-            "openmpi_ns": p,
-            "ratio_vs_openmpi": r,
-        }));
+        let (ours, theirs) = (median_of(&ours), median_of(&theirs));
+        let size = u64::from(procs);
+        let figure = |f: &Figures, name: &str| f.get(&(name.to_string(), size)).copied();
+        let rows = [
+            ("barrier", "barrier_ranks", "barrier_ranks", None),
+            (
+                "pingpong",
+                "pingpong_ranks",
+                "pingpong_sync_ranks",
+                Some("pingpong_fop_ranks"),
+            ),
+        ];
+        for (operation, ours_name, peer_name, second_peer_name) in rows {
+            let g = figure(&ours, ours_name);
+            let p = figure(&theirs, peer_name);
+            let p2 = second_peer_name.and_then(|name| figure(&theirs, name));
+            let best_peer = match (p, p2) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let r = g.and_then(|g| ratio(operation, g, best_peer));
+            let _ = writeln!(
+                stdout,
+                "{:<10} {:>6} {:>13} {:>13} {:>13} {:>12}",
+                operation,
+                procs,
+                shown(operation, 0, g),
+                shown(operation, 0, p),
+                p2.map_or_else(|| "-".into(), |p2| shown(operation, 0, Some(p2))),
+                r.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "-".into()),
+            );
+            json_rows.push(serde_json::json!({
+                "operation": operation,
+                "ranks": procs,
+                "gaspar_ns": g,
+                "openmpi_ns": p,
+                "openmpi_fop_ns": p2,
+                "ratio_vs_openmpi": r,
+            }));
+        }
     }
     Ok(())
 }

@@ -221,7 +221,10 @@ impl ShmTransport {
             layout,
             peers,
             collectives: Collectives::default(),
-            patience: Patience::of_process(procs)?,
+            patience: Patience::of_process(
+                procs as usize > super::wait::cores_in(&super::wait::affinity_mask()),
+                super::wait::Sleep::Futex,
+            )?,
             // Every rank registers before its first write that a wait may look for (the
             // start-up barrier's).
             asymmetric_fences: membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok(),
@@ -392,17 +395,9 @@ impl ShmTransport {
             return Ok(arrival.same_call);
         }
         Err(if finalizing {
-            Error::CollectiveMismatch {
-                call: "finalize",
-                reason: "another rank was in a collective (barrier, alloc, free, ...) while \
-                         this rank finalized; every rank must make the same collective calls",
-            }
+            Error::finalize_during_collective()
         } else {
-            Error::CollectiveMismatch {
-                call: "barrier",
-                reason: "another rank finalized while this rank was in a collective (barrier, \
-                         alloc, free, ...); every rank must make the same collective calls",
-            }
+            Error::finalized_during("barrier")
         })
     }
 
