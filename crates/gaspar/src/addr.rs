@@ -146,6 +146,15 @@ impl GlobalAddr {
         (self.0 >> RANK_SHIFT) as u32
     }
 
+    /// The same address on rank `rank` (the same segment and offset there: how a
+    /// symmetric allocation is reached on every rank); `None` past [`MAX_RANKS`].
+    #[inline]
+    pub fn with_rank(self, rank: u32) -> Option<GlobalAddr> {
+        (u64::from(rank) < MAX_RANKS).then_some(GlobalAddr(
+            (self.0 & !(u64::MAX << RANK_SHIFT)) | (u64::from(rank) << RANK_SHIFT),
+        ))
+    }
+
     /// The color (ACP's `acp_query_color`).
     pub const fn color(self) -> u32 {
         ((self.0 >> COLOR_SHIFT) & ((1 << COLOR_BITS) - 1)) as u32
@@ -212,6 +221,14 @@ mod tests {
         assert_eq!(next.rank(), 3);
         assert_eq!(next.color(), 1);
         assert!(ga.offset(MAX_SEGMENT_LEN).is_none());
+    }
+
+    #[test]
+    fn with_rank_changes_only_the_rank() {
+        let ga = GlobalAddr::new(3, 1, Segment::Heap, 0x40).unwrap();
+        let moved = ga.with_rank(9).unwrap();
+        assert_eq!(moved, GlobalAddr::new(9, 1, Segment::Heap, 0x40).unwrap());
+        assert_eq!(ga.with_rank(1 << 16), None);
     }
 
     #[test]

@@ -9,9 +9,9 @@ use gaspar::{AtomicOp, Error, GlobalAddr, GlobalPtr, Handle, Key, Width};
 /// One runtime per process: tests that init take turns.
 static RUNTIME: Mutex<()> = Mutex::new(());
 
-fn with_runtime(f: impl FnOnce(&mut gaspar::Runtime)) {
+fn with_runtime(f: impl FnOnce(&mut gaspar::strided::Strided)) {
     let _turn = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
-    let mut rt = gaspar::init().expect("init");
+    let mut rt = gaspar::init().expect("init").into_acp();
     f(&mut rt);
     rt.finalize().expect("finalize");
 }

@@ -35,7 +35,7 @@ static GLOBAL: Counting = Counting;
 
 #[test]
 fn put_get_and_atomics_do_not_allocate() {
-    let rt = gaspar::init().unwrap();
+    let rt = gaspar::init().unwrap().into_acp();
     let word = GlobalPtr::<u64>::new(rt.starter_ga(0).unwrap());
     let other = rt.starter_ga(0).unwrap().offset(64).unwrap();
     let mut buf = [0u8; 8];

@@ -12,9 +12,9 @@ static RUNTIME: Mutex<()> = Mutex::new(());
 
 const REGION: u64 = 1 << 20;
 
-fn with_runtime<R>(f: impl FnOnce(&mut gaspar::Runtime, GlobalAddr) -> R) -> R {
+fn with_runtime<R>(f: impl FnOnce(&mut gaspar::strided::Strided, GlobalAddr) -> R) -> R {
     let _turn = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
-    let mut rt = gaspar::init().expect("init");
+    let mut rt = gaspar::init().expect("init").into_acp();
     let block = rt.alloc(REGION).unwrap();
     let result = f(&mut rt, block.ga(0).unwrap());
     rt.free(block).unwrap();

@@ -264,6 +264,25 @@ impl Gma {
         Ok(self.transport().atomic(t, width, op)?)
     }
 
+    /// Writes `src` to `dst`, then updates the 8-byte signal word at `signal` as `op`
+    /// says (OpenSHMEM 1.5's `shmem_put_signal`), and returns when both are visible at
+    /// their targets. The data is complete at its target before the signal changes, so a
+    /// rank that sees the signal (by [`GlobalPtr::wait_until`] on it, or an atomic load)
+    /// sees the data. The signal word must be 8-byte aligned; it may be on another rank
+    /// than the data.
+    pub fn put_signal(
+        &self,
+        dst: GlobalAddr,
+        src: &[u8],
+        signal: GlobalAddr,
+        op: SignalOp,
+    ) -> Result<()> {
+        let s = self.locate_range(signal, Width::W8.bytes().into())?;
+        self.put_blocking(dst, src)?;
+        self.transport().atomic(s, Width::W8, op.atomic())?;
+        Ok(())
+    }
+
     /// Waits until `handle` and every operation issued before it are complete at their
     /// targets (ACP's `acp_complete`).
     pub fn complete(&self, handle: Handle) -> Result<()> {
@@ -308,6 +327,26 @@ impl Gma {
     pub fn finalize(self) -> Result<()> {
         self.complete(Handle::ALL)?;
         self.gmem.into_world().finalize()
+    }
+}
+
+/// How [`Gma::put_signal`] updates its signal word (OpenSHMEM's `SHMEM_SIGNAL_SET` and
+/// `SHMEM_SIGNAL_ADD`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalOp {
+    /// Stores the value.
+    Set(u64),
+    /// Adds the value (so that several writers can signal one word).
+    Add(u64),
+}
+
+impl SignalOp {
+    /// The atomic that applies it.
+    fn atomic(self) -> AtomicOp {
+        match self {
+            SignalOp::Set(value) => AtomicOp::Store(value),
+            SignalOp::Add(value) => AtomicOp::Add(value),
+        }
     }
 }
 

@@ -102,7 +102,7 @@ fn time_pair(reps: u32, iters: u64, mut a: impl FnMut(), mut b: impl FnMut()) ->
 /// in this job (figures `alt_NAME` and `raw_NAME`). Collective; nothing on shm.
 #[cfg(feature = "mpi")]
 fn in_job_peer(
-    rt: &gaspar::Runtime,
+    rt: &gaspar::strided::Strided,
     target: gaspar::GlobalAddr,
     word: GlobalPtr<u64>,
     (reps, iters): (u32, u64),
@@ -227,7 +227,7 @@ fn write_figures(out: &Path, figures: &Figures) -> gaspar::Result<()> {
 
 /// Every rank times `iters` barriers per repetition; rank 0 reports the median as
 /// `barrier_ranks PROCS`.
-fn measure_barrier_only(rt: gaspar::Runtime, args: &RankArgs) -> gaspar::Result<()> {
+fn measure_barrier_only(rt: gaspar::strided::Strided, args: &RankArgs) -> gaspar::Result<()> {
     rt.barrier()?;
     let t = time_loop(args.reps, args.iters, || rt.barrier().expect("barrier"));
     if rt.rank() == 0 {
@@ -238,7 +238,7 @@ fn measure_barrier_only(rt: gaspar::Runtime, args: &RankArgs) -> gaspar::Result<
 }
 
 fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     if args.barrier_only {
         return measure_barrier_only(rt, args);
     }
