@@ -454,7 +454,7 @@ impl State {
 
     /// This rank's address of `block` on `rank`.
     pub(crate) fn address_of(&self, block: &SymmetricAlloc, rank: u32) -> *mut c_void {
-        (self.heap_bases[rank as usize] + block.offset() as usize) as *mut c_void
+        (self.heap_bases[rank as usize] + block.heap_offset() as usize) as *mut c_void
     }
 
     /// Byte count from a C int, checked.

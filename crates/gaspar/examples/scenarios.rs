@@ -98,7 +98,7 @@ fn mismatched_alloc() -> Result<()> {
                 } else {
                     other_call
                         == Collective::Free {
-                            offset: block.offset(),
+                            offset: block.heap_offset(),
                         }
                 };
                 check(&rt, expected, || format!("other call named {other_call}"));
@@ -106,13 +106,13 @@ fn mismatched_alloc() -> Result<()> {
             other => rt.abort(&format!("expected a free/alloc mismatch, got {other:?}")),
         }
     }
-    let freed_offset = block.offset();
+    let freed_offset = block.heap_offset();
     rt.free(block)?;
     let again = rt.alloc(64)?;
-    check(&rt, again.offset() == freed_offset, || {
+    check(&rt, again.heap_offset() == freed_offset, || {
         format!(
             "freed block not reused: {} != {freed_offset}",
-            again.offset(),
+            again.heap_offset(),
         )
     });
     // A local allocation on rank 0 leaves no room there for half the heap: the symmetric
@@ -727,8 +727,8 @@ fn busy_target() -> Result<()> {
     } else if rt.rank() == 0 {
         let start = std::time::Instant::now();
         let old = word.compare_swap(&rt, 0, 7)?;
-        word.offset(1)?.put(&rt, &42)?;
-        let got = word.offset(1)?.get(&rt)?;
+        word.add(1)?.put(&rt, &42)?;
+        let got = word.add(1)?.get(&rt)?;
         let took = start.elapsed();
         check(&rt, old == 0 && got == 42, || {
             format!("cas gave {old}, get gave {got}")
@@ -1007,7 +1007,7 @@ fn threaded_rma() -> Result<()> {
     let block = rt.alloc(8 * (1 + 2 * u64::from(procs)))?;
     let right = (me + 1) % procs;
     let counter = GlobalPtr::<u64>::new(block.ga(right)?);
-    let slot = |thread: u64| counter.offset(1 + 2 * u64::from(me) + thread);
+    let slot = |thread: u64| counter.add(1 + 2 * u64::from(me) + thread);
     rt.barrier()?;
     std::thread::scope(|s| {
         let worker = |thread: u64| {
@@ -1153,11 +1153,11 @@ fn acc_holder_dies() -> Result<()> {
     let rt = gaspar::init()?.into_acp();
     let block = rt.alloc(BIG + 64)?;
     let first = GlobalPtr::<f64>::new(block.ga(0)?);
-    let last = first.offset(BIG / 8 - 1)?;
+    let last = first.add(BIG / 8 - 1)?;
     let (target, len) = if rt.rank() == 1 {
         (first.ga(), BIG)
     } else {
-        (first.offset(BIG / 8)?.ga(), 8)
+        (first.add(BIG / 8)?.ga(), 8)
     };
     rt.barrier()?;
     if rt.rank() == 0 {

@@ -11,7 +11,7 @@ pub enum Error {
     #[error("rank {rank} is out of range: the job has {procs} ranks")]
     RankOutOfRange {
         /// The rank that was asked for.
-        rank: u64,
+        rank: u32,
         /// The number of ranks in the job.
         procs: u32,
     },
@@ -237,7 +237,7 @@ pub enum Collective {
     /// [`GlobalMemory::reset`](crate::gmem::GlobalMemory::reset) to rank `rank`.
     Reset {
         /// The rank asked for.
-        rank: u64,
+        rank: u32,
     },
     /// Something else: another collective call of the runtime, or a rank that was not in
     /// the same (n-th) collective call at all.

@@ -17,6 +17,13 @@
 //! # Ok::<(), gaspar::Error>(())
 //! ```
 //!
+//! Words keep one meaning throughout: a *rank* is a `u32` in `0..procs`; an *index*
+//! counts elements of a [`SymmetricArray`]; an *offset* counts bytes into a segment
+//! ([`GlobalAddr::offset`] moves an address that many bytes on,
+//! [`SymmetricAlloc::heap_offset`] is where a block starts in the heap); [`GlobalPtr::add`]
+//! moves a typed pointer by elements, as `<*const T>::add` does; a *segment*
+//! ([`gmem::Segment`]) is a kind of memory of a rank: starter, heap, registered.
+//!
 //! Under the facade are the layers, bottom up (see DESIGN.md), which ACP and ARMCI programs
 //! reach through [`Runtime::acp`]: the global address, its segments and limits (internal,
 //! a leaf everything above builds on; public through [`gmem`]); the transport (internal)
@@ -70,6 +77,20 @@ pub use gmem::{GlobalAddr, Key, LocalAlloc, SymmetricAlloc};
 pub use runtime::Runtime;
 pub use symmetric::{Local, SymmetricArray};
 pub use transport::{AtomicOp, Run, Width};
+
+/// The transports this build has: `shm` (a job started by `gaspar run`, or one rank
+/// alone) always, `mpi` (a job started by `mpirun`) when built with the `mpi` feature.
+///
+/// ```
+/// assert_eq!(gaspar::transports()[0], "shm");
+/// ```
+pub fn transports() -> &'static [&'static str] {
+    if cfg!(feature = "mpi") {
+        &["shm", "mpi"]
+    } else {
+        &["shm"]
+    }
+}
 
 /// Runs `body` as this process's rank of the job: init, `body`, finalize. An error from
 /// `body` aborts the whole job with the error's message, as an MPI program would: the

@@ -122,10 +122,7 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
         }
         let procs = self.rt.procs();
         if rank >= procs {
-            return Err(Error::RankOutOfRange {
-                rank: rank.into(),
-                procs,
-            });
+            return Err(Error::RankOutOfRange { rank, procs });
         }
         // Inside the block, which fits the address layout: neither step can fail.
         let bytes = (index * std::mem::size_of::<T>()) as u64;
@@ -503,7 +500,7 @@ impl<T> Drop for SymmetricArray<'_, T> {
                 std::any::type_name::<T>(),
                 self.len,
                 block.len(),
-                block.offset()
+                block.heap_offset()
             ));
         }
     }

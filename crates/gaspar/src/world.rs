@@ -80,8 +80,8 @@ impl World {
         awaited: Option<u32>,
         mut ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
-        let watched = self.physical(watched.into())?;
-        let awaited = awaited.map(|r| self.physical(r.into())).transpose()?;
+        let watched = self.physical(watched)?;
+        let awaited = awaited.map(|r| self.physical(r)).transpose()?;
         Ok(self.transport.wait(watched, awaited, &mut ready)?)
     }
 
@@ -92,15 +92,15 @@ impl World {
 
     /// The transport rank of logical rank `rank`, or an error if there is none.
     #[inline]
-    pub fn physical(&self, rank: u64) -> Result<u32> {
-        if rank >= u64::from(self.procs) {
+    pub fn physical(&self, rank: u32) -> Result<u32> {
+        if rank >= self.procs {
             return Err(Error::RankOutOfRange {
                 rank,
                 procs: self.procs,
             });
         }
         Ok(match &self.physical {
-            None => rank as u32,
+            None => rank,
             Some(physical) => physical[rank as usize],
         })
     }
@@ -138,7 +138,8 @@ impl World {
                 .ok()
                 .and_then(|l| physical.get_mut(l))
                 .ok_or(Error::RankOutOfRange {
-                    rank: logical,
+                    // Each word is a u32 rank, widened for the exchange.
+                    rank: logical as u32,
                     procs,
                 })?;
             if *slot != u32::MAX {

@@ -226,7 +226,7 @@ impl Gma {
 
     /// Makes every earlier write to logical rank `rank` visible there.
     pub fn fence(&self, rank: u32) -> Result<()> {
-        let physical = self.physical(rank.into())?;
+        let physical = self.physical(rank)?;
         Ok(self.transport().flush(physical)?)
     }
 

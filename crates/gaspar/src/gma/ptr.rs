@@ -44,8 +44,11 @@ impl<T: Pod> GlobalPtr<T> {
         self.ga
     }
 
-    /// The pointer `count` elements further on.
-    pub fn offset(self, count: u64) -> Result<Self> {
+    /// The pointer `count` elements further on (as `<*const T>::add`: elements, where
+    /// [`GlobalAddr::offset`] counts bytes).
+    // Named as `<*const T>::add`; not `std::ops::Add`, since it can fail.
+    #[allow(clippy::should_implement_trait)]
+    pub fn add(self, count: u64) -> Result<Self> {
         let bytes = count
             .checked_mul(std::mem::size_of::<T>() as u64)
             .and_then(|b| self.ga.offset(b))

@@ -36,7 +36,7 @@ pub struct SymmetricAlloc {
 impl std::fmt::Debug for SymmetricAlloc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SymmetricAlloc")
-            .field("offset", &self.allocation.offset)
+            .field("heap_offset", &self.allocation.offset)
             .field("len", &self.allocation.len)
             .field("generation", &self.allocation.generation)
             .finish()
@@ -56,7 +56,7 @@ impl SymmetricAlloc {
     pub fn ga(&self, rank: u32) -> Result<GlobalAddr> {
         if rank >= self.procs {
             return Err(Error::RankOutOfRange {
-                rank: rank.into(),
+                rank,
                 procs: self.procs,
             });
         }
@@ -78,8 +78,8 @@ impl SymmetricAlloc {
         self.allocation.len == 0
     }
 
-    /// Offset in the heap (the same on every rank).
-    pub fn offset(&self) -> u64 {
+    /// Where the block starts: bytes from the start of the heap (the same on every rank).
+    pub fn heap_offset(&self) -> u64 {
         self.allocation.offset
     }
 }
@@ -97,8 +97,8 @@ impl LocalAlloc {
         self.ga
     }
 
-    /// Offset in the owner's heap.
-    pub fn offset(&self) -> u64 {
+    /// Where the block starts: bytes from the start of the owner's heap.
+    pub fn heap_offset(&self) -> u64 {
         self.allocation.offset
     }
 
@@ -127,7 +127,7 @@ impl Collective {
             Collective::Barrier => (1, 0),
             Collective::Alloc { len } => (2, len),
             Collective::Free { offset } => (3, offset),
-            Collective::Reset { rank } => (4, rank),
+            Collective::Reset { rank } => (4, u64::from(rank)),
             Collective::Other => (0, 0),
         };
         (kind << Self::KIND_SHIFT)
@@ -145,7 +145,8 @@ impl Collective {
             1 => Collective::Barrier,
             2 => Collective::Alloc { len: value },
             3 => Collective::Free { offset: value },
-            4 => Collective::Reset { rank: value },
+            // A rank is a u32: the low bits are all of it.
+            4 => Collective::Reset { rank: value as u32 },
             _ => Collective::Other,
         }
     }
@@ -222,7 +223,7 @@ impl GlobalMemory {
             return Err(Error::NotRegistered { ga });
         };
         Ok(Location {
-            rank: self.world.physical(d.rank.into())?,
+            rank: self.world.physical(d.rank)?,
             segment: d.segment,
             offset: d.offset,
             ga,
@@ -334,9 +335,9 @@ impl GlobalMemory {
     /// The address of `rank`'s starter memory (ACP's `acp_query_starter_ga`), known
     /// without communication.
     pub fn starter_ga(&self, rank: u32) -> Result<GlobalAddr> {
-        self.world.physical(rank.into())?;
+        self.world.physical(rank)?;
         GlobalAddr::new(rank, 0, Segment::Starter, 0).ok_or_else(|| Error::RankOutOfRange {
-            rank: rank.into(),
+            rank,
             procs: self.world.procs(),
         })
     }
@@ -573,10 +574,7 @@ impl GlobalMemory {
     /// this process becomes rank `new_rank`. A reset that fails (ranks asking for an
     /// invalid renumbering) fails on every rank and changes nothing.
     pub fn reset(&mut self, new_rank: u32) -> Result<()> {
-        self.agree(Collective::Reset {
-            rank: new_rank.into(),
-        })
-        .map(drop)?;
+        self.agree(Collective::Reset { rank: new_rank }).map(drop)?;
         self.world.remap(new_rank)?;
         self.release(HeapAllocator::clear);
         let published = lock(&self.registry).clear();

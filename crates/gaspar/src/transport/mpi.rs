@@ -1625,7 +1625,7 @@ impl Transport for MpiTransport {
         self.on_mpi_thread()?;
         if rank >= self.procs {
             return Err(Box::new(Error::RankOutOfRange {
-                rank: rank.into(),
+                rank,
                 procs: self.procs,
             }));
         }

@@ -17,7 +17,7 @@ use nix::unistd::Pid;
 use rustix::thread::{membarrier, MembarrierCommand};
 
 use self::layout::{state, Doorbell, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
-use self::segment::Segment as Mapping;
+use self::segment::Mapping;
 use super::wait::Patience;
 use super::{
     barrier, segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport,
