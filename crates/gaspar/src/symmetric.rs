@@ -23,6 +23,21 @@ use crate::runtime::Runtime;
 /// generation-checked: the layer refuses to free a block twice
 /// ([`Error::FreedAllocation`]) even when a newer one lies at the same place.
 ///
+/// ```compile_fail,E0505
+/// let rt = gaspar::init()?;
+/// let a = rt.alloc::<u64>(1)?;
+/// rt.finalize()?; // `a` borrows the runtime
+/// a.put(0, 0, &1)?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
+/// ```compile_fail,E0382
+/// let rt = gaspar::init()?;
+/// let a = rt.alloc::<u64>(1)?;
+/// a.free()?;
+/// a.put(0, 0, &1)?; // `free` took it
+/// # Ok::<(), gaspar::Error>(())
+/// ```
+///
 /// Dropping it without `free` is a bug: the other ranks may free theirs, and then the
 /// heaps of the ranks differ. gaspar does not free it in `drop` (a collective call hidden
 /// in a drop would meet whatever collective the other ranks are in), nor end the job right
