@@ -146,13 +146,14 @@ impl GlobalAddr {
         (self.0 >> RANK_SHIFT) as u32
     }
 
-    /// The same address on rank `rank` (the same segment and offset there: how a
-    /// symmetric allocation is reached on every rank); `None` past [`MAX_RANKS`].
-    #[inline]
-    pub fn with_rank(self, rank: u32) -> Option<GlobalAddr> {
-        (u64::from(rank) < MAX_RANKS).then_some(GlobalAddr(
-            (self.0 & !(u64::MAX << RANK_SHIFT)) | (u64::from(rank) << RANK_SHIFT),
-        ))
+    /// The address `bytes` on from this one, on rank `rank`, for a caller that knows both
+    /// fit (a rank of the job, a place inside a block): what does not fit is cut to its
+    /// field, and the address is checked when used, as every address is.
+    #[inline(always)]
+    pub(crate) const fn on_rank_at(self, rank: u32, bytes: u64) -> GlobalAddr {
+        let offset = ((self.0 & (MAX_SEGMENT_LEN - 1)) + bytes) & (MAX_SEGMENT_LEN - 1);
+        let rank = (rank as u64 & (MAX_RANKS - 1)) << RANK_SHIFT;
+        GlobalAddr((self.0 & !(u64::MAX << RANK_SHIFT) & !(MAX_SEGMENT_LEN - 1)) | rank | offset)
     }
 
     /// The color (ACP's `acp_query_color`).
@@ -224,11 +225,16 @@ mod tests {
     }
 
     #[test]
-    fn with_rank_changes_only_the_rank() {
+    fn on_rank_at_changes_only_the_rank_and_offset() {
         let ga = GlobalAddr::new(3, 1, Segment::Heap, 0x40).unwrap();
-        let moved = ga.with_rank(9).unwrap();
-        assert_eq!(moved, GlobalAddr::new(9, 1, Segment::Heap, 0x40).unwrap());
-        assert_eq!(ga.with_rank(1 << 16), None);
+        assert_eq!(
+            ga.on_rank_at(9, 0),
+            GlobalAddr::new(9, 1, Segment::Heap, 0x40).unwrap()
+        );
+        assert_eq!(
+            ga.on_rank_at(9, 0x10),
+            GlobalAddr::new(9, 1, Segment::Heap, 0x50).unwrap()
+        );
     }
 
     #[test]

@@ -75,6 +75,8 @@ pub struct SymmetricArray<'rt, T> {
     /// Element 0 on rank 0; the same offset on every rank.
     base: GlobalAddr,
     len: usize,
+    /// The job's ranks (checked on every access without going down the layers).
+    procs: u32,
     _type: PhantomData<fn() -> T>,
 }
 
@@ -97,6 +99,7 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
             block: Some(block),
             base,
             len,
+            procs: rt.procs(),
             _type: PhantomData,
         })
     }
@@ -126,27 +129,32 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
 
     /// The address of element `index` (of `count` elements from it) on `rank`, after
     /// checking both against the array.
-    #[inline]
+    #[inline(always)]
     fn at(&self, rank: u32, index: usize, count: usize) -> Result<GlobalAddr> {
-        if index.checked_add(count).map_or(true, |end| end > self.len) {
-            return Err(Error::IndexOutOfRange {
-                index: index as u64,
-                count: count as u64,
-                len: self.len as u64,
-            });
+        if index > self.len || count > self.len - index || rank >= self.procs {
+            return Err(self.refusal(rank, index, count));
         }
-        let procs = self.rt.procs();
-        if rank >= procs {
-            return Err(Error::RankOutOfRange { rank, procs });
+        // A rank of the job and a place inside the block, which fits the address layout.
+        Ok(self
+            .base
+            .on_rank_at(rank, (index * std::mem::size_of::<T>()) as u64))
+    }
+
+    /// Why [`at`](Self::at) refuses (kept out of the transfers' inlined path).
+    #[cold]
+    #[inline(never)]
+    fn refusal(&self, rank: u32, index: usize, count: usize) -> Error {
+        if rank >= self.procs {
+            return Error::RankOutOfRange {
+                rank,
+                procs: self.procs,
+            };
         }
-        // Inside the block, which fits the address layout: neither step can fail.
-        let bytes = (index * std::mem::size_of::<T>()) as u64;
-        self.base
-            .with_rank(rank)
-            .and_then(|ga| ga.offset(bytes))
-            .ok_or(Error::LengthOverflow {
-                what: "symmetric array index",
-            })
+        Error::IndexOutOfRange {
+            index: index as u64,
+            count: count as u64,
+            len: self.len as u64,
+        }
     }
 
     /// A typed pointer to element `index` on `rank`, for the calls of [`Runtime::acp`].
