@@ -223,6 +223,24 @@ fn typed_array(rt: &Runtime) -> Result<()> {
         rt.alloc::<u64>(usize::MAX).map(drop),
         |e| matches!(e, Error::LengthOverflow { .. }),
     );
+    // An empty array: allocated and freed like any other, every element refused.
+    let empty = rt.alloc::<u64>(0)?;
+    check(
+        rt,
+        empty.is_empty() && empty.local().to_vec()?.is_empty(),
+        || "an empty array is not empty".into(),
+    );
+    refused("a put into an empty array", empty.put(me, 0, &1), |e| {
+        matches!(
+            e,
+            Error::IndexOutOfRange {
+                index: 0,
+                count: 1,
+                len: 0
+            }
+        )
+    });
+    empty.free()?;
     rt.barrier()?;
     a.free()?;
     words.free()?;

@@ -75,7 +75,7 @@ pub use error::{Error, Result};
 pub use gma::{AtomicWord, Compare, Fetched, GlobalPtr, Gma, Handle, SignalOp};
 pub use gmem::{GlobalAddr, Key, LocalAlloc, SymmetricAlloc};
 pub use runtime::Runtime;
-pub use symmetric::{Local, SymmetricArray};
+pub use symmetric::{LocalView, SymmetricArray};
 pub use transport::{AtomicOp, Run, Width};
 
 /// The transports this build has: `shm` (a job started by `gaspar run`, or one rank

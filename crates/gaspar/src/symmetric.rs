@@ -368,8 +368,8 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
     /// assert_eq!(a.local().get(2)?, 3);
     /// # Ok::<(), gaspar::Error>(())
     /// ```
-    pub fn local(&self) -> Local<'_, 'rt, T> {
-        Local { array: self }
+    pub fn local(&self) -> LocalView<'_, 'rt, T> {
+        LocalView { array: self }
     }
 
     /// Collective: frees the array on every rank. Every rank must free the same array
@@ -561,11 +561,11 @@ fn section_span<const D: usize>(shape: [usize; D], strides: [usize; D]) -> Resul
 /// mine.copy_to_slice(&mut copy)?;
 /// # Ok::<(), gaspar::Error>(())
 /// ```
-pub struct Local<'a, 'rt, T> {
+pub struct LocalView<'a, 'rt, T> {
     array: &'a SymmetricArray<'rt, T>,
 }
 
-impl<T: Pod> Local<'_, '_, T> {
+impl<T: Pod> LocalView<'_, '_, T> {
     /// Number of elements.
     ///
     /// ```no_run
