@@ -140,6 +140,24 @@ fn typed_array(rt: &Runtime) -> Result<()> {
         || format!("rank {me}: row 2 is {row:?}"),
     );
 
+    // Nonblocking puts, completed by quiet before a flag tells the target.
+    let late = rt.alloc::<u64>(64)?;
+    let flag = rt.alloc::<u64>(1)?;
+    let values: Vec<u64> = (0..64).map(|i| u64::from(me) * 1000 + i).collect();
+    late.put_slice_nbi(right, 0, &values[..63])?;
+    late.put_nbi(right, 63, &values[63])?;
+    rt.quiet()?;
+    flag.atomic_store(right, 0, 1)?;
+    flag.wait_until(0, Compare::Eq, 1)?;
+    let expected: Vec<u64> = (0..64).map(|i| u64::from(left as u32) * 1000 + i).collect();
+    let got = late.local().to_vec()?;
+    check(rt, got == expected, || {
+        format!("rank {me}: after quiet {got:?}")
+    });
+    rt.barrier()?;
+    late.free()?;
+    flag.free()?;
+
     // Atomics on every rank's word.
     let words = rt.alloc::<u64>(2)?;
     for r in 0..n {
