@@ -59,6 +59,22 @@ fn put_signal(rt: &Runtime) -> Result<()> {
         "rank {me}: {ROUNDS} signalled rounds from rank {left} ok"
     ));
 
+    // One large transfer (the copy kernels for large sizes may use other stores).
+    const BIG: usize = 1 << 20;
+    let big = rt.alloc::<u64>(BIG)?;
+    let big_signal = rt.alloc::<u64>(1)?;
+    let outgoing: Vec<u64> = (0..BIG).map(|i| payload(me, 0, i)).collect();
+    big.put_signal(right, 0, &outgoing, &big_signal, 0, SignalOp::Set(7))?;
+    big_signal.wait_until(0, Compare::Eq, 7)?;
+    let got = big.local().to_vec()?;
+    let wrong = (0..BIG).find(|&i| got[i] != payload(left, 0, i));
+    check(rt, wrong.is_none(), || {
+        format!("rank {me}, 8 MiB: element {wrong:?} is not rank {left}'s")
+    });
+    say(&format!("rank {me}: 8 MiB signalled from rank {left} ok"));
+    big.free()?;
+    big_signal.free()?;
+
     // Added signals: every rank writes its slot of rank 0's array and adds 1.
     let slots = rt.alloc::<u64>(n as usize)?;
     let count = rt.alloc::<u64>(1)?;

@@ -29,6 +29,12 @@ fn put_with_signal_delivers_the_data_before_the_signal() {
                 out.stdout
             );
             assert_eq!(
+                count(&out, "8 MiB signalled from rank"),
+                procs as usize,
+                "{t}: {}",
+                out.stdout
+            );
+            assert_eq!(
                 count(&out, &format!("rank 0: {procs} added signals ok")),
                 1,
                 "{t}: {}",
