@@ -90,7 +90,8 @@ pub struct Fetched {
     pub old: u64,
 }
 
-/// The global-memory-access layer of one rank: the runtime as Rust users see it.
+/// The global-memory-access layer of one rank (ACP's basic layer, reached by
+/// [`Runtime::acp`](crate::Runtime::acp)); derefs to [`GlobalMemory`].
 ///
 /// ```no_run
 /// # let rt = gaspar::init()?;

@@ -86,11 +86,26 @@ impl SymmetricAlloc {
     }
 
     /// Length in bytes: transfers through [`ga`](Self::ga) may touch this many bytes.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let block = acp.alloc(100)?;
+    /// assert_eq!(block.len(), 100);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn len(&self) -> u64 {
         self.allocation.len
     }
 
-    /// Whether the block is empty (never: allocations are at least one byte).
+    /// Whether the block is empty (an allocation of 0 bytes).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// assert!(acp.alloc(0)?.is_empty());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.allocation.len == 0
     }
@@ -127,21 +142,51 @@ pub struct LocalAlloc {
 
 impl LocalAlloc {
     /// The block's global address.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let mine = acp.alloc_local(64)?;
+    /// assert_eq!(mine.ga().rank(), rt.rank());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn ga(&self) -> GlobalAddr {
         self.ga
     }
 
     /// Where the block starts: bytes from the start of the owner's heap.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let mine = acp.alloc_local(64)?;
+    /// assert!(mine.heap_offset() + 64 <= acp.heap_len());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn heap_offset(&self) -> u64 {
         self.allocation.offset
     }
 
     /// Length in bytes.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// assert_eq!(acp.alloc_local(64)?.len(), 64);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn len(&self) -> u64 {
         self.allocation.len
     }
 
-    /// Whether the block is empty (never: allocations are at least one byte).
+    /// Whether the block is empty (an allocation of 0 bytes).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// assert!(!acp.alloc_local(64)?.is_empty());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.allocation.len == 0
     }
