@@ -490,7 +490,7 @@ pub(crate) unsafe fn malloc_in(
         0u64
     } else {
         let block = s.check(call, s.rt.alloc_local(bytes));
-        let address = s.own_heap_address(block.offset()) as u64;
+        let address = s.own_heap_address(block.heap_offset()) as u64;
         GROUP_BLOCKS
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -550,7 +550,7 @@ pub(crate) fn free_in(s: &State, call: &str, m: &Members, ptr: *mut c_void) -> c
         let mut blocks = GROUP_BLOCKS.lock().unwrap_or_else(|p| p.into_inner());
         let Some(k) = blocks
             .iter()
-            .position(|b| s.own_heap_address(b.offset()) == ptr as usize)
+            .position(|b| s.own_heap_address(b.heap_offset()) == ptr as usize)
         else {
             s.fail(
                 call,

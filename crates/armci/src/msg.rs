@@ -7,8 +7,9 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use bytemuck::Pod;
+use gaspar::strided::Strided;
 use gaspar::world::Team;
-use gaspar::{GlobalAddr, GlobalPtr, Handle, Runtime, SymmetricAlloc};
+use gaspar::{GlobalAddr, GlobalPtr, Handle, SymmetricAlloc};
 
 use crate::collective;
 use crate::group::Group;
@@ -31,7 +32,7 @@ pub(crate) struct Channel {
 
 impl Channel {
     /// Collective: allocates and empties the mailboxes of every rank.
-    pub(crate) fn open(rt: &Runtime) -> gaspar::Result<Channel> {
+    pub(crate) fn open(rt: &Strided) -> gaspar::Result<Channel> {
         let block = rt.alloc(MAILBOX_BYTES * u64::from(rt.procs()))?;
         let zeros = vec![0u8; block.len() as usize];
         rt.put(block.ga(rt.rank())?, &zeros, Handle::NULL)?;

@@ -131,7 +131,7 @@ pub(crate) unsafe fn world_malloc(
         let address = if size == 0 {
             std::ptr::null_mut()
         } else {
-            s.add_block(rank as u32, block.offset(), size);
+            s.add_block(rank as u32, block.heap_offset(), size);
             s.address_of(&block, rank as u32)
         };
         // SAFETY: the caller provides one slot per rank (checked not null above), written
@@ -167,7 +167,7 @@ pub extern "C" fn ARMCI_Free(ptr: *mut c_void) -> c_int {
     }
     // Ranks that passed NULL learn which block from the others.
     let mut offsets = vec![0u64; s.rt.procs() as usize];
-    let offset = mine.map_or(u64::MAX, |i| blocks[i].offset());
+    let offset = mine.map_or(u64::MAX, |i| blocks[i].heap_offset());
     s.check(call, s.rt.exchange_u64(tag::FREE, offset, &mut offsets));
     let Some(&target) = offsets.iter().find(|&&o| o != u64::MAX) else {
         return 0;
@@ -177,11 +177,11 @@ pub extern "C" fn ARMCI_Free(ptr: *mut c_void) -> c_int {
     }
     let index = blocks
         .iter()
-        .position(|b| b.offset() == target)
+        .position(|b| b.heap_offset() == target)
         .unwrap_or_else(|| s.fail(call, "no such block"));
     let block = blocks.remove(index);
     for rank in 0..s.rt.procs() {
-        s.remove_block(rank, block.offset());
+        s.remove_block(rank, block.heap_offset());
     }
     s.check(call, s.rt.free(block));
     0

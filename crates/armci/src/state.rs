@@ -9,7 +9,8 @@ use crate::direct::MappedHeap;
 use crate::msg::Channel;
 use gaspar::gmem::Segment;
 use gaspar::strided::Descriptor;
-use gaspar::{GlobalAddr, Runtime, SymmetricAlloc};
+use gaspar::strided::Strided;
+use gaspar::{GlobalAddr, SymmetricAlloc};
 
 /// `armci_hdl_t`: two ints holding gaspar's 64-bit operation handle.
 #[repr(C)]
@@ -37,7 +38,7 @@ impl Handle {
 
 /// Everything ARMCI keeps between calls.
 pub(crate) struct State {
-    pub(crate) rt: Runtime,
+    pub(crate) rt: Strided,
     /// Each rank's heap base address, in its own process.
     heap_bases: Vec<usize>,
     /// Where each rank's heap is mapped in this process, when plain loads and stores reach
@@ -79,7 +80,7 @@ pub(crate) fn initialize() -> Result<(), String> {
     if is_initialized() {
         return Ok(());
     }
-    let rt = gaspar::init().map_err(|e| e.to_string())?;
+    let rt = gaspar::init().map_err(|e| e.to_string())?.into_acp();
     let procs = rt.procs() as usize;
     let my_base = rt
         .local_address(GlobalAddr::new(rt.rank(), 0, Segment::Heap, 0).expect("rank fits"))
@@ -449,7 +450,7 @@ impl State {
 
     /// This rank's address of `block` on `rank`.
     pub(crate) fn address_of(&self, block: &SymmetricAlloc, rank: u32) -> *mut c_void {
-        (self.heap_bases[rank as usize] + block.offset() as usize) as *mut c_void
+        (self.heap_bases[rank as usize] + block.heap_offset() as usize) as *mut c_void
     }
 
     /// Byte count from a C int, checked.

@@ -5,7 +5,8 @@
 use std::io::Write;
 
 use gaspar::gmem::Collective;
-use gaspar::{Error, GlobalAddr, GlobalPtr, Handle, Result, Runtime};
+use gaspar::strided::Strided;
+use gaspar::{Error, GlobalAddr, GlobalPtr, Handle, Result};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -47,7 +48,7 @@ fn main() {
     }
 }
 
-fn check(rt: &Runtime, ok: bool, what: impl FnOnce() -> String) {
+fn check(rt: &Strided, ok: bool, what: impl FnOnce() -> String) {
     if !ok {
         rt.abort(&what());
     }
@@ -61,7 +62,7 @@ fn say(line: &str) {
 
 /// Prints the job id so the test can look for this job's segments.
 fn job_id() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     say(&format!(
         "job {}",
         std::env::var("GASPAR_JOB_ID").unwrap_or_default()
@@ -72,7 +73,7 @@ fn job_id() -> Result<()> {
 /// Every rank asks for a different size: every rank gets the mismatch error, and the
 /// heap is still usable afterwards.
 fn mismatched_alloc() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let me = rt.rank();
     match rt.alloc(64 * (u64::from(me) + 1)) {
         Err(Error::MismatchedCollective {
@@ -97,7 +98,7 @@ fn mismatched_alloc() -> Result<()> {
                 } else {
                     other_call
                         == Collective::Free {
-                            offset: block.offset(),
+                            offset: block.heap_offset(),
                         }
                 };
                 check(&rt, expected, || format!("other call named {other_call}"));
@@ -105,13 +106,13 @@ fn mismatched_alloc() -> Result<()> {
             other => rt.abort(&format!("expected a free/alloc mismatch, got {other:?}")),
         }
     }
-    let freed_offset = block.offset();
+    let freed_offset = block.heap_offset();
     rt.free(block)?;
     let again = rt.alloc(64)?;
-    check(&rt, again.offset() == freed_offset, || {
+    check(&rt, again.heap_offset() == freed_offset, || {
         format!(
             "freed block not reused: {} != {freed_offset}",
-            again.offset(),
+            again.heap_offset(),
         )
     });
     // A local allocation on rank 0 leaves no room there for half the heap: the symmetric
@@ -146,7 +147,7 @@ fn mismatched_alloc() -> Result<()> {
 /// Rank 0 moves a block down the chain 1 -> 2 -> ... -> n-1 with third-party copies,
 /// each ordered after the previous one by its handle, without waiting in between.
 fn third_party_chain() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let (me, n) = (rt.rank(), rt.procs());
     let len = 32 * 1024u64;
     let pattern = |i: u64| (i * 13 % 251) as u8;
@@ -194,7 +195,7 @@ fn third_party_chain() -> Result<()> {
 
 /// Every rank hammers the same words on rank 0 with every atomic operation.
 fn atomics_stress() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let (me, n) = (rt.rank(), u64::from(rt.procs()));
     let iters = 20_000u64;
     let base = rt.starter_ga(0)?;
@@ -274,7 +275,7 @@ fn atomics_stress() -> Result<()> {
 
 /// Registered (non-segment) memory reached by other ranks with cross-memory attach.
 fn registered_memory() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let (me, n) = (rt.rank(), rt.procs());
     let len = 4096usize;
     let mut buffer = vec![0u8; len].into_boxed_slice();
@@ -356,7 +357,7 @@ fn registered_memory() -> Result<()> {
 /// Ranks renumber themselves in reverse; a ring in the new numbering still works, and an
 /// invalid renumbering is refused on every rank.
 fn reset() -> Result<()> {
-    let mut rt = gaspar::init()?;
+    let mut rt = gaspar::init()?.into_acp();
     let n = rt.procs();
     let old = rt.rank();
     if n > 1 {
@@ -382,7 +383,7 @@ fn reset() -> Result<()> {
 /// Prints this rank's network namespace and host name (the multi-host test checks that
 /// ranks really run in different namespaces).
 fn where_am_i() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let netns = std::fs::read_link("/proc/self/ns/net")
         .map(|p| p.display().to_string())
         .unwrap_or_default();
@@ -424,7 +425,7 @@ fn reference_copy(
 /// section back, and does the same with an I/O vector.
 fn strided_remote() -> Result<()> {
     use gaspar::strided::Descriptor;
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let (me, n) = (rt.rank(), rt.procs());
     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
     let region = 64 * 1024;
@@ -596,7 +597,7 @@ fn extent_of(count: &[u64], strides: &[u64]) -> u64 {
 /// from separate buffers. Every rank draws the same shapes from `seed`.
 fn strided_random(cases: u32, seed: u64) -> Result<()> {
     use gaspar::strided::{Descriptor, Policy};
-    let mut rt = gaspar::init()?;
+    let mut rt = gaspar::init()?.into_acp();
     let (me, n) = (rt.rank(), rt.procs());
     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
     let region = 1u64 << 20;
@@ -712,7 +713,7 @@ fn strided_random(cases: u32, seed: u64) -> Result<()> {
 /// does a compare-and-swap, a put and a get on rank 1's memory; they must complete while
 /// rank 1 is still busy (ARMCI's rule: no help from the target).
 fn busy_target() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let block = rt.alloc(64)?;
     let word = GlobalPtr::<u64>::new(block.ga(1)?);
     rt.barrier()?;
@@ -726,8 +727,8 @@ fn busy_target() -> Result<()> {
     } else if rt.rank() == 0 {
         let start = std::time::Instant::now();
         let old = word.compare_swap(&rt, 0, 7)?;
-        word.offset(1)?.put(&rt, &42)?;
-        let got = word.offset(1)?.get(&rt)?;
+        word.add(1)?.put(&rt, &42)?;
+        let got = word.add(1)?.get(&rt)?;
         let took = start.elapsed();
         check(&rt, old == 0 && got == 42, || {
             format!("cas gave {old}, get gave {got}")
@@ -746,7 +747,7 @@ fn busy_target() -> Result<()> {
 /// Every rank but `holdout` waits in a barrier that `holdout` never enters; the test then
 /// kills something and checks how the job ends.
 fn barrier_wait(holdout: u32) -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     say(&format!(
         "rank {} pid {} job {} waiting",
         rt.rank(),
@@ -765,7 +766,7 @@ fn barrier_wait(holdout: u32) -> Result<()> {
 }
 
 fn abort() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     if rt.rank() == 1 {
         rt.abort("scenario abort: bad thing happened");
     }
@@ -774,7 +775,7 @@ fn abort() -> Result<()> {
 }
 
 fn panic_in_rank() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     if rt.rank() == 1 {
         panic!("scenario panic");
     }
@@ -783,7 +784,7 @@ fn panic_in_rank() -> Result<()> {
 }
 
 fn exit_without_finalize() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     rt.barrier()?;
     std::mem::forget(rt);
     std::process::exit(0)
@@ -795,7 +796,7 @@ fn exit_without_finalize() -> Result<()> {
 fn mpi_single_thread() -> Result<()> {
     // SAFETY: MPI is not initialized yet; null argc/argv are allowed since MPI-2.
     unsafe { mpi::ffi::MPI_Init(std::ptr::null_mut(), std::ptr::null_mut()) };
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let block = rt.alloc(64)?;
     let word = GlobalPtr::<u64>::new(block.ga(rt.rank())?);
     word.fetch_add(&rt, 1)?;
@@ -822,7 +823,7 @@ fn mpi_single_thread() -> Result<()> {
 /// overlapping strided puts land in issue order.
 fn ordering(rounds: u64) -> Result<()> {
     use gaspar::strided::Descriptor;
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let (me, n) = (rt.rank(), rt.procs());
     let right = (me + 1) % n;
     let block = rt.alloc(16 * 1024)?;
@@ -883,7 +884,7 @@ fn ordering(rounds: u64) -> Result<()> {
 /// Heap blocks are aligned to `gmem::heap::ALIGN` (64) bytes in this process's memory,
 /// whatever alignment the transport's memory came with.
 fn heap_alignment() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let me = rt.rank();
     for len in [1u64, 24, 100, 4096, 7] {
         let block = rt.alloc(len)?;
@@ -901,7 +902,7 @@ fn heap_alignment() -> Result<()> {
 /// barrier): every rank gets the error, naming the calls as they were made, and the job
 /// goes on.
 fn collective_messages() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let me = rt.rank();
     let odd_one_out = |call: &dyn Fn() -> Result<()>| {
         let result = if me == 0 { call() } else { rt.barrier() };
@@ -923,7 +924,7 @@ fn collective_messages() -> Result<()> {
 /// Transfers to another rank's heap are checked against the allocation too: a put past
 /// a block's end and one through a freed handle are refused, and nothing is written.
 fn remote_heap_bounds() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let me = rt.rank();
     let right = (me + 1) % rt.procs();
     let a = rt.alloc(64)?;
@@ -972,7 +973,7 @@ fn waits_scenario(name: &str) -> Result<()> {
 /// Two threads of every rank call barriers at the same time: each call is one barrier
 /// of the rank, so every rank makes 2 x 300 and the job ends.
 fn threaded_collectives() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     std::thread::scope(|s| {
         let threads: Vec<_> = (0..2)
             .map(|_| {
@@ -1000,13 +1001,13 @@ fn threaded_collectives() -> Result<()> {
 /// time; one of them also calls barriers. Every value and count must come out right.
 fn threaded_rma() -> Result<()> {
     const ROUNDS: u64 = 2000;
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let (me, procs) = (rt.rank(), rt.procs());
     // Per rank: a counter, then one word per (writer rank, thread).
     let block = rt.alloc(8 * (1 + 2 * u64::from(procs)))?;
     let right = (me + 1) % procs;
     let counter = GlobalPtr::<u64>::new(block.ga(right)?);
-    let slot = |thread: u64| counter.offset(1 + 2 * u64::from(me) + thread);
+    let slot = |thread: u64| counter.add(1 + 2 * u64::from(me) + thread);
     rt.barrier()?;
     std::thread::scope(|s| {
         let worker = |thread: u64| {
@@ -1046,8 +1047,8 @@ fn threaded_rma() -> Result<()> {
 
 /// Rank 0 finalizes while the others call `other` (a collective): every rank must fail
 /// promptly instead of the others waiting forever for rank 0.
-fn finalize_against(other: impl FnOnce(&Runtime) -> Result<()>) -> Result<()> {
-    let rt = gaspar::init()?;
+fn finalize_against(other: impl FnOnce(&Strided) -> Result<()>) -> Result<()> {
+    let rt = gaspar::init()?.into_acp();
     rt.barrier()?;
     let result = if rt.rank() == 0 {
         rt.finalize()
@@ -1064,7 +1065,7 @@ fn finalize_against(other: impl FnOnce(&Runtime) -> Result<()>) -> Result<()> {
 /// Rank 1 leaves early with `?` (its runtime is dropped unfinalized) while rank 0 goes on
 /// to a barrier and finalize: the job must end with rank 1's message, not hang.
 fn early_return() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     rt.barrier()?;
     if rt.rank() == 1 {
         // A local error (no rank of that number): no other rank takes part.
@@ -1080,7 +1081,7 @@ fn early_return() -> Result<()> {
 /// atomics (u64, i64, u32, i32); rank 1 first spins a while so that rank 0 sleeps.
 fn wait_until() -> Result<()> {
     use gaspar::Compare;
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let block = rt.alloc(64)?;
     let at = |rank: u32, byte: u64| -> Result<GlobalAddr> {
         block
@@ -1149,14 +1150,14 @@ fn wait_until() -> Result<()> {
 fn acc_holder_dies() -> Result<()> {
     use gaspar::strided::{AccKind, Descriptor};
     const BIG: u64 = 16 << 20;
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let block = rt.alloc(BIG + 64)?;
     let first = GlobalPtr::<f64>::new(block.ga(0)?);
-    let last = first.offset(BIG / 8 - 1)?;
+    let last = first.add(BIG / 8 - 1)?;
     let (target, len) = if rt.rank() == 1 {
         (first.ga(), BIG)
     } else {
-        (first.offset(BIG / 8)?.ga(), 8)
+        (first.add(BIG / 8)?.ga(), 8)
     };
     rt.barrier()?;
     if rt.rank() == 0 {
@@ -1194,7 +1195,7 @@ fn acc_holder_dies() -> Result<()> {
 /// barrier. Built in release mode by scripts/test, where a load hoisted out of the loop
 /// would spin forever (the test's timeout ends it).
 fn polling_get() -> Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let word = GlobalPtr::<u64>::new(rt.starter_ga(0)?);
     if rt.rank() == 0 {
         word.put(&rt, &0)?;

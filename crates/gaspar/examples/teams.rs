@@ -28,13 +28,13 @@ fn failed(what: impl Into<String>) -> Error {
 fn main() -> Result<()> {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "all".into());
     gaspar::run_job(|rt| {
-        let world: &World = rt;
+        let world: &World = rt.world();
         match mode.as_str() {
             "all" => {
                 everything(world)?;
                 let (me, n) = (rt.rank(), rt.procs());
-                rt.reset(n - 1 - me)?;
-                renumbered(rt, me)
+                rt.acp_mut().reset(n - 1 - me)?;
+                renumbered(rt.world(), me)
             }
             "mismatch" => mismatches(world),
             "gone" => member_gone(world),

@@ -32,10 +32,22 @@ const COLOR_SHIFT: u32 = OFFSET_BITS + SEGMENT_BITS;
 const RANK_SHIFT: u32 = OFFSET_BITS + SEGMENT_BITS + COLOR_BITS;
 
 /// Largest offset a global address can carry, plus one (256 GiB).
+///
+/// ```
+/// assert_eq!(gaspar::gmem::MAX_SEGMENT_LEN, 256 << 30);
+/// ```
 pub const MAX_SEGMENT_LEN: u64 = 1 << OFFSET_BITS;
 /// Number of colors (ACP's `acp_colors()`).
+///
+/// ```
+/// assert_eq!(gaspar::gmem::COLORS, 4);
+/// ```
 pub const COLORS: u32 = 1 << COLOR_BITS;
 /// Largest number of ranks a global address can name.
+///
+/// ```
+/// assert_eq!(gaspar::gmem::MAX_RANKS, 65536);
+/// ```
 pub const MAX_RANKS: u64 = 1 << RANK_BITS;
 
 /// Alignment of every symmetric-heap block: a cache line, so that separate allocations
@@ -46,6 +58,12 @@ pub(crate) const HEAP_BLOCK_ALIGN: u64 = 64;
 ///
 /// The discriminants are the address field's codes (3 for every registered slot), so that
 /// decoding an address is a clamp, not a chain of branches, on every transfer's path.
+///
+/// ```
+/// use gaspar::gmem::{GlobalAddr, Segment};
+/// let ga = GlobalAddr::new(1, 0, Segment::Heap, 64).unwrap();
+/// assert_eq!(ga.decode().unwrap().segment, Segment::Heap);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Segment {
@@ -58,6 +76,10 @@ pub enum Segment {
 }
 
 /// Number of registration slots per rank.
+///
+/// ```
+/// assert_eq!(gaspar::gmem::REGISTRATION_SLOTS, 253);
+/// ```
 pub const REGISTRATION_SLOTS: usize = 256 - 3;
 
 impl Segment {
@@ -80,11 +102,23 @@ impl Segment {
 }
 
 /// A global address: (rank, color, segment, offset) packed into 64 bits.
+///
+/// ```
+/// use gaspar::gmem::{GlobalAddr, Segment};
+/// let ga = GlobalAddr::new(2, 0, Segment::Starter, 0).unwrap();
+/// assert_eq!(ga.to_string(), "GA(rank 2 starter+0x0)");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 #[repr(transparent)]
 pub struct GlobalAddr(u64);
 
 /// The fields of a global address.
+///
+/// ```
+/// use gaspar::gmem::{Decoded, GlobalAddr, Segment};
+/// let ga = GlobalAddr::new(2, 1, Segment::Heap, 8).unwrap();
+/// assert_eq!(ga.decode(), Some(Decoded { rank: 2, color: 1, segment: Segment::Heap, offset: 8 }));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decoded {
     /// Owning rank.
@@ -99,10 +133,20 @@ pub struct Decoded {
 
 impl GlobalAddr {
     /// The null address (ACP_GA_NULL); names no memory.
+    ///
+    /// ```
+    /// assert_eq!(gaspar::GlobalAddr::NULL.decode(), None);
+    /// ```
     pub const NULL: GlobalAddr = GlobalAddr(0);
 
     /// Packs the fields; `None` if one does not fit its bit field, or names a registration
     /// slot past [`REGISTRATION_SLOTS`] (whose code would not fit the segment field).
+    ///
+    /// ```
+    /// use gaspar::gmem::{GlobalAddr, Segment};
+    /// assert!(GlobalAddr::new(0, 0, Segment::Heap, 4096).is_some());
+    /// assert!(GlobalAddr::new(0, 4, Segment::Heap, 0).is_none()); // no color 4
+    /// ```
     pub fn new(rank: u32, color: u32, segment: Segment, offset: u64) -> Option<GlobalAddr> {
         if u64::from(rank) >= MAX_RANKS
             || color >= COLORS
@@ -120,16 +164,32 @@ impl GlobalAddr {
     }
 
     /// The raw 64 bits (what C and Fortran code pass around).
+    ///
+    /// ```
+    /// use gaspar::gmem::{GlobalAddr, Segment};
+    /// let ga = GlobalAddr::new(0, 0, Segment::Heap, 8).unwrap();
+    /// assert_eq!(GlobalAddr::from_bits(ga.to_bits()), ga);
+    /// ```
     pub const fn to_bits(self) -> u64 {
         self.0
     }
 
     /// An address from raw bits; it is checked when used, not here.
+    ///
+    /// ```
+    /// assert_eq!(gaspar::GlobalAddr::from_bits(0), gaspar::GlobalAddr::NULL);
+    /// ```
     pub const fn from_bits(bits: u64) -> GlobalAddr {
         GlobalAddr(bits)
     }
 
     /// The fields, or `None` for an address with segment 0 (null or garbage).
+    ///
+    /// ```
+    /// use gaspar::gmem::{GlobalAddr, Segment};
+    /// let d = GlobalAddr::new(5, 0, Segment::Starter, 16).unwrap().decode().unwrap();
+    /// assert_eq!((d.rank, d.offset), (5, 16));
+    /// ```
     #[inline]
     pub fn decode(self) -> Option<Decoded> {
         let segment = Segment::from_code((self.0 >> SEGMENT_SHIFT) & ((1 << SEGMENT_BITS) - 1))?;
@@ -142,17 +202,43 @@ impl GlobalAddr {
     }
 
     /// The owning rank (ACP's `acp_query_rank`), whatever the segment.
+    ///
+    /// ```
+    /// use gaspar::gmem::{GlobalAddr, Segment};
+    /// assert_eq!(GlobalAddr::new(7, 0, Segment::Heap, 0).unwrap().rank(), 7);
+    /// ```
     pub const fn rank(self) -> u32 {
         (self.0 >> RANK_SHIFT) as u32
     }
 
+    /// The address `bytes` on from this one, on rank `rank`, for a caller that knows both
+    /// fit (a rank of the job, a place inside a block): what does not fit is cut to its
+    /// field, and the address is checked when used, as every address is.
+    #[inline(always)]
+    pub(crate) const fn on_rank_at(self, rank: u32, bytes: u64) -> GlobalAddr {
+        let offset = ((self.0 & (MAX_SEGMENT_LEN - 1)) + bytes) & (MAX_SEGMENT_LEN - 1);
+        let rank = (rank as u64 & (MAX_RANKS - 1)) << RANK_SHIFT;
+        GlobalAddr((self.0 & !(u64::MAX << RANK_SHIFT) & !(MAX_SEGMENT_LEN - 1)) | rank | offset)
+    }
+
     /// The color (ACP's `acp_query_color`).
+    ///
+    /// ```
+    /// use gaspar::gmem::{GlobalAddr, Segment};
+    /// assert_eq!(GlobalAddr::new(0, 3, Segment::Heap, 0).unwrap().color(), 3);
+    /// ```
     pub const fn color(self) -> u32 {
         ((self.0 >> COLOR_SHIFT) & ((1 << COLOR_BITS) - 1)) as u32
     }
 
     /// The address `bytes` further on, if it stays inside the offset field of the same
     /// segment (whether the segment is that long is checked on use).
+    ///
+    /// ```
+    /// use gaspar::gmem::{GlobalAddr, Segment};
+    /// let ga = GlobalAddr::new(1, 0, Segment::Heap, 64).unwrap();
+    /// assert_eq!(ga.offset(8), GlobalAddr::new(1, 0, Segment::Heap, 72));
+    /// ```
     pub fn offset(self, bytes: u64) -> Option<GlobalAddr> {
         let offset = (self.0 & (MAX_SEGMENT_LEN - 1)).checked_add(bytes)?;
         (offset < MAX_SEGMENT_LEN).then_some(GlobalAddr((self.0 & !(MAX_SEGMENT_LEN - 1)) | offset))
@@ -212,6 +298,19 @@ mod tests {
         assert_eq!(next.rank(), 3);
         assert_eq!(next.color(), 1);
         assert!(ga.offset(MAX_SEGMENT_LEN).is_none());
+    }
+
+    #[test]
+    fn on_rank_at_changes_only_the_rank_and_offset() {
+        let ga = GlobalAddr::new(3, 1, Segment::Heap, 0x40).unwrap();
+        assert_eq!(
+            ga.on_rank_at(9, 0),
+            GlobalAddr::new(9, 1, Segment::Heap, 0x40).unwrap()
+        );
+        assert_eq!(
+            ga.on_rank_at(9, 0x10),
+            GlobalAddr::new(9, 1, Segment::Heap, 0x50).unwrap()
+        );
     }
 
     #[test]

@@ -5,12 +5,13 @@ use crate::addr::GlobalAddr;
 /// Everything that can go wrong in a gaspar call. Bad user input is always reported
 /// through one of these variants, never by a panic or a wild memory access.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A rank number outside `0..procs`.
     #[error("rank {rank} is out of range: the job has {procs} ranks")]
     RankOutOfRange {
         /// The rank that was asked for.
-        rank: u64,
+        rank: u32,
         /// The number of ranks in the job.
         procs: u32,
     },
@@ -115,6 +116,17 @@ pub enum Error {
         len: u64,
         /// The live allocation the access starts in, as (heap offset, length), if any.
         allocation: Option<(u64, u64)>,
+    },
+    /// Elements `index..index + count` of a symmetric array of `len` elements per rank:
+    /// past its end. Nothing was moved.
+    #[error("elements {index}..{} are out of range: the symmetric array has {len} per rank", *index as u128 + *count as u128)]
+    IndexOutOfRange {
+        /// First element of the access.
+        index: u64,
+        /// Number of elements.
+        count: u64,
+        /// Elements per rank.
+        len: u64,
     },
     /// A registration key that is not (or no longer) valid.
     #[error("invalid registration key {0}")]
@@ -243,7 +255,7 @@ pub enum Collective {
     /// [`GlobalMemory::reset`](crate::gmem::GlobalMemory::reset) to rank `rank`.
     Reset {
         /// The rank asked for.
-        rank: u64,
+        rank: u32,
     },
     /// [`Team::split`](crate::world::Team::split).
     Split,

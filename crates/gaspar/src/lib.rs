@@ -1,24 +1,39 @@
 //! gaspar: a partitioned-global-address-space runtime.
 //!
-//! The layers, bottom up (see DESIGN.md): the global address, its segments and limits
-//! (internal, a leaf everything above builds on; public through [`gmem`]); the transport
-//! (internal) moves bytes between processes, each transport publishing its registration
-//! table with one sequence lock; [`world`] is the job (rank, procs, barrier, abort, reset);
-//! [`gmem`] gives memory global addresses (registration, starter memory, symmetric heap);
-//! [`gma`] accesses it (copy, atomics, handles); [`strided`] moves noncontiguous data. Each
-//! layer owns the one below it and derefs to it, so the top one, [`Runtime`], offers every
-//! call. Beside them, [`launcher`] is `gaspar run`: it starts a job's ranks and watches
-//! them, and shares with the shm transport only the environment the ranks start in.
-//! [`error`] and [`config`] sit below everything.
+//! A program holds one [`Runtime`] (from [`init`], or given by [`run_job`]): its rank, the
+//! number of ranks, barriers, and typed symmetric arrays ([`Runtime::alloc`] →
+//! [`SymmetricArray`]) that every rank reads and writes by (rank, index), with atomics,
+//! `wait_until` and put-with-signal. [`runtime`] states once what `fence` and `quiet` mean.
 //!
 //! ```no_run
-//! let rt = gaspar::init()?;
-//! let right = (rt.rank() + 1) % rt.procs();
-//! let slot = gaspar::GlobalPtr::<u64>::new(rt.starter_ga(right)?);
-//! slot.put(&rt, &u64::from(rt.rank()))?;
-//! rt.barrier()?;
+//! gaspar::run_job(|rt| {
+//!     let (me, n) = (rt.rank(), rt.procs());
+//!     let slot = rt.alloc::<u64>(1)?;
+//!     slot.put((me + 1) % n, 0, &u64::from(me))?;
+//!     rt.barrier()?;
+//!     assert_eq!(slot.local().get(0)?, u64::from((me + n - 1) % n));
+//!     slot.free()
+//! })?;
 //! # Ok::<(), gaspar::Error>(())
 //! ```
+//!
+//! Words keep one meaning throughout: a *rank* is a `u32` in `0..procs`; an *index*
+//! counts elements of a [`SymmetricArray`]; an *offset* counts bytes into a segment
+//! ([`GlobalAddr::offset`] moves an address that many bytes on,
+//! [`SymmetricAlloc::heap_offset`] is where a block starts in the heap); [`GlobalPtr::add`]
+//! moves a typed pointer by elements, as `<*const T>::add` does; a *segment*
+//! ([`gmem::Segment`]) is a kind of memory of a rank: starter, heap, registered.
+//!
+//! Under the facade are the layers, bottom up (see DESIGN.md), which ACP and ARMCI programs
+//! reach through [`Runtime::acp`]: the global address, its segments and limits (internal,
+//! a leaf everything above builds on; public through [`gmem`]); the transport (internal)
+//! moves bytes between processes, each transport publishing its registration table with
+//! one sequence lock; [`world`] is the job (rank, procs, barrier, abort, reset); [`gmem`]
+//! gives memory global addresses (registration, starter memory, symmetric heap); [`gma`]
+//! accesses it (copy, atomics, handles); [`strided`] moves noncontiguous data. Beside them,
+//! [`launcher`] is `gaspar run`: it starts a job's ranks and watches them, and shares with
+//! the shm transport only the environment the ranks start in. [`error`] and [`config`] sit
+//! below everything.
 //!
 //! Only calls that cannot reach memory outside what the job registered are public: the
 //! transport, resolved locations, the heap allocator and the registration table are
@@ -26,7 +41,7 @@
 //!
 //! ```compile_fail
 //! let rt = gaspar::init()?;
-//! rt.transport(); // internal
+//! rt.acp().transport(); // internal
 //! # Ok::<(), gaspar::Error>(())
 //! ```
 //! ```compile_fail
@@ -34,7 +49,7 @@
 //! ```
 //! ```compile_fail
 //! let rt = gaspar::init()?;
-//! rt.locate(gaspar::GlobalAddr::NULL); // internal
+//! rt.acp().locate(gaspar::GlobalAddr::NULL); // internal
 //! # Ok::<(), gaspar::Error>(())
 //! ```
 //! ```compile_fail
@@ -50,19 +65,34 @@ pub mod gma;
 pub mod gmem;
 #[allow(unsafe_code)]
 pub mod launcher;
+pub mod runtime;
 pub mod strided;
+mod symmetric;
 #[allow(unsafe_code)]
 pub(crate) mod transport;
 pub mod world;
 
 pub use error::{Error, Result};
-pub use gma::{AtomicWord, Compare, Fetched, GlobalPtr, Gma, Handle};
+pub use gma::{AtomicWord, Compare, Fetched, GlobalPtr, Gma, Handle, SignalOp};
 pub use gmem::{GlobalAddr, Key, LocalAlloc, SymmetricAlloc};
+pub use runtime::Runtime;
+pub use symmetric::{LocalView, SymmetricArray};
 pub use transport::{AtomicOp, Run, Width};
 pub use world::{ReduceOp, Reducible, Team};
 
-/// The runtime as a program uses it: the top layer, with every lower layer's calls.
-pub type Runtime = strided::Strided;
+/// The transports this build has: `shm` (a job started by `gaspar run`, or one rank
+/// alone) always, `mpi` (a job started by `mpirun`) when built with the `mpi` feature.
+///
+/// ```
+/// assert_eq!(gaspar::transports()[0], "shm");
+/// ```
+pub fn transports() -> &'static [&'static str] {
+    if cfg!(feature = "mpi") {
+        &["shm", "mpi"]
+    } else {
+        &["shm"]
+    }
+}
 
 /// Runs `body` as this process's rank of the job: init, `body`, finalize. An error from
 /// `body` aborts the whole job with the error's message, as an MPI program would: the
@@ -77,9 +107,17 @@ pub fn run_job(body: impl FnOnce(&mut Runtime) -> Result<()>) -> Result<()> {
 }
 
 /// Joins the job this process was started in (by `gaspar run`, or alone as one rank).
-/// Finalize it on every rank ([`Gma::finalize`]): dropping it unfinalized ends the job
-/// (see [`world::World`]).
+/// Finalize it on every rank ([`Runtime::finalize`]): dropping it unfinalized ends the
+/// job (see [`world::World`]).
+///
+/// ```no_run
+/// let rt = gaspar::init()?;
+/// println!("rank {} of {}", rt.rank(), rt.procs());
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub fn init() -> Result<Runtime> {
     let world = world::World::init()?;
-    strided::Strided::new(Gma::new(gmem::GlobalMemory::new(world)))
+    let layers = strided::Strided::new(Gma::new(gmem::GlobalMemory::new(world)))?;
+    Ok(Runtime::new(layers))
 }

@@ -9,9 +9,9 @@ use gaspar::{AtomicOp, Error, GlobalAddr, GlobalPtr, Handle, Key, Width};
 /// One runtime per process: tests that init take turns.
 static RUNTIME: Mutex<()> = Mutex::new(());
 
-fn with_runtime(f: impl FnOnce(&mut gaspar::Runtime)) {
+fn with_runtime(f: impl FnOnce(&mut gaspar::strided::Strided)) {
     let _turn = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
-    let mut rt = gaspar::init().expect("init");
+    let mut rt = gaspar::init().expect("init").into_acp();
     f(&mut rt);
     rt.finalize().expect("finalize");
 }
@@ -78,7 +78,7 @@ fn length_overflow() {
             Err(Error::LengthOverflow { .. })
         ));
         assert!(matches!(
-            GlobalPtr::<u64>::new(a).offset(u64::MAX / 4),
+            GlobalPtr::<u64>::new(a).add(u64::MAX / 4),
             Err(Error::LengthOverflow { .. })
         ));
         assert!(matches!(
@@ -285,7 +285,7 @@ fn a_put_past_its_allocation_is_refused_and_writes_nothing() {
                 len: 128,
                 allocation: Some((offset, 64)),
                 ..
-            }) => assert_eq!(offset, a.offset()),
+            }) => assert_eq!(offset, a.heap_offset()),
             other => panic!("a 128-byte put into a 64-byte block gave {other:?}"),
         }
         // Every other way in is checked the same, before anything moves.
@@ -317,8 +317,13 @@ fn a_put_past_its_allocation_is_refused_and_writes_nothing() {
         // An I/O vector may gather from several allocations, each piece inside one.
         let pieces: [&[u8]; 2] = [&[2u8; 8], &[3u8; 8]];
         let base = a.ga(0).unwrap();
-        rt.put_segments(&pieces, base, &[0, b.offset() - a.offset()], Handle::NULL)
-            .unwrap();
+        rt.put_segments(
+            &pieces,
+            base,
+            &[0, b.heap_offset() - a.heap_offset()],
+            Handle::NULL,
+        )
+        .unwrap();
         rt.put(b.ga(0).unwrap(), &[5u8; 8], Handle::NULL).unwrap();
         // Up to the end is fine; raw addresses where nothing is allocated are not.
         rt.put(past, &[1u8; 4], Handle::NULL).unwrap();
@@ -350,7 +355,11 @@ fn a_freed_handle_is_refused_even_when_its_offset_is_reused() {
             Err(Error::OutsideAllocation { .. })
         ));
         let new = rt.alloc(64).unwrap();
-        assert_eq!(new.offset(), old.offset(), "the freed block is reused");
+        assert_eq!(
+            new.heap_offset(),
+            old.heap_offset(),
+            "the freed block is reused"
+        );
         assert!(matches!(old.ga(0), Err(Error::FreedAllocation { .. })));
         // A stale free frees nothing: the live block stays, and the next allocation does
         // not overlap it.
@@ -358,14 +367,18 @@ fn a_freed_handle_is_refused_even_when_its_offset_is_reused() {
         rt.put(new.ga(0).unwrap(), &[3u8; 64], Handle::NULL)
             .unwrap();
         let next = rt.alloc(64).unwrap();
-        assert_ne!(next.offset(), new.offset(), "two live blocks overlap");
+        assert_ne!(
+            next.heap_offset(),
+            new.heap_offset(),
+            "two live blocks overlap"
+        );
         rt.free(next).unwrap();
         rt.free(new).unwrap();
         // A local block forgotten by a reset cannot be freed over a newer one.
         let local = rt.alloc_local(64).unwrap();
         rt.reset(0).unwrap();
         let after = rt.alloc_local(64).unwrap();
-        assert_eq!(after.offset(), local.offset());
+        assert_eq!(after.heap_offset(), local.heap_offset());
         assert!(matches!(
             rt.free_local(local),
             Err(Error::FreedAllocation { .. })
@@ -419,8 +432,8 @@ fn a_failed_reset_keeps_the_heap_as_it_was() {
         let second = rt.alloc(64).unwrap();
         for b in [&first, &second] {
             assert_ne!(
-                b.offset(),
-                block.offset(),
+                b.heap_offset(),
+                block.heap_offset(),
                 "a new block overlaps a live one"
             );
             rt.put(b.ga(0).unwrap(), &u64::MAX.to_ne_bytes(), Handle::NULL)

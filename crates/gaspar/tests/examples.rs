@@ -84,6 +84,29 @@ fn allgather_delivers_every_block_everywhere() {
 }
 
 #[test]
+fn halo_exchange_matches_the_serial_computation() {
+    for t in transports() {
+        for (procs, cells, steps) in [
+            (1u32, "50", "20"),
+            (2, "1", "30"),
+            (3, "100", "100"),
+            (4, "1000", "200"),
+        ] {
+            let out = run_on(t, procs, &[&example("halo"), &cells, &steps]);
+            out.assert_success();
+            for r in 0..procs {
+                let line = format!("rank {r}: halo of {procs} x {cells} cells, {steps} steps ok");
+                assert!(
+                    out.stdout.contains(&line),
+                    "missing {line:?} in {}",
+                    out.stdout
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn allgather_larger_than_starter_memory_is_an_error_not_a_crash() {
     for t in transports() {
         // 4 ranks x 32 KiB blocks need 128 KiB of the 64 KiB starter memory.

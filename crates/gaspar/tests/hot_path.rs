@@ -35,22 +35,29 @@ static GLOBAL: Counting = Counting;
 
 #[test]
 fn put_get_and_atomics_do_not_allocate() {
-    let rt = gaspar::init().unwrap();
+    let facade = gaspar::init().unwrap();
+    let array = facade.alloc::<u64>(4).unwrap();
+    let rt = facade.acp();
     let word = GlobalPtr::<u64>::new(rt.starter_ga(0).unwrap());
     let other = rt.starter_ga(0).unwrap().offset(64).unwrap();
     let mut buf = [0u8; 8];
     // Warm up: the first operation of a thread sets up its handle slot.
-    word.put(&rt, &1).unwrap();
+    word.put(rt, &1).unwrap();
     let before = allocations();
     for i in 0..10_000u64 {
-        word.put(&rt, &i).unwrap();
-        assert_eq!(word.get(&rt).unwrap(), i);
-        word.fetch_add(&rt, 1).unwrap();
-        word.compare_swap(&rt, i + 1, i).unwrap();
+        word.put(rt, &i).unwrap();
+        assert_eq!(word.get(rt).unwrap(), i);
+        word.fetch_add(rt, 1).unwrap();
+        word.compare_swap(rt, i + 1, i).unwrap();
         let h = rt.copy(other, word.ga(), 8, Handle::NULL).unwrap();
         rt.complete(h).unwrap();
         rt.get(&mut buf, other, Handle::NULL).unwrap();
         assert_eq!(u64::from_ne_bytes(buf), i);
+        // The same through the facade's typed array.
+        array.put(0, 3, &i).unwrap();
+        assert_eq!(array.get(0, 3).unwrap(), i);
+        array.fetch_add(0, 3, 1).unwrap();
+        array.compare_swap(0, 3, i + 1, i).unwrap();
     }
     let after = allocations();
     assert_eq!(
@@ -59,5 +66,6 @@ fn put_get_and_atomics_do_not_allocate() {
         "the hot path allocated {} times",
         after - before
     );
-    rt.finalize().unwrap();
+    array.free().unwrap();
+    facade.finalize().unwrap();
 }

@@ -168,6 +168,16 @@ fn gaspar_info() {
         out.stdout.lines().next(),
         Some(format!("gaspar {}", env!("CARGO_PKG_VERSION")).as_str())
     );
+    let transports = if cfg!(feature = "mpi") {
+        "shm mpi"
+    } else {
+        "shm"
+    };
+    assert!(
+        out.stdout.contains(&format!("transports: {transports}\n")),
+        "{}",
+        out.stdout
+    );
     for setting in gaspar::config::SETTINGS {
         assert!(out.stdout.contains(setting.name), "{}", out.stdout);
     }

@@ -12,9 +12,9 @@ static RUNTIME: Mutex<()> = Mutex::new(());
 
 const REGION: u64 = 1 << 20;
 
-fn with_runtime<R>(f: impl FnOnce(&mut gaspar::Runtime, GlobalAddr) -> R) -> R {
+fn with_runtime<R>(f: impl FnOnce(&mut gaspar::strided::Strided, GlobalAddr) -> R) -> R {
     let _turn = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
-    let mut rt = gaspar::init().expect("init");
+    let mut rt = gaspar::init().expect("init").into_acp();
     let block = rt.alloc(REGION).unwrap();
     let result = f(&mut rt, block.ga(0).unwrap());
     rt.free(block).unwrap();
@@ -203,7 +203,7 @@ fn counts_past_the_segment_are_refused_before_anything_is_written() {
     with_runtime(|rt, heap| {
         // The last 128 bytes of the heap (local blocks come from its top).
         let top = rt.alloc_local(128).unwrap();
-        assert_eq!(top.offset(), rt.heap_len() - 128);
+        assert_eq!(top.heap_offset(), rt.heap_len() - 128);
         let near_end = top.ga().offset(28).unwrap();
         rt.put(near_end, &[7u8; 100], Handle::NULL).unwrap();
         // 4 rows of 64 bytes, 64 apart: 256 bytes from 100 before the end.
@@ -264,7 +264,7 @@ fn typed_sections_of_a_3d_array() {
         let cube: Vec<f64> = (0..64).map(|i| i as f64).collect();
         let target = GlobalPtr::<f64>::new(heap);
         rt.put(heap, &vec![0u8; 512 * 8], Handle::NULL).unwrap();
-        let corner = target.offset(1 + 8 + 64).unwrap();
+        let corner = target.add(1 + 8 + 64).unwrap();
         rt.put_section(&cube, [1, 4, 16], [4, 4, 4], corner, [1, 8, 64])
             .unwrap();
         let mut whole = vec![0f64; 512];

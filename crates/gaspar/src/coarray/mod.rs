@@ -46,6 +46,7 @@ mod transfer;
 mod typed;
 
 use crate::gmem::{GlobalAddr, LocalAlloc, Segment, SymmetricAlloc};
+use crate::strided::Strided;
 use crate::transport::{AtomicOp as WordOp, Width};
 use crate::{Handle, Runtime};
 
@@ -119,7 +120,7 @@ impl Token {
     #[inline]
     fn ga(&self, rank: u32, offset: usize) -> CoResult<GlobalAddr> {
         match &self.placement {
-            Placement::Symmetric(block) => heap_ga(rank, block.offset(), offset),
+            Placement::Symmetric(block) => heap_ga(rank, block.heap_offset(), offset),
             Placement::Team { offsets, .. } => match offsets.get(rank as usize) {
                 Some(&block) if block != NOT_MEMBER => heap_ga(rank, block, offset),
                 _ => Err(CoError::invalid(
@@ -168,9 +169,9 @@ fn heap_ga(rank: u32, block: u64, offset: usize) -> CoResult<GlobalAddr> {
         .ok_or_else(|| CoError::invalid("coarray access", format!("offset {offset} overflows")))
 }
 
-/// The coarray engine of one image: owns the runtime.
+/// The coarray engine of one image: owns the runtime's layers.
 pub struct Coarrays {
-    rt: Runtime,
+    rt: Strided,
     /// The current team's images (a copy of the top of `stack`'s).
     team: Team,
     /// Every team this image formed, the initial team first.
@@ -210,6 +211,7 @@ impl Coarrays {
 
     /// The engine on a runtime already started (collective).
     pub fn with_runtime(rt: Runtime) -> CoResult<Coarrays> {
+        let rt = rt.into_acp();
         let (rank, procs) = (rt.rank(), rt.procs());
         let control = rt.alloc(16 * u64::from(procs))?;
         let co = Coarrays {
@@ -231,9 +233,10 @@ impl Coarrays {
         Ok(co)
     }
 
-    /// The runtime under the engine, for gaspar's other calls on the same job (typed
-    /// global memory, the world's teams, raw transfers to compare against).
-    pub fn runtime(&self) -> &Runtime {
+    /// The runtime's layers under the engine (ACP's interface, as [`Runtime::acp`] gives
+    /// it), for gaspar's other calls on the same job: the world's teams, raw transfers to
+    /// compare against.
+    pub fn runtime(&self) -> &Strided {
         &self.rt
     }
 
@@ -358,7 +361,7 @@ impl Coarrays {
             ControlWord::Status(r) => r,
             ControlWord::Signals(r) => self.rt.procs() + r,
         };
-        heap_ga(rank, self.control.offset(), 8 * index as usize)
+        heap_ga(rank, self.control.heap_offset(), 8 * index as usize)
     }
 
     /// An 8-byte atomic on `ga`, complete on return.

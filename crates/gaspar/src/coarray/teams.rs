@@ -107,7 +107,7 @@ impl Coarrays {
             ));
         }
         let block = self.rt.alloc_local(bytes.max(1) as u64);
-        let mine = block.as_ref().map_or(NOT_MEMBER, |b| b.offset());
+        let mine = block.as_ref().map_or(NOT_MEMBER, |b| b.heap_offset());
         let mut offsets = vec![0u64; size];
         let exchanged = self
             .collective_team()

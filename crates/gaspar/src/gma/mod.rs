@@ -19,27 +19,69 @@ use crate::transport::{AtomicOp, Pattern, Run, Transport, Width};
 
 /// Names an issued operation (ACP's `acp_handle_t`). Handles are issued in increasing
 /// order; completing one completes every earlier one.
+///
+/// ```no_run
+/// # let rt = gaspar::init()?;
+/// let acp = rt.acp();
+/// use gaspar::Handle;
+/// let (a, b) = (acp.starter_ga(0)?, acp.starter_ga(rt.procs() - 1)?);
+/// let first = acp.copy(b, a, 8, Handle::NULL)?;
+/// let second = acp.copy(a.offset(8).unwrap(), b, 8, first)?; // starts after `first`
+/// acp.complete(second)?; // and `first` with it
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Handle(u64);
 
 impl Handle {
     /// No ordering / nothing to wait for (ACP_HANDLE_NULL).
+    ///
+    /// ```
+    /// use gaspar::Handle;
+    /// assert!(Handle::NULL < Handle::ALL);
+    /// ```
     pub const NULL: Handle = Handle(0);
     /// Every operation issued so far (ACP_HANDLE_ALL).
+    ///
+    /// ```
+    /// use gaspar::Handle;
+    /// assert_eq!(Handle::ALL.to_bits(), u64::MAX);
+    /// ```
     pub const ALL: Handle = Handle(u64::MAX);
 
     /// The raw value (for the C ABI).
+    ///
+    /// ```
+    /// use gaspar::Handle;
+    /// assert_eq!(Handle::from_bits(Handle::NULL.to_bits()), Handle::NULL);
+    /// ```
     pub const fn to_bits(self) -> u64 {
         self.0
     }
 
     /// A handle from raw bits (for the C ABI).
+    ///
+    /// ```
+    /// use gaspar::Handle;
+    /// assert_eq!(Handle::from_bits(u64::MAX), Handle::ALL);
+    /// ```
     pub const fn from_bits(bits: u64) -> Handle {
         Handle(bits)
     }
 }
 
 /// An issued atomic: its handle and the word's value before the operation.
+///
+/// ```no_run
+/// # let rt = gaspar::init()?;
+/// let acp = rt.acp();
+/// use gaspar::{AtomicOp, Handle, Width};
+/// let counter = acp.starter_ga(0)?;
+/// let fetched = acp.atomic(counter, Width::W8, AtomicOp::Add(1), Handle::NULL)?;
+/// acp.complete(fetched.handle)?;
+/// println!("the counter was {}", fetched.old);
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fetched {
     /// Completes the atomic.
@@ -48,7 +90,17 @@ pub struct Fetched {
     pub old: u64,
 }
 
-/// The global-memory-access layer of one rank: the runtime as Rust users see it.
+/// The global-memory-access layer of one rank (ACP's basic layer, reached by
+/// [`Runtime::acp`](crate::Runtime::acp)); derefs to [`GlobalMemory`].
+///
+/// ```no_run
+/// # let rt = gaspar::init()?;
+/// let acp = rt.acp();
+/// let gma: &gaspar::Gma = rt.acp();
+/// let here = gma.starter_ga(rt.rank())?;
+/// gma.put_blocking(here, &[1, 2, 3])?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub struct Gma {
     gmem: GlobalMemory,
 }
@@ -62,6 +114,13 @@ impl Deref for Gma {
 
 impl Gma {
     /// The access layer on top of `gmem`.
+    ///
+    /// ```no_run
+    /// use gaspar::{gmem::GlobalMemory, world::World, Gma};
+    /// let gma = Gma::new(GlobalMemory::new(World::init()?));
+    /// gma.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn new(gmem: GlobalMemory) -> Gma {
         Gma { gmem }
     }
@@ -90,6 +149,16 @@ impl Gma {
 
     /// Copies `len` bytes from `src` to `dst` (ACP's `acp_copy`). Either, both or neither
     /// may belong to this rank. The bytes may be read and written in any order.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::Handle;
+    /// // Third party: from rank 0's starter memory to the last rank's, whoever runs it.
+    /// let h = acp.copy(acp.starter_ga(rt.procs() - 1)?, acp.starter_ga(0)?, 64, Handle::NULL)?;
+    /// acp.complete(h)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn copy(
         &self,
         dst: GlobalAddr,
@@ -104,6 +173,15 @@ impl Gma {
     }
 
     /// Writes `src` to `dst`; `src` may be reused when this returns.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::Handle;
+    /// let h = acp.put(acp.starter_ga(0)?, b"hello", Handle::NULL)?;
+    /// acp.complete(h)?; // visible at rank 0 now
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline]
     pub fn put(&self, dst: GlobalAddr, src: &[u8], order: Handle) -> Result<Handle> {
         let d = self.locate_range(dst, src.len() as u64)?;
@@ -114,6 +192,13 @@ impl Gma {
 
     /// Writes `src` to `dst` and waits until it is visible at the target (a blocking put:
     /// one step on transports that can complete a single put cheaper than a full flush).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// acp.put_blocking(acp.starter_ga(0)?, &7u64.to_ne_bytes())?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline(always)]
     pub fn put_blocking(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
         let d = self.locate_range(dst, src.len() as u64)?;
@@ -123,6 +208,14 @@ impl Gma {
 
     /// Reads `dst.len()` bytes at `src` into `dst` (a blocking get: complete on return,
     /// so no handle is issued).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let mut word = [0u8; 8];
+    /// acp.get_blocking(&mut word, acp.starter_ga(0)?)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline(always)]
     pub fn get_blocking(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
         let s = self.locate_range(src, dst.len() as u64)?;
@@ -130,6 +223,15 @@ impl Gma {
     }
 
     /// Reads `dst.len()` bytes at `src` into `dst`; the data is there when this returns.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::Handle;
+    /// let mut bytes = [0u8; 16];
+    /// acp.get(&mut bytes, acp.starter_ga(0)?, Handle::NULL)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline]
     pub fn get(&self, dst: &mut [u8], src: GlobalAddr, order: Handle) -> Result<Handle> {
         let s = self.locate_range(src, dst.len() as u64)?;
@@ -139,6 +241,18 @@ impl Gma {
     }
 
     /// Writes runs of `src` (see [`Run`]) after `dst`, in one transport call.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::{Handle, Run};
+    /// // Bytes 0..8 of `src` to offset 0, bytes 8..16 to offset 64.
+    /// let src = [1u8; 16];
+    /// let runs = [Run { local: 0, remote: 0, len: 8 }, Run { local: 8, remote: 64, len: 8 }];
+    /// let h = acp.put_runs(acp.starter_ga(0)?, &src, &runs, Handle::NULL)?;
+    /// acp.complete(h)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn put_runs(
         &self,
         dst: GlobalAddr,
@@ -153,6 +267,16 @@ impl Gma {
     }
 
     /// Reads runs after `src` into `dst` (see [`Run`]), in one transport call.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::{Handle, Run};
+    /// let mut dst = [0u8; 16];
+    /// let runs = [Run { local: 0, remote: 0, len: 8 }, Run { local: 8, remote: 64, len: 8 }];
+    /// acp.get_runs(&mut dst, acp.starter_ga(0)?, &runs, Handle::NULL)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn get_runs(
         &self,
         dst: &mut [u8],
@@ -168,6 +292,16 @@ impl Gma {
 
     /// Writes each `srcs[k]` at `offsets[k]` bytes after `dst` (an I/O vector), in one
     /// transport call; every segment is checked before any byte moves.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::Handle;
+    /// let (a, b) = ([1u8; 8], [2u8; 8]);
+    /// let h = acp.put_segments(&[&a[..], &b[..]], acp.starter_ga(0)?, &[0, 64], Handle::NULL)?;
+    /// acp.complete(h)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn put_segments(
         &self,
         srcs: &[&[u8]],
@@ -183,6 +317,15 @@ impl Gma {
 
     /// Reads the bytes at `offsets[k]` after `src` into each `dsts[k]`, in one transport
     /// call; every segment is checked before any byte moves.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::Handle;
+    /// let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+    /// acp.get_segments(&mut [&mut a[..], &mut b[..]], acp.starter_ga(0)?, &[0, 64], Handle::NULL)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn get_segments(
         &self,
         dsts: &mut [&mut [u8]],
@@ -225,12 +368,28 @@ impl Gma {
     }
 
     /// Makes every earlier write to logical rank `rank` visible there.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::Handle;
+    /// acp.put(acp.starter_ga(0)?, &[1], Handle::NULL)?;
+    /// acp.fence(0)?; // visible at rank 0
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn fence(&self, rank: u32) -> Result<()> {
-        let physical = self.physical(rank.into())?;
+        let physical = self.physical(rank)?;
         Ok(self.transport().flush(physical)?)
     }
 
     /// Checks that `len` bytes at `ga` are registered memory, without moving any.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// assert!(acp.check_range(acp.starter_ga(0)?, acp.starter_len() + 1).is_err());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn check_range(&self, ga: GlobalAddr, len: u64) -> Result<()> {
         Ok(self
             .transport()
@@ -239,6 +398,16 @@ impl Gma {
 
     /// Does `op` on the `width`-byte word at `target` (ACP's `acp_cas4` ... `acp_and8`)
     /// and returns the previous value. The word must be aligned to its width.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::{AtomicOp, Handle, Width};
+    /// let word = acp.starter_ga(0)?;
+    /// let swapped = acp.atomic(word, Width::W8, AtomicOp::CompareSwap { expected: 0, new: 1 }, Handle::NULL)?;
+    /// let won = swapped.old == 0;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline]
     pub fn atomic(
         &self,
@@ -258,14 +427,65 @@ impl Gma {
 
     /// Does `op` on the `width`-byte word at `target` and returns the previous value; the
     /// atomic is complete at its target on return, so no handle is issued.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::{AtomicOp, Width};
+    /// let old = acp.atomic_blocking(acp.starter_ga(0)?, Width::W4, AtomicOp::Or(1 << rt.rank()))?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline(always)]
     pub fn atomic_blocking(&self, target: GlobalAddr, width: Width, op: AtomicOp) -> Result<u64> {
         let t = self.locate_range(target, width.bytes().into())?;
         Ok(self.transport().atomic(t, width, op)?)
     }
 
+    /// Writes `src` to `dst`, then updates the 8-byte signal word at `signal` as `op`
+    /// says (OpenSHMEM 1.5's `shmem_put_signal`), and returns when both are visible at
+    /// their targets. The data is complete at its target before the signal changes, so a
+    /// rank that sees the signal (by [`GlobalPtr::wait_until`] on it, or an atomic load)
+    /// sees the data. The signal word must be 8-byte aligned; it may be on another rank
+    /// than the data.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::{Compare, GlobalPtr, SignalOp};
+    /// // Rank 0 sends 64 bytes to rank 1's starter memory, then sets the word after them.
+    /// let (data, flag) = (acp.starter_ga(1)?, acp.starter_ga(1)?.offset(64).unwrap());
+    /// if rt.rank() == 0 {
+    ///     acp.put_signal(data, &[9u8; 64], flag, SignalOp::Set(1))?;
+    /// } else if rt.rank() == 1 {
+    ///     GlobalPtr::<u64>::new(flag).wait_until(acp, Compare::Eq, 1)?;
+    ///     // The 64 bytes are here.
+    /// }
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    pub fn put_signal(
+        &self,
+        dst: GlobalAddr,
+        src: &[u8],
+        signal: GlobalAddr,
+        op: SignalOp,
+    ) -> Result<()> {
+        let s = self.locate_range(signal, Width::W8.bytes().into())?;
+        self.put_blocking(dst, src)?;
+        self.transport().atomic(s, Width::W8, op.atomic())?;
+        Ok(())
+    }
+
     /// Waits until `handle` and every operation issued before it are complete at their
     /// targets (ACP's `acp_complete`).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::Handle;
+    /// acp.put(acp.starter_ga(0)?, &[1, 2], Handle::NULL)?;
+    /// acp.complete(Handle::ALL)?; // everything this rank issued
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn complete(&self, handle: Handle) -> Result<()> {
         if handles::is_complete(handle) {
             return Ok(());
@@ -280,6 +500,17 @@ impl Gma {
 
     /// Whether `handle` and every operation before it are complete (ACP's `acp_inquire`);
     /// never waits, but lets the transport make progress.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::Handle;
+    /// let h = acp.put(acp.starter_ga(0)?, &[0u8; 4096], Handle::NULL)?;
+    /// while !acp.inquire(h)? {
+    ///     // other work
+    /// }
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn inquire(&self, handle: Handle) -> Result<bool> {
         if handles::is_complete(handle) {
             return Ok(true);
@@ -293,21 +524,71 @@ impl Gma {
     }
 
     /// A typed pointer to `ga`.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let word = acp.ptr::<u64>(acp.starter_ga(0)?);
+    /// word.put(acp, &1)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn ptr<T: bytemuck::Pod>(&self, ga: GlobalAddr) -> GlobalPtr<T> {
         GlobalPtr::new(ga)
     }
 
     /// Collective: completes every operation, forgets every allocation and registration,
     /// and makes this process rank `new_rank` (ACP's `acp_reset`).
+    ///
+    /// ```no_run
+    /// let mut rt = gaspar::init()?;
+    /// let backwards = rt.procs() - 1 - rt.rank();
+    /// rt.acp_mut().reset(backwards)?; // ranks numbered backwards from here on
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn reset(&mut self, new_rank: u32) -> Result<()> {
         self.complete(Handle::ALL)?;
         self.gmem.reset(new_rank)
     }
 
     /// Completes everything and leaves the job (ACP's `acp_finalize`).
+    ///
+    /// ```no_run
+    /// let layers = gaspar::init()?.into_acp();
+    /// layers.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn finalize(self) -> Result<()> {
         self.complete(Handle::ALL)?;
         self.gmem.into_world().finalize()
+    }
+}
+
+/// How [`Gma::put_signal`] updates its signal word (OpenSHMEM's `SHMEM_SIGNAL_SET` and
+/// `SHMEM_SIGNAL_ADD`).
+///
+/// ```no_run
+/// # let rt = gaspar::init()?;
+/// let acp = rt.acp();
+/// use gaspar::SignalOp;
+/// let flag = acp.starter_ga(0)?;
+/// acp.put_signal(acp.starter_ga(0)?.offset(8).unwrap(), &[1], flag, SignalOp::Add(1))?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalOp {
+    /// Stores the value.
+    Set(u64),
+    /// Adds the value (so that several writers can signal one word).
+    Add(u64),
+}
+
+impl SignalOp {
+    /// The atomic that applies it.
+    fn atomic(self) -> AtomicOp {
+        match self {
+            SignalOp::Set(value) => AtomicOp::Store(value),
+            SignalOp::Add(value) => AtomicOp::Add(value),
+        }
     }
 }
 

@@ -26,6 +26,15 @@ type SharedHeap = Arc<Mutex<HeapAllocator>>;
 /// A block of the symmetric heap: the same offset and length on every rank. Every use of
 /// the handle checks that its allocation is still live: after a free (or a reset) it
 /// yields [`Error::FreedAllocation`], even when a newer block lies at the same offset.
+///
+/// ```no_run
+/// # let rt = gaspar::init()?;
+/// let acp = rt.acp();
+/// let block = acp.alloc(4096)?;
+/// acp.put_blocking(block.ga(0)?, &[1; 16])?;
+/// acp.free(block)?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct SymmetricAlloc {
     allocation: Allocation,
@@ -36,7 +45,7 @@ pub struct SymmetricAlloc {
 impl std::fmt::Debug for SymmetricAlloc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SymmetricAlloc")
-            .field("offset", &self.allocation.offset)
+            .field("heap_offset", &self.allocation.offset)
             .field("len", &self.allocation.len)
             .field("generation", &self.allocation.generation)
             .finish()
@@ -53,10 +62,18 @@ impl Eq for SymmetricAlloc {}
 
 impl SymmetricAlloc {
     /// The block's address on `rank`; an error once the block was freed.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let block = acp.alloc(64)?;
+    /// let on_last = block.ga(rt.procs() - 1)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn ga(&self, rank: u32) -> Result<GlobalAddr> {
         if rank >= self.procs {
             return Err(Error::RankOutOfRange {
-                rank: rank.into(),
+                rank,
                 procs: self.procs,
             });
         }
@@ -69,22 +86,54 @@ impl SymmetricAlloc {
     }
 
     /// Length in bytes: transfers through [`ga`](Self::ga) may touch this many bytes.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let block = acp.alloc(100)?;
+    /// assert_eq!(block.len(), 100);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn len(&self) -> u64 {
         self.allocation.len
     }
 
-    /// Whether the block is empty (never: allocations are at least one byte).
+    /// Whether the block is empty (an allocation of 0 bytes).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// assert!(acp.alloc(0)?.is_empty());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.allocation.len == 0
     }
 
-    /// Offset in the heap (the same on every rank).
-    pub fn offset(&self) -> u64 {
+    /// Where the block starts: bytes from the start of the heap (the same on every rank).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let block = acp.alloc(64)?;
+    /// assert_eq!(block.heap_offset() % 64, 0);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    pub fn heap_offset(&self) -> u64 {
         self.allocation.offset
     }
 }
 
 /// A block of one rank's heap from [`GlobalMemory::alloc_local`].
+///
+/// ```no_run
+/// # let rt = gaspar::init()?;
+/// let acp = rt.acp();
+/// let mine = acp.alloc_local(256)?;
+/// let address = mine.ga(); // tell the others, e.g. through starter memory
+/// acp.free_local(mine)?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct LocalAlloc {
     ga: GlobalAddr,
@@ -93,21 +142,51 @@ pub struct LocalAlloc {
 
 impl LocalAlloc {
     /// The block's global address.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let mine = acp.alloc_local(64)?;
+    /// assert_eq!(mine.ga().rank(), rt.rank());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn ga(&self) -> GlobalAddr {
         self.ga
     }
 
-    /// Offset in the owner's heap.
-    pub fn offset(&self) -> u64 {
+    /// Where the block starts: bytes from the start of the owner's heap.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let mine = acp.alloc_local(64)?;
+    /// assert!(mine.heap_offset() + 64 <= acp.heap_len());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    pub fn heap_offset(&self) -> u64 {
         self.allocation.offset
     }
 
     /// Length in bytes.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// assert_eq!(acp.alloc_local(64)?.len(), 64);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn len(&self) -> u64 {
         self.allocation.len
     }
 
-    /// Whether the block is empty (never: allocations are at least one byte).
+    /// Whether the block is empty (an allocation of 0 bytes).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// assert!(!acp.alloc_local(64)?.is_empty());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.allocation.len == 0
     }
@@ -129,7 +208,7 @@ impl Collective {
             Collective::Barrier => (1, 0),
             Collective::Alloc { len } => (2, len),
             Collective::Free { offset } => (3, offset),
-            Collective::Reset { rank } => (4, rank),
+            Collective::Reset { rank } => (4, u64::from(rank)),
             Collective::Exchange { tag } => (6, tag.bits()),
             _ => (0, 0),
         };
@@ -151,7 +230,8 @@ impl Collective {
             1 => Collective::Barrier,
             2 => Collective::Alloc { len: value },
             3 => Collective::Free { offset: value },
-            4 => Collective::Reset { rank: value },
+            // A rank is a u32: the low bits are all of it.
+            4 => Collective::Reset { rank: value as u32 },
             6 => ExchangeTag::from_bits(value)
                 .map_or(Collective::Other, |tag| Collective::Exchange { tag }),
             _ => Collective::Other,
@@ -184,6 +264,14 @@ impl Collective {
 }
 
 /// The global-memory layer of one rank.
+///
+/// ```no_run
+/// # let rt = gaspar::init()?;
+/// let acp = rt.acp();
+/// let gmem: &gaspar::gmem::GlobalMemory = rt.acp();
+/// println!("{} bytes of heap per rank", gmem.heap_len());
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub struct GlobalMemory {
     world: World,
     heap: SharedHeap,
@@ -214,6 +302,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl GlobalMemory {
     /// The global-memory layer on top of `world`.
+    ///
+    /// ```no_run
+    /// use gaspar::{gmem::GlobalMemory, world::World};
+    /// let gmem = GlobalMemory::new(World::init()?);
+    /// gmem.into_world().finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn new(world: World) -> GlobalMemory {
         let heap_len = world.transport().sizes().heap;
         GlobalMemory {
@@ -234,7 +329,7 @@ impl GlobalMemory {
             return Err(Error::NotRegistered { ga });
         };
         Ok(Location {
-            rank: self.world.physical(d.rank.into())?,
+            rank: self.world.physical(d.rank)?,
             segment: d.segment,
             offset: d.offset,
             ga,
@@ -244,6 +339,13 @@ impl GlobalMemory {
     /// Resolves the `len` bytes at `ga` that a transfer is about to touch: as
     /// `locate`, and on the heap they must lie inside one live allocation
     /// ([`Error::OutsideAllocation`]), checked before anything moves.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// assert!(acp.locate_range(acp.starter_ga(0)?, 8).is_ok());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline]
     pub fn locate_range(&self, ga: GlobalAddr, len: u64) -> Result<Location> {
         self.locate_extent(ga, || Ok(len))
@@ -251,6 +353,13 @@ impl GlobalMemory {
 
     /// [`locate_range`](Self::locate_range) for a noncontiguous transfer whose bytes
     /// after `ga` span `extent()` (computed only for heap addresses).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// assert!(acp.locate_extent(acp.starter_ga(0)?, || Ok(8)).is_ok());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline(always)]
     pub fn locate_extent(
         &self,
@@ -269,6 +378,14 @@ impl GlobalMemory {
     /// each must lie inside a live allocation — not necessarily the same one, since a
     /// vector may gather from several. The transport checks the pieces against the
     /// segment.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let pieces = [(0, 8), (64, 8)].into_iter();
+    /// assert!(acp.locate_pieces(acp.starter_ga(0)?, pieces).is_ok());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn locate_pieces(
         &self,
         ga: GlobalAddr,
@@ -345,20 +462,41 @@ impl GlobalMemory {
 
     /// The address of `rank`'s starter memory (ACP's `acp_query_starter_ga`), known
     /// without communication.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let of_rank_0 = acp.starter_ga(0)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn starter_ga(&self, rank: u32) -> Result<GlobalAddr> {
-        self.world.physical(rank.into())?;
+        self.world.physical(rank)?;
         GlobalAddr::new(rank, 0, Segment::Starter, 0).ok_or_else(|| Error::RankOutOfRange {
-            rank: rank.into(),
+            rank,
             procs: self.world.procs(),
         })
     }
 
     /// Bytes of starter memory per rank.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// assert!(acp.starter_len() >= 8);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn starter_len(&self) -> u64 {
         self.world.transport().sizes().starter
     }
 
     /// Bytes of symmetric heap per rank.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let block = acp.alloc(acp.heap_len() / 2)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn heap_len(&self) -> u64 {
         self.world.transport().sizes().heap
     }
@@ -414,6 +552,13 @@ impl GlobalMemory {
     /// every put issued before it is visible everywhere after it. A rank that makes
     /// another collective call meanwhile is reported on every rank
     /// ([`Error::MismatchedCollective`]).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// acp.barrier()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn barrier(&self) -> Result<()> {
         self.agree(Collective::Barrier).map(drop)
     }
@@ -434,6 +579,14 @@ impl GlobalMemory {
     /// The block lands at one offset on every rank, which a second exchange confirms:
     /// [local allocations](Self::alloc_local) of some ranks can leave the heaps shaped
     /// differently, and then the allocation fails on every rank rather than diverge.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let block = acp.alloc(1 << 20)?; // 1 MiB on every rank
+    /// acp.free(block)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn alloc(&self, len: u64) -> Result<SymmetricAlloc> {
         let _serialized = self.agree(Collective::Alloc { len })?;
         let placed = lock(&self.heap).alloc(len);
@@ -475,6 +628,15 @@ impl GlobalMemory {
     /// Collective: frees a block from [`alloc`](Self::alloc) on every rank. A handle of a
     /// block that was already freed is refused ([`Error::FreedAllocation`]) and frees
     /// nothing, even when a newer block lies at the same offset.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let block = acp.alloc(64)?;
+    /// acp.free(block.clone())?;
+    /// assert!(acp.free(block).is_err()); // freed already
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn free(&self, block: SymmetricAlloc) -> Result<()> {
         self.check_live(&block.heap, &block.allocation)?;
         self.agree(Collective::Free {
@@ -487,6 +649,14 @@ impl GlobalMemory {
     /// Allocates `len` bytes of this rank's heap only (not collective): memory that other
     /// ranks reach once they are told its address, as for ARMCI's group allocations.
     /// Carved from the top of the heap, away from the symmetric blocks.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let scratch = acp.alloc_local(4096)?;
+    /// acp.free_local(scratch)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn alloc_local(&self, len: u64) -> Result<LocalAlloc> {
         let allocation = lock(&self.heap).alloc_top(len)?;
         let ga = GlobalAddr::new(self.world.rank(), 0, Segment::Heap, allocation.offset);
@@ -503,6 +673,14 @@ impl GlobalMemory {
 
     /// Frees a block from [`alloc_local`](Self::alloc_local); a block a reset forgot is
     /// refused ([`Error::FreedAllocation`]).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let scratch = acp.alloc_local(64)?;
+    /// acp.free_local(scratch)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn free_local(&self, block: LocalAlloc) -> Result<()> {
         self.release(|heap| heap.free(&block.allocation))
     }
@@ -515,6 +693,18 @@ impl GlobalMemory {
     /// read and write it at any time while it is registered: the caller must not hold
     /// Rust references into it across such accesses (use it as raw memory, or only between
     /// barriers that order the remote accesses).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let mut buffer = vec![0u8; 4096];
+    /// // SAFETY: the buffer outlives the registration, and no reference into it is held
+    /// // while other ranks may write it.
+    /// let key = unsafe { acp.register(buffer.as_mut_ptr(), 4096, 0)? };
+    /// let ga = acp.ga(key, buffer.as_ptr())?; // tell the others
+    /// acp.unregister(key)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     // An unsafe *contract*, not an unsafe operation: the body does nothing unsafe.
     #[allow(unsafe_code)]
     pub unsafe fn register(&self, addr: *mut u8, len: u64, color: u32) -> Result<Key> {
@@ -526,6 +716,16 @@ impl GlobalMemory {
 
     /// Drops one registration of `key` (ACP's `acp_unregister_memory`); the memory stops
     /// being reachable when the last one goes.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let mut buffer = vec![0u8; 64];
+    /// // SAFETY: as for `register`.
+    /// let key = unsafe { acp.register(buffer.as_mut_ptr(), 64, 0)? };
+    /// acp.unregister(key)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn unregister(&self, key: Key) -> Result<()> {
         let mut registry = lock(&self.registry);
         let publication = registry.unregister(key)?;
@@ -533,6 +733,17 @@ impl GlobalMemory {
     }
 
     /// The global address of `addr` inside `key`'s region (ACP's `acp_query_ga`).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let mut buffer = vec![0u8; 64];
+    /// // SAFETY: as for `register`.
+    /// let key = unsafe { acp.register(buffer.as_mut_ptr(), 64, 1)? };
+    /// let ga = acp.ga(key, buffer[8..].as_ptr())?;
+    /// assert_eq!(ga.color(), 1);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn ga(&self, key: Key, addr: *const u8) -> Result<GlobalAddr> {
         let mut registry = lock(&self.registry);
         let (slot, offset, color, publication) = registry.locate(key, addr as usize)?;
@@ -559,6 +770,13 @@ impl GlobalMemory {
     }
 
     /// This process's address for a global address it owns (ACP's `acp_query_address`).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let address = acp.local_address(acp.starter_ga(rt.rank())?)?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn local_address(&self, ga: GlobalAddr) -> Result<usize> {
         let d = ga.decode().ok_or(Error::NotRegistered { ga })?;
         if d.rank != self.world.rank() {
@@ -581,6 +799,15 @@ impl GlobalMemory {
     /// Stores through the address are ordered like puts: visible to the owner after a
     /// fence to it and a barrier (or its own synchronization on a flag written with an
     /// atomic). Using the address is the caller's `unsafe` business.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// if let Some(address) = acp.mapped_address(acp.starter_ga(0)?, 8)? {
+    ///     println!("rank 0's starter memory is at {address:#x} here");
+    /// }
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn mapped_address(&self, ga: GlobalAddr, len: u64) -> Result<Option<usize>> {
         let loc = self.locate(ga)?;
         if let Segment::Registered(slot) = loc.segment {
@@ -601,11 +828,15 @@ impl GlobalMemory {
     /// Collective (ACP's `acp_reset`): forgets every allocation and registration, then
     /// this process becomes rank `new_rank`. A reset that fails (ranks asking for an
     /// invalid renumbering) fails on every rank and changes nothing.
+    ///
+    /// ```no_run
+    /// let mut rt = gaspar::init()?;
+    /// let rank = rt.rank();
+    /// rt.acp_mut().reset(rank)?; // same numbering, every allocation forgotten
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn reset(&mut self, new_rank: u32) -> Result<()> {
-        self.agree(Collective::Reset {
-            rank: new_rank.into(),
-        })
-        .map(drop)?;
+        self.agree(Collective::Reset { rank: new_rank }).map(drop)?;
         self.world.remap(new_rank)?;
         self.release(HeapAllocator::clear);
         let published = lock(&self.registry).clear();
@@ -616,6 +847,13 @@ impl GlobalMemory {
     }
 
     /// The world under this layer, by value (to finalize it).
+    ///
+    /// ```no_run
+    /// use gaspar::{gmem::GlobalMemory, world::World};
+    /// let gmem = GlobalMemory::new(World::init()?);
+    /// gmem.into_world().finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn into_world(self) -> World {
         self.world
     }

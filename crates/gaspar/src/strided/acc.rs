@@ -21,7 +21,7 @@ impl AccumulateLock {
     /// The lock of logical rank `rank`.
     pub(crate) fn of(gma: &Gma, rank: u32) -> Result<AccumulateLock> {
         Ok(AccumulateLock {
-            rank: gma.physical(rank.into())?,
+            rank: gma.physical(rank)?,
         })
     }
 

@@ -34,7 +34,8 @@ struct Scratch {
     pieces: Vec<(u64, u64)>,
 }
 
-/// The strided layer of one rank: the runtime as Rust users see it.
+/// The strided layer of one rank: the top of the layers under [`Runtime`](crate::Runtime),
+/// reached by [`Runtime::acp`](crate::Runtime::acp); derefs to [`Gma`].
 pub struct Strided {
     gma: Gma,
     policy: Policy,

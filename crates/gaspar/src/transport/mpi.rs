@@ -1738,7 +1738,7 @@ impl Transport for MpiTransport {
         self.on_mpi_thread()?;
         if rank >= self.procs {
             return Err(Box::new(Error::RankOutOfRange {
-                rank: rank.into(),
+                rank,
                 procs: self.procs,
             }));
         }

@@ -64,7 +64,7 @@ impl Team {
             .get(team_rank as usize)
             .copied()
             .ok_or(Error::RankOutOfRange {
-                rank: u64::from(team_rank),
+                rank: team_rank,
                 procs: self.size(),
             })
     }

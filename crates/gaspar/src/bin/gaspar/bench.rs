@@ -126,7 +126,7 @@ fn time_pair(reps: u32, iters: u64, mut a: impl FnMut(), mut b: impl FnMut()) ->
 /// in this job (figures `alt_NAME` and `raw_NAME`). Collective; nothing on shm.
 #[cfg(feature = "mpi")]
 fn in_job_peer(
-    rt: &gaspar::Runtime,
+    rt: &gaspar::strided::Strided,
     target: gaspar::GlobalAddr,
     word: GlobalPtr<u64>,
     (reps, iters): (u32, u64),
@@ -254,7 +254,7 @@ fn write_figures(out: &Path, figures: &Figures) -> gaspar::Result<()> {
 /// wait in a barrier; rank 0 reports the medians as `barrier_ranks PROCS` and
 /// `pingpong_ranks PROCS` (one round trip).
 fn measure_scaling(
-    rt: gaspar::Runtime,
+    rt: gaspar::strided::Strided,
     args: &RankArgs,
     pingpong_iters: u64,
 ) -> gaspar::Result<()> {
@@ -273,30 +273,37 @@ fn measure_scaling(
 }
 
 /// Half a round of the ping-pong: 8 bytes of data into `data`, then `round` into the
-/// peer's signal word, ordered after the data (the shape of OpenSHMEM's `put_signal`).
+/// peer's signal word, ordered after the data (OpenSHMEM's `put_signal`).
 fn put_signal(
-    rt: &gaspar::Runtime,
+    rt: &gaspar::strided::Strided,
     data: GlobalPtr<u64>,
     signal: GlobalPtr<u64>,
     round: u64,
 ) -> gaspar::Result<()> {
-    data.put(rt, &round)?;
-    rt.fence(signal.ga().rank())?;
-    signal.atomic_store(rt, round)
+    rt.put_signal(
+        data.ga(),
+        &round.to_ne_bytes(),
+        signal.ga(),
+        gaspar::SignalOp::Set(round),
+    )
 }
 
 /// Collective: ranks 0 and 1 send each other the data and a signal in turn (rank 0
 /// first, each waiting on its own signal word with `wait_until`) while the other ranks
 /// wait in a barrier. Rank 0 gets the median time of one round trip.
-fn signal_pingpong(rt: &gaspar::Runtime, reps: u32, iters: u64) -> gaspar::Result<Option<f64>> {
+fn signal_pingpong(
+    rt: &gaspar::strided::Strided,
+    reps: u32,
+    iters: u64,
+) -> gaspar::Result<Option<f64>> {
     let block = rt.alloc(16)?;
     let me = rt.rank();
     let mut round_trip = None;
     if me < 2 {
         let peer = 1 - me;
         let data = GlobalPtr::<u64>::new(block.ga(peer)?);
-        let signal = data.offset(1)?;
-        let mine = GlobalPtr::<u64>::new(block.ga(me)?).offset(1)?;
+        let signal = data.add(1)?;
+        let mine = GlobalPtr::<u64>::new(block.ga(me)?).add(1)?;
         let mut round = 0u64;
         let mut times = Vec::with_capacity(reps as usize);
         for _ in 0..reps {
@@ -321,7 +328,7 @@ fn signal_pingpong(rt: &gaspar::Runtime, reps: u32, iters: u64) -> gaspar::Resul
 }
 
 fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     if let Some(pingpong_iters) = args.scaling_pingpong_iters {
         return measure_scaling(rt, args, pingpong_iters);
     }

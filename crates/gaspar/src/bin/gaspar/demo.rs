@@ -32,7 +32,7 @@ pub(crate) fn rank() -> ExitCode {
 }
 
 fn run() -> gaspar::Result<()> {
-    let rt = gaspar::init()?;
+    let rt = gaspar::init()?.into_acp();
     let (me, n) = (rt.rank(), rt.procs());
     println!("rank {me} of {n} on pid {}", std::process::id());
 

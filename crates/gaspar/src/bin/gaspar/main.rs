@@ -157,7 +157,7 @@ fn main() -> ExitCode {
         Command::BenchRank(args) => bench::rank(args),
         Command::Info => {
             println!("gaspar {}", env!("CARGO_PKG_VERSION"));
-            println!("transports: shm");
+            println!("transports: {}", gaspar::transports().join(" "));
             println!(
                 "{:<22} {:<10} {:<10} description",
                 "setting", "default", "value"

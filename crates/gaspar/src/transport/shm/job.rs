@@ -5,7 +5,7 @@ use std::os::fd::{OwnedFd, RawFd};
 use std::sync::atomic::Ordering;
 
 use super::layout::{state, Layout, ABORTED_BY_LAUNCHER};
-use super::segment::{self, Segment};
+use super::segment::{self, Mapping};
 use crate::error::{Error, Result};
 
 /// The job's segments and the descriptors the ranks inherit. Dropping them empties the
@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 /// an empty file, not the job's memory.
 pub(crate) struct JobSegments {
     fds: Vec<OwnedFd>,
-    segments: Vec<Segment>,
+    segments: Vec<Mapping>,
 }
 
 impl JobSegments {
@@ -33,7 +33,7 @@ impl JobSegments {
             segments: Vec::new(),
         };
         for rank in 0..procs {
-            let (seg, fd) = Segment::create(job, rank, procs, layout)?;
+            let (seg, fd) = Mapping::create(job, rank, procs, layout)?;
             made.fds.push(fd);
             made.segments.push(seg);
         }

@@ -19,7 +19,7 @@ use nix::unistd::Pid;
 use rustix::thread::{membarrier, MembarrierCommand};
 
 use self::layout::{state, Doorbell, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
-use self::segment::Segment as Mapping;
+use self::segment::Mapping;
 use super::team::{TeamCall, TransportTeam};
 use super::wait::Patience;
 use super::{

@@ -21,12 +21,14 @@ pub(crate) fn new_job_id() -> Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// A mapped segment.
-pub(crate) struct Segment {
+/// One rank's shared-memory object (laid out as `layout.rs` says), mapped into this
+/// process: a POSIX shm object, or anonymous memory for a rank alone. Not to be confused
+/// with [`Segment`](crate::addr::Segment), which names a kind of memory of a rank.
+pub(crate) struct Mapping {
     map: MmapRaw,
 }
 
-impl Segment {
+impl Mapping {
     /// Creates rank `rank`'s segment of job `job` sized for `layout` and writes its header.
     /// Returns the mapping and the file descriptor the ranks inherit (close-on-exec is
     /// cleared only in the ranks, just before they exec).
@@ -35,7 +37,7 @@ impl Segment {
         rank: u32,
         procs: u32,
         layout: &Layout,
-    ) -> Result<(Segment, OwnedFd)> {
+    ) -> Result<(Mapping, OwnedFd)> {
         // The name only labels the file in /proc/<pid>/fd; it is not a path.
         let label = CString::new(format!("gaspar-{job}-{rank}")).expect("no NUL in a hex id");
         let fd = memfd_create(&label, MemFdCreateFlag::MFD_CLOEXEC)
@@ -50,7 +52,7 @@ impl Segment {
 
     /// Maps a segment inherited from the launcher, and closes its descriptor (a mapped
     /// segment needs none: a process the rank starts later inherits neither).
-    pub(crate) fn inherited(fd: CheckedFd) -> Result<Segment> {
+    pub(crate) fn inherited(fd: CheckedFd) -> Result<Mapping> {
         // SAFETY: `check_inherited` made sure the descriptor is open and is the gaspar
         // segment the launcher created for this process; nothing else in the process owns
         // it (it is only named in GASPAR_SEGMENT_FDS, whose descriptors are taken once, at
@@ -60,7 +62,7 @@ impl Segment {
     }
 
     /// A private segment for a job of one rank started without the launcher.
-    pub(crate) fn anonymous(layout: &Layout) -> Result<Segment> {
+    pub(crate) fn anonymous(layout: &Layout) -> Result<Mapping> {
         let len = usize::try_from(layout.total()).map_err(|_| Error::LengthOverflow {
             what: "segment size",
         })?;
@@ -68,19 +70,19 @@ impl Segment {
             .len(len)
             .map_anon()
             .map_err(|e| Error::os("mmap (anonymous segment)", e))?;
-        let segment = Segment { map: map.into() };
+        let segment = Mapping { map: map.into() };
         segment.header().initialize(0, 1, layout);
         Ok(segment)
     }
 
-    fn map(file: &File) -> Result<Segment> {
+    fn map(file: &File) -> Result<Mapping> {
         let map = MmapOptions::new()
             .map_raw(file)
             .map_err(|e| Error::os("mmap of shared segment", e))?;
         if map.len() < std::mem::size_of::<Header>() {
             return Err(Error::Environment("shared segment is too small".into()));
         }
-        Ok(Segment { map })
+        Ok(Mapping { map })
     }
 
     /// Start of the mapping.
@@ -198,7 +200,7 @@ mod tests {
     #[test]
     fn only_this_jobs_segment_of_this_rank_is_taken() {
         let layout = Layout::new(2, 4096, 65536).unwrap();
-        let (_segment, fd) = Segment::create("feed", 1, 2, &layout).unwrap();
+        let (_segment, fd) = Mapping::create("feed", 1, 2, &layout).unwrap();
         let raw = fd.as_raw_fd();
         assert!(check_inherited(raw, "feed", 1).is_ok());
         for (job, rank) in [("feed", 0), ("beef", 1)] {

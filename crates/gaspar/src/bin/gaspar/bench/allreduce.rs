@@ -31,7 +31,7 @@ fn figure(procs: u32) -> String {
 }
 
 /// Every rank times the allreduces; rank 0 reports the medians.
-pub(super) fn measure(rt: gaspar::Runtime, args: &RankArgs) -> gaspar::Result<()> {
+pub(super) fn measure(rt: gaspar::strided::Strided, args: &RankArgs) -> gaspar::Result<()> {
     let team = rt.team();
     let mut figures = Figures::new();
     for count in COUNTS {
