@@ -9,19 +9,20 @@ use crate::transport::Transport;
 
 /// A team of ranks. Its members number themselves `0..size()` in the order their split
 /// gave them, and know each other's world ranks as the world numbered them then (a later
-/// reset renumbers the world team only); every collective call on a team must be made by all of its members, in the
-/// same order (calls that differ are reported on every member as
+/// reset renumbers the world team only); every collective call on a team must be made by
+/// all of its members, in the same order (calls that differ are reported on every member as
 /// [`Error::MismatchedCollective`]). A member that leaves the job while others wait for
 /// it ends their wait with an error ([`Error::RankGone`], [`Error::JobAborted`]),
 /// never a hang.
 ///
-/// A team is used with the [`World`] it came from (a runtime derefs to it):
+/// A team is used with the [`World`] it came from (`Runtime::world`):
 /// ```no_run
 /// let rt = gaspar::init()?;
-/// let parity = rt.team().split(&rt, Some(rt.rank() % 2), 0)?.expect("every rank has a color");
+/// let world = rt.world();
+/// let parity = rt.team().split(world, Some(rt.rank() % 2), 0)?.expect("every rank has a color");
 /// let mut sum = [u64::from(rt.rank())];
-/// parity.allreduce(&rt, &mut sum, gaspar::ReduceOp::Sum)?;
-/// parity.barrier(&rt)?;
+/// parity.allreduce(world, &mut sum, gaspar::ReduceOp::Sum)?;
+/// parity.barrier(world)?;
 /// # Ok::<(), gaspar::Error>(())
 /// ```
 pub struct Team {
