@@ -46,17 +46,29 @@ impl Coarrays {
         self.announce(STOPPED);
         if self.any_failed() {
             self.wait_for_the_others_to_end();
+            let _ = self.rt.finalize_alone();
             std::process::exit(code)
         }
         let finalized = completed.and_then(|()| Ok(self.rt.finalize()?));
         if let Err(e) = finalized {
-            // An image that failed meanwhile is reported by the launcher already.
-            if !matches!(e, CoError::FailedImage { .. }) {
+            // An image that failed meanwhile is reported by the launcher already, and an
+            // image that ended the job (error stop) has said why.
+            let said = matches!(
+                e,
+                CoError::FailedImage { .. } | CoError::Runtime(crate::Error::JobAborted { .. })
+            );
+            if !said {
                 crate::error::report(&format!("gaspar: stop: {e}"));
             }
             std::process::exit(if code == 0 { 1 } else { code });
         }
         std::process::exit(code)
+    }
+
+    /// Whether the job is being ended (an image's error stop, or the launcher): every
+    /// image ends then, whatever its statement's STAT= asks.
+    pub fn job_aborted(&self) -> bool {
+        self.rt.job_aborted()
     }
 
     /// Whether an image of the job has failed.
@@ -81,29 +93,41 @@ impl Coarrays {
         }
     }
 
-    /// `error stop code`: ends every image of the job at once; this process exits with
-    /// status `code` (1 when `code` is 0), and the launcher stops the others.
+    /// `error stop code`: ends every image of the job at once, and the job's exit status
+    /// is `code` (1 when `code` is 0). The others learn it as an aborted job (not as a
+    /// failed image) and end without a message of their own; under `gaspar run` the
+    /// launcher exits with this image's status and adds no line, under MPI this is
+    /// `MPI_Abort` with the code. When the job is being ended already (another image's
+    /// error stop came first), this image just ends.
     pub fn error_stop(mut self, code: i32) -> ! {
         let _ = std::io::stdout().flush();
+        if self.rt.job_aborted() {
+            std::process::exit(1)
+        }
         let _ = self.complete_puts();
-        self.announce(FAILED);
-        // Not a failed image the others go on without: the launcher ends the job.
-        self.rt.report_failure_instead_of_abort(false);
-        std::process::exit(if code == 0 { 1 } else { code })
+        self.rt.end_job(if code == 0 { 1 } else { code })
     }
 
-    /// `fail image`: this image stops working at once. Under `gaspar run` the other images
-    /// go on: their syncs with it end with [`CoError::FailedImage`], and
-    /// [`image_status`](Self::image_status) and [`failed_images`](Self::failed_images)
-    /// report it. Under MPI (no fault tolerance) the job ends.
+    /// `fail image`: this image stops working at once, as if it had failed. Under
+    /// `gaspar run` the other images go on: their syncs and collectives with it end with
+    /// [`CoError::FailedImage`], and [`image_status`](Self::image_status) and
+    /// [`failed_images`](Self::failed_images) report it; the process leaves without
+    /// finalizing and with status 0, which tells the launcher it was the program's doing
+    /// (a crash still fails the job). Nothing is printed: a survivor that cannot go on
+    /// names the image, and the launcher reports it at the end. Under MPI (no fault
+    /// tolerance) the job ends with status 1 and a line saying so.
     pub fn fail_image(self) -> ! {
         let _ = std::io::stdout().flush();
+        if !self.rt.report_failure_instead_of_abort(true) {
+            crate::error::report(&format!(
+                "gaspar: image {} failed (FAIL IMAGE); this transport cannot go on without \
+                 it, the job ends",
+                self.this_image()
+            ));
+            self.rt.end_job(1)
+        }
         self.announce(FAILED);
-        crate::error::report(&format!(
-            "gaspar: image {} failed (fail image)",
-            self.this_image()
-        ));
-        std::process::exit(1)
+        std::process::exit(0)
     }
 
     /// `image_status(image)`: 0 while it runs, [`stat::STOPPED_IMAGE`] once it stopped,
