@@ -103,9 +103,10 @@ pub(crate) fn statement_with_state<T>(
         Err(error) => match stat.failure(state.engine.this_image(), name, &error) {
             Outcome::Reported => None,
             Outcome::Fatal(line) => {
-                crate::error::say(&format!("gaspar caf: {line}"));
                 let state = guard.take().expect("engine present above");
-                state.engine.error_stop(1)
+                state
+                    .engine
+                    .error_stop_saying(1, &format!("gaspar caf: {line}"))
             }
         },
     }

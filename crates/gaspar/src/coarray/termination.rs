@@ -99,13 +99,24 @@ impl Coarrays {
     /// launcher exits with this image's status and adds no line, under MPI this is
     /// `MPI_Abort` with the code. When the job is being ended already (another image's
     /// error stop came first), this image just ends.
-    pub fn error_stop(mut self, code: i32) -> ! {
+    pub fn error_stop(self, code: i32) -> ! {
+        self.end_the_job(code, None)
+    }
+
+    /// As [`error_stop`](Self::error_stop) for an error the program did not handle (no
+    /// STAT=): prints `line` unless another image ended the job first, so that when
+    /// several images find the same failed image at once the job says it once.
+    pub fn error_stop_saying(self, code: i32, line: &str) -> ! {
+        self.end_the_job(code, Some(line))
+    }
+
+    fn end_the_job(mut self, code: i32, line: Option<&str>) -> ! {
         let _ = std::io::stdout().flush();
         if self.rt.job_aborted() {
             std::process::exit(1)
         }
         let _ = self.complete_puts();
-        self.rt.end_job(if code == 0 { 1 } else { code })
+        self.rt.end_job(if code == 0 { 1 } else { code }, line)
     }
 
     /// `fail image`: this image stops working at once, as if it had failed. Under
@@ -124,7 +135,7 @@ impl Coarrays {
                  it, the job ends",
                 self.this_image()
             ));
-            self.rt.end_job(1)
+            self.rt.end_job(1, None)
         }
         self.announce(FAILED);
         std::process::exit(0)

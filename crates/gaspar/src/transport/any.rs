@@ -63,7 +63,7 @@ impl Transport for AnyTransport {
         fn retract_region(&self, slot: u8) -> TransportResult<()>;
         fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
         fn abort(&self, message: &str) -> !;
-        fn end_job(&self, status: i32) -> !;
+        fn end_job(&self, status: i32, line: Option<&str>) -> !;
         fn job_aborted(&self) -> bool;
         fn report_failure_instead_of_abort(&self, report: bool) -> bool;
         fn rank_failed(&self, rank: u32) -> bool;

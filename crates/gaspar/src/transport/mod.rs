@@ -334,9 +334,11 @@ pub trait Transport: Send + Sync {
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
     /// Ends the whole job with `message`; never returns.
     fn abort(&self, message: &str) -> !;
-    /// Ends the whole job without a message (the caller has said why), and with exit
-    /// status `status` for the job (a Fortran ERROR STOP); never returns.
-    fn end_job(&self, status: i32) -> !;
+    /// Ends the whole job on purpose, with exit status `status` for the job (a Fortran
+    /// ERROR STOP), printing `line` (one write) unless another rank ended the job first
+    /// (where the transport can tell), so that a job says why it ended once; never
+    /// returns.
+    fn end_job(&self, status: i32, line: Option<&str>) -> !;
     /// Whether the job is already being ended (a rank aborted it, or the launcher).
     fn job_aborted(&self) -> bool;
     /// With `report`, asks that this rank's death be reported to the other ranks (their

@@ -127,10 +127,11 @@ impl World {
         self.transport.job_aborted()
     }
 
-    /// Ends the whole job without a message (the caller has said why); the job's exit
-    /// status is `status` (a Fortran ERROR STOP).
-    pub fn end_job(&self, status: i32) -> ! {
-        self.transport.end_job(status)
+    /// Ends the whole job on purpose (a Fortran ERROR STOP); the job's exit status is
+    /// `status`. `line` is printed unless another rank ended the job first, so that a job
+    /// says why it ended once.
+    pub fn end_job(&self, status: i32, line: Option<&str>) -> ! {
+        self.transport.end_job(status, line)
     }
 
     /// The transport rank of logical rank `rank`, or an error if there is none.

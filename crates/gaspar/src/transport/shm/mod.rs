@@ -1287,11 +1287,18 @@ impl Transport for ShmTransport {
         self.end_job_with(u64::from(self.rank) + 1, 1)
     }
 
-    fn end_job(&self, status: i32) -> ! {
-        self.end_job_with(
-            (u64::from(self.rank) + 1) | layout::ENDED_ON_PURPOSE,
-            status,
-        )
+    fn end_job(&self, status: i32, line: Option<&str>) -> ! {
+        let word = (u64::from(self.rank) + 1) | layout::ENDED_ON_PURPOSE;
+        let first = self
+            .header(0)
+            .abort
+            .0
+            .compare_exchange(0, word, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok();
+        if let Some(line) = line.filter(|_| first) {
+            crate::error::report(line);
+        }
+        self.end_job_with(word, status)
     }
 
     fn job_aborted(&self) -> bool {
