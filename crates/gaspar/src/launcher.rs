@@ -82,8 +82,7 @@ pub enum Failure {
         end: RankEnd,
     },
     /// The first rank that failed while the others went on without it (a coarray job's
-    /// failed image, which the others see through STAT=), and the others then ended
-    /// normally.
+    /// failed image, which the others see through STAT=); no other rank ended the job.
     WentOn {
         /// Rank number.
         rank: u32,
@@ -158,13 +157,12 @@ impl std::fmt::Display for Failure {
                 end: RankEnd::NotFinalized,
             } => write!(
                 f,
-                "rank {rank} (pid {pid}) failed (a failed image: it left without \
-                 finalizing); the other ranks went on and ended normally"
+                "rank {rank} (pid {pid}) failed: it left without finalizing (a failed image); \
+                 the other ranks went on without it"
             ),
             Failure::WentOn { rank, pid, end } => write!(
                 f,
-                "rank {rank} (pid {pid}) failed: it {end}; the other ranks went on and ended \
-                 normally"
+                "rank {rank} (pid {pid}) failed: it {end}; the other ranks went on without it"
             ),
             Failure::Interrupted(sig) => {
                 write!(
@@ -652,4 +650,62 @@ fn supervise(
         }
     }
     Ok(failure.or(went_on))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_ended_on_purpose_exits_with_the_rank_status() {
+        let ended = Failure::Ended {
+            rank: 2,
+            end: RankEnd::Exited(7),
+        };
+        assert_eq!(ended.exit_code(), 7);
+        assert_eq!(
+            ended.to_string(),
+            "rank 2 ended the job: it exited with status 7"
+        );
+    }
+
+    #[test]
+    fn a_job_that_went_on_fails_only_after_a_crash() {
+        let failed_image = Failure::WentOn {
+            rank: 1,
+            pid: 42,
+            end: RankEnd::NotFinalized,
+        };
+        assert_eq!(failed_image.exit_code(), 0);
+        assert_eq!(
+            failed_image.to_string(),
+            "rank 1 (pid 42) failed: it left without finalizing (a failed image); the other \
+             ranks went on without it"
+        );
+        let crashed = Failure::WentOn {
+            rank: 1,
+            pid: 42,
+            end: RankEnd::Signaled(6),
+        };
+        assert_eq!(crashed.exit_code(), 134);
+        assert_eq!(
+            crashed.to_string(),
+            "rank 1 (pid 42) failed: it was killed by signal 6 (SIGABRT); the other ranks went \
+             on without it"
+        );
+    }
+
+    #[test]
+    fn a_stopped_job_says_so() {
+        let stopped = Failure::Rank {
+            rank: 0,
+            pid: 7,
+            end: RankEnd::Exited(3),
+        };
+        assert_eq!(stopped.exit_code(), 3);
+        assert_eq!(
+            stopped.to_string(),
+            "rank 0 (pid 7) exited with status 3; the job was stopped"
+        );
+    }
 }
