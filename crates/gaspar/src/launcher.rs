@@ -145,7 +145,7 @@ impl std::fmt::Display for Failure {
                 end: RankEnd::NotStarted(_),
                 ..
             } => {
-                write!(f, "rank {rank} could not be started")
+                write!(f, "rank {rank} could not be started; the job was stopped")
             }
             Failure::Rank { rank, pid, end } => {
                 write!(f, "rank {rank} (pid {pid}) {end}; the job was stopped")
