@@ -5,6 +5,16 @@
 //! that `image_status`, `stopped_images` and `failed_images` answer from local memory.
 //! A normal stop is the termination barrier of the runtime's finalize: an image waiting
 //! in a sync for an image that stopped gets [`CoError::StoppedImage`].
+//!
+//! The job's exit status (`gaspar run`): `stop n` everywhere gives n; an `error stop n`
+//! gives n on every transport, whichever image the others' exits are reaped after (the
+//! stopping image marks the job ended on purpose in the shared state before it exits,
+//! the others end quietly, and the launcher takes that image's status and adds no line;
+//! under MPI it is `MPI_Abort(n)`); a `fail image` leaves the job to the others, and
+//! the job then succeeds if they end normally (the standard makes a failed image a
+//! condition the others handle through STAT=, not an error termination; libcaf_single
+//! also exits 0), while a crashed image still fails it. A statement error without STAT=
+//! ends the job with status 1 and one line from the first image to find it.
 
 use std::io::Write;
 
