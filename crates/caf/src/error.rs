@@ -40,6 +40,13 @@ impl CafError {
     }
 }
 
+/// Writes `line` and a newline to stderr in one `write()`, so that the lines of several
+/// images never mix (`eprintln!` writes the pieces of its format one by one).
+pub(crate) fn say(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

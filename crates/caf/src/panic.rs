@@ -23,6 +23,8 @@ fn end_job(info: &PanicHookInfo<'_>) {
         .location()
         .map(|l| format!(" at {}:{}", l.file(), l.line()))
         .unwrap_or_default();
-    eprintln!("gaspar caf: libcaf_gaspar internal error: {what}{at}");
+    crate::error::say(&format!(
+        "gaspar caf: libcaf_gaspar internal error: {what}{at}"
+    ));
     crate::runtime::end_job_after_panic()
 }

@@ -61,7 +61,9 @@ fn engine() -> MutexGuard<'static, Option<State>> {
                 })
             }
             Err(e) => {
-                eprintln!("gaspar caf: cannot start the coarray runtime: {e}");
+                crate::error::say(&format!(
+                    "gaspar caf: cannot start the coarray runtime: {e}"
+                ));
                 std::process::exit(1);
             }
         }
@@ -72,7 +74,8 @@ fn engine() -> MutexGuard<'static, Option<State>> {
 /// Runs one coarray statement on the engine. On success sets STAT= to 0 and returns the
 /// value; on an error sets STAT=/ERRMSG= and returns `None`, or, without STAT=, prints one
 /// line naming the image and `name` and ends the whole job with status 1. When another
-/// image already ended the job, this process just exits with status 1.
+/// image already ended the job (whatever the error says: an image that ended the job has
+/// also left it), this process just exits with status 1, without a message.
 pub(crate) fn statement<T>(
     name: &str,
     stat: StatArgs,
@@ -96,13 +99,14 @@ pub(crate) fn statement_with_state<T>(
             stat.success();
             Some(value)
         }
-        Err(error) if error.is_job_aborted() => std::process::exit(1),
+        Err(error) if error.is_job_aborted() || state.engine.job_aborted() => std::process::exit(1),
         Err(error) => match stat.failure(state.engine.this_image(), name, &error) {
             Outcome::Reported => None,
             Outcome::Fatal(line) => {
-                eprintln!("gaspar caf: {line}");
                 let state = guard.take().expect("engine present above");
-                state.engine.error_stop(1)
+                state
+                    .engine
+                    .error_stop_saying(1, &format!("gaspar caf: {line}"))
             }
         },
     }

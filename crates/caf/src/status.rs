@@ -67,7 +67,7 @@ unsafe fn fill(array: *mut Descriptor, kind: *const c_int, images: &[Image]) {
         // SAFETY: plain allocation; libgfortran frees the array with free().
         let data = unsafe { libc::malloc(width * images.len()) };
         if data.is_null() {
-            eprintln!("gaspar caf: out of memory for the image list");
+            crate::error::say("gaspar caf: out of memory for the image list");
             std::process::exit(1);
         }
         for (i, &image) in images.iter().enumerate() {

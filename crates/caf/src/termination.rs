@@ -10,7 +10,7 @@ use crate::runtime;
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_stop_numeric(code: c_int, quiet: bool) -> ! {
     if !quiet {
-        eprintln!("STOP {code}");
+        crate::error::say(&format!("STOP {code}"));
     }
     runtime::take_for_termination().stop(code)
 }
@@ -24,7 +24,7 @@ pub unsafe extern "C" fn _gfortran_caf_stop_str(text: *const c_char, len: usize,
     if !quiet {
         // SAFETY: gfortran's stop code text (this function's contract).
         if let Some(text) = unsafe { stop_text(text, len) } {
-            eprintln!("STOP {text}");
+            crate::error::say(&format!("STOP {text}"));
         }
     }
     runtime::take_for_termination().stop(0)
@@ -34,7 +34,7 @@ pub unsafe extern "C" fn _gfortran_caf_stop_str(text: *const c_char, len: usize,
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_error_stop(code: c_int, quiet: bool) -> ! {
     if !quiet {
-        eprintln!("ERROR STOP {code}");
+        crate::error::say(&format!("ERROR STOP {code}"));
     }
     runtime::take_for_termination().error_stop(code)
 }
@@ -52,7 +52,7 @@ pub unsafe extern "C" fn _gfortran_caf_error_stop_str(
     if !quiet {
         // SAFETY: gfortran's stop code text (this function's contract).
         if let Some(text) = unsafe { stop_text(text, len) } {
-            eprintln!("ERROR STOP {text}");
+            crate::error::say(&format!("ERROR STOP {text}"));
         }
     }
     runtime::take_for_termination().error_stop(1)

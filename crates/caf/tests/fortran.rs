@@ -166,6 +166,53 @@ fn gaspar_caf_without_the_library_says_so_in_one_line() {
     );
 }
 
+/// The library's messages are each one `write()` (so that the lines of several images
+/// never mix), and a job that ends because an image failed says so in one line naming it.
+#[test]
+fn gaspar_caf_messages_are_written_in_one_piece() {
+    if cfg!(feature = "mpi") || !gfortran_installed() {
+        return;
+    }
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        skip("strace is not installed (apt-get install strace)");
+        return;
+    }
+    ensure_built();
+    let name = "image_failed_no_stat";
+    let dir = work_dir("fortran-tests", "one-write");
+    let source = manifest_dir().join(format!("tests/fortran/{name}.f90"));
+    let build = gaspar_caf(&dir, &[&source.to_string_lossy(), "-o", name]);
+    assert_eq!(build.code, Some(0), "{}", build.summary());
+    let trace = dir.join("strace.out");
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args(["-f", "-qq", "-e", "trace=write", "-e", "signal=none"])
+        .args(["-s", "1000", "-o"])
+        .arg(&trace)
+        .arg(gaspar())
+        .args(["run", "-n", "4", &format!("./{name}")]);
+    let out = run_in(&dir, cmd);
+    assert_eq!(out.code, Some(1), "{}", out.summary());
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", out.summary());
+    assert!(
+        lines[0].starts_with("gaspar caf: image ")
+            && lines[0].ends_with(": SYNC ALL: image 4 has failed"),
+        "{}",
+        out.summary()
+    );
+    let text = std::fs::read_to_string(&trace).expect("the strace output");
+    let whole = format!("write(2, \"{}\\n\"", lines[0]);
+    assert!(text.contains(&whole), "{whole} not in:\n{text}");
+}
+
 /// The line of a failed build that says why (the first error, or the last line).
 fn first_error(build: &Outcome) -> String {
     let text = format!("{}{}", build.stdout, build.stderr);

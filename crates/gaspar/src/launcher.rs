@@ -73,21 +73,66 @@ pub enum Failure {
         /// How it ended.
         end: RankEnd,
     },
+    /// Rank `rank` ended the whole job on purpose after saying why itself (a Fortran
+    /// ERROR STOP): the job's status is the rank's, and the launcher has nothing to add.
+    Ended {
+        /// Rank number.
+        rank: u32,
+        /// How it ended.
+        end: RankEnd,
+    },
+    /// The first rank that failed while the others went on without it (a coarray job's
+    /// failed image, which the others see through STAT=); no other rank ended the job.
+    WentOn {
+        /// Rank number.
+        rank: u32,
+        /// Process id.
+        pid: i32,
+        /// How it ended.
+        end: RankEnd,
+    },
     /// The launcher was told to stop by this signal.
     Interrupted(i32),
 }
 
 impl Failure {
-    /// The launcher's exit status for this failure.
+    /// The launcher's exit status for this failure. A job that went on without a failed
+    /// rank succeeds when that rank ended without finalizing and with status 0 (a Fortran
+    /// FAIL IMAGE, the program's own doing: the standard makes it a failed image the others
+    /// handle, not an error termination); a rank that crashed still fails the job.
     pub fn exit_code(&self) -> i32 {
         match *self {
-            Failure::Rank { end, .. } => match end {
-                RankEnd::Exited(code) => code,
-                RankEnd::Signaled(sig) => 128 + sig,
-                RankEnd::NotFinalized => 1,
-                RankEnd::NotStarted(code) => code,
+            Failure::Rank { end, .. } | Failure::Ended { end, .. } => end.exit_code(),
+            Failure::WentOn { end, .. } => match end {
+                RankEnd::NotFinalized => 0,
+                other => other.exit_code(),
             },
             Failure::Interrupted(sig) => 128 + sig,
+        }
+    }
+}
+
+impl RankEnd {
+    /// The exit status a shell would report for a process that ended so.
+    fn exit_code(self) -> i32 {
+        match self {
+            RankEnd::Exited(code) => code,
+            RankEnd::Signaled(sig) => 128 + sig,
+            RankEnd::NotFinalized => 1,
+            RankEnd::NotStarted(code) => code,
+        }
+    }
+}
+
+impl std::fmt::Display for RankEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            RankEnd::Exited(code) => write!(f, "exited with status {code}"),
+            RankEnd::Signaled(sig) => {
+                write!(f, "was killed by signal {sig} ({})", signal_name(sig))
+            }
+            RankEnd::NotFinalized => write!(f, "exited without finalizing gaspar"),
+            RankEnd::NotStarted(code) => write!(f, "could not be started (status {code})"),
         }
     }
 }
@@ -100,21 +145,31 @@ impl std::fmt::Display for Failure {
                 end: RankEnd::NotStarted(_),
                 ..
             } => {
-                write!(f, "rank {rank} could not be started")
+                write!(f, "rank {rank} could not be started; the job was stopped")
             }
             Failure::Rank { rank, pid, end } => {
-                write!(f, "rank {rank} (pid {pid}) ")?;
-                match end {
-                    RankEnd::Exited(code) => write!(f, "exited with status {code}"),
-                    RankEnd::Signaled(sig) => {
-                        write!(f, "was killed by signal {sig} ({})", signal_name(sig))
-                    }
-                    RankEnd::NotFinalized => write!(f, "exited without finalizing gaspar"),
-                    RankEnd::NotStarted(_) => unreachable!("handled above"),
-                }
+                write!(f, "rank {rank} (pid {pid}) {end}; the job was stopped")
             }
+            Failure::Ended { rank, end } => write!(f, "rank {rank} ended the job: it {end}"),
+            Failure::WentOn {
+                rank,
+                pid,
+                end: RankEnd::NotFinalized,
+            } => write!(
+                f,
+                "rank {rank} (pid {pid}) failed: it left without finalizing (a failed image); \
+                 the other ranks went on without it"
+            ),
+            Failure::WentOn { rank, pid, end } => write!(
+                f,
+                "rank {rank} (pid {pid}) failed: it {end}; the other ranks went on without it"
+            ),
             Failure::Interrupted(sig) => {
-                write!(f, "launcher received signal {sig} ({})", signal_name(sig))
+                write!(
+                    f,
+                    "launcher received signal {sig} ({}); the job was stopped",
+                    signal_name(sig)
+                )
             }
         }
     }
@@ -412,6 +467,7 @@ fn supervise(
     let mut ranks: Vec<Rank> = Vec::with_capacity(spec.procs as usize);
     let mut forwards: Vec<Forward> = Vec::new();
     let mut failure: Option<Failure> = None;
+    let mut went_on: Option<Failure> = None;
     let mut ends: Vec<Option<(Pid, RankEnd)>> = vec![None; spec.procs as usize];
     let mut kill_at: Option<Instant> = None;
     let mut live = 0usize;
@@ -540,13 +596,22 @@ fn supervise(
             ends[index] = Some((pid, end));
             let failed = end != RankEnd::Exited(0);
             // A rank that asked for it (a coarray job's failed image) is reported to the
-            // others, which go on; any other failure stops the job.
-            let reported = failed && segments.reports_failure(rank);
+            // others, which go on; any other failure, or any failure once the job is being
+            // ended, stops the job.
+            let reported = failed && segments.reports_failure(rank) && !segments.aborted();
             tracing::debug!(rank, ?end, reported, "rank ended");
-            if failed && failure.is_none() {
+            let pid_number = pid.as_raw();
+            if reported && went_on.is_none() {
+                went_on = Some(Failure::WentOn {
+                    rank,
+                    pid: pid_number,
+                    end,
+                });
+            }
+            if failed && !reported && failure.is_none() {
                 failure = Some(Failure::Rank {
                     rank,
-                    pid: pid.as_raw(),
+                    pid: pid_number,
                     end,
                 });
             }
@@ -572,16 +637,75 @@ fn supervise(
     }
     // Ranks that saw the abort flag may have exited before the rank that called abort
     // was reaped: the job failed because of the one that aborted.
-    if let Some(rank) = segments.aborted_by() {
+    if let Some((rank, on_purpose)) = segments.aborted_by() {
         if let Some(Some((pid, end))) = ends.get(rank as usize) {
             if !matches!(failure, Some(Failure::Interrupted(_))) {
-                failure = Some(Failure::Rank {
-                    rank,
-                    pid: pid.as_raw(),
-                    end: *end,
+                let (pid, end) = (pid.as_raw(), *end);
+                failure = Some(if on_purpose {
+                    Failure::Ended { rank, end }
+                } else {
+                    Failure::Rank { rank, pid, end }
                 });
             }
         }
     }
-    Ok(failure)
+    Ok(failure.or(went_on))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_ended_on_purpose_exits_with_the_rank_status() {
+        let ended = Failure::Ended {
+            rank: 2,
+            end: RankEnd::Exited(7),
+        };
+        assert_eq!(ended.exit_code(), 7);
+        assert_eq!(
+            ended.to_string(),
+            "rank 2 ended the job: it exited with status 7"
+        );
+    }
+
+    #[test]
+    fn a_job_that_went_on_fails_only_after_a_crash() {
+        let failed_image = Failure::WentOn {
+            rank: 1,
+            pid: 42,
+            end: RankEnd::NotFinalized,
+        };
+        assert_eq!(failed_image.exit_code(), 0);
+        assert_eq!(
+            failed_image.to_string(),
+            "rank 1 (pid 42) failed: it left without finalizing (a failed image); the other \
+             ranks went on without it"
+        );
+        let crashed = Failure::WentOn {
+            rank: 1,
+            pid: 42,
+            end: RankEnd::Signaled(6),
+        };
+        assert_eq!(crashed.exit_code(), 134);
+        assert_eq!(
+            crashed.to_string(),
+            "rank 1 (pid 42) failed: it was killed by signal 6 (SIGABRT); the other ranks went \
+             on without it"
+        );
+    }
+
+    #[test]
+    fn a_stopped_job_says_so() {
+        let stopped = Failure::Rank {
+            rank: 0,
+            pid: 7,
+            end: RankEnd::Exited(3),
+        };
+        assert_eq!(stopped.exit_code(), 3);
+        assert_eq!(
+            stopped.to_string(),
+            "rank 0 (pid 7) exited with status 3; the job was stopped"
+        );
+    }
 }

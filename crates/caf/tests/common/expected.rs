@@ -12,8 +12,8 @@
 //!   `; stderr: TEXT` (a stderr line contains TEXT, ignoring case) or `; quiet` (no "STOP" printed).
 //! * TODAY: empty when gaspar meets EXPECTED now, or `not-yet: REASON` when it does not
 //!   yet. Both are asserted: a `not-yet` job that meets its expectation fails the test too,
-//!   so that the list stays true (clear the field then). `flaky: REASON`: gaspar meets it
-//!   only sometimes (a known race); reported, not asserted.
+//!   so that the list stays true (clear the field then). There is no "sometimes": a job
+//!   that is not asserted cannot fail, so a race is a bug to fix, not a state to list.
 //! * OPENCOARRAYS: what Debian's OpenCoarrays does with the same program (`caf`, `cafrun`),
 //!   for the comparison in the README; not checked.
 
@@ -68,8 +68,6 @@ pub enum Today {
     Meets,
     /// It does not yet, for this reason (asserted).
     NotYet(String),
-    /// Only sometimes, for this reason (not asserted).
-    Flaky(String),
 }
 
 /// One line of a list.
@@ -120,12 +118,8 @@ fn parse_line(line: &str) -> Result<Entry, String> {
         Today::Meets
     } else if let Some(reason) = today.strip_prefix("not-yet:") {
         Today::NotYet(reason.trim().to_owned())
-    } else if let Some(reason) = today.strip_prefix("flaky:") {
-        Today::Flaky(reason.trim().to_owned())
     } else {
-        return Err(format!(
-            "TODAY is {today:?}: empty, `not-yet: REASON` or `flaky: REASON`"
-        ));
+        return Err(format!("TODAY is {today:?}: empty or `not-yet: REASON`"));
     };
     Ok(Entry {
         program: program.to_owned(),
@@ -227,10 +221,6 @@ impl Verdicts {
             (Ok(()), Today::NotYet(_)) => self.failures.push(format!(
                 "{what}: meets its expectation now: clear its not-yet in the list"
             )),
-            (Ok(()), Today::Flaky(_)) => eprintln!("flaky, met this time: {what}"),
-            (Err(how), Today::Flaky(reason)) => {
-                eprintln!("flaky ({reason}), not met this time: {what}: {how}")
-            }
         }
     }
 
@@ -266,7 +256,6 @@ mod tests {
         assert_eq!(e.expect.stderr.as_deref(), Some("ERROR STOP 7"));
         assert!(parse_line("x | 2 | maybe | | ").is_err());
         assert!(parse_line("x | 2 | pass | later | ").is_err());
-        let e = parse_line("x | 2 | pass | flaky: a race | pass").unwrap();
-        assert_eq!(e.today, Today::Flaky("a race".into()));
+        assert!(parse_line("x | 2 | pass | flaky: a race | pass").is_err());
     }
 }

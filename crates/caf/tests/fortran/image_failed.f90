@@ -28,5 +28,8 @@ program image_failed
   k = 1
   call co_sum(k, stat=st)
   if (st /= stat_failed_image) error stop "co_sum with a failed image: stat"
+  ! No survivor stops before every survivor has made its checks: once one has stopped,
+  ! a collective gives STAT_STOPPED_IMAGE, which F2018 16.6 puts before STAT_FAILED_IMAGE.
+  sync images ([(k, k = 1, n - 1)])
   if (me == 1) print '(a,i0)', "image_failed ok on ", n
 end program

@@ -27,6 +27,10 @@ program image_stopped
     do i = 1, n - 1
       if (image_status(i) /= 0) error stop "image_status of a running image"
     end do
+    ! No survivor stops before every survivor has made its checks: an image that ends
+    ! the program has initiated normal termination, and from then on STOPPED_IMAGES()
+    ! (F2018 16.9.183) and IMAGE_STATUS name it too.
+    sync images ([(i, i = 1, n - 1)])
   else
     if (size(stopped_images()) /= 0) error stop "stopped_images() on one image"
   end if

@@ -5,6 +5,16 @@
 //! that `image_status`, `stopped_images` and `failed_images` answer from local memory.
 //! A normal stop is the termination barrier of the runtime's finalize: an image waiting
 //! in a sync for an image that stopped gets [`CoError::StoppedImage`].
+//!
+//! The job's exit status (`gaspar run`): `stop n` everywhere gives n; an `error stop n`
+//! gives n on every transport, whichever image the others' exits are reaped after (the
+//! stopping image marks the job ended on purpose in the shared state before it exits,
+//! the others end quietly, and the launcher takes that image's status and adds no line;
+//! under MPI it is `MPI_Abort(n)`); a `fail image` leaves the job to the others, and
+//! the job then succeeds if they end normally (the standard makes a failed image a
+//! condition the others handle through STAT=, not an error termination; libcaf_single
+//! also exits 0), while a crashed image still fails it. A statement error without STAT=
+//! ends the job with status 1 and one line from the first image to find it.
 
 use std::io::Write;
 
@@ -46,17 +56,29 @@ impl Coarrays {
         self.announce(STOPPED);
         if self.any_failed() {
             self.wait_for_the_others_to_end();
+            let _ = self.rt.finalize_alone();
             std::process::exit(code)
         }
         let finalized = completed.and_then(|()| Ok(self.rt.finalize()?));
         if let Err(e) = finalized {
-            // An image that failed meanwhile is reported by the launcher already.
-            if !matches!(e, CoError::FailedImage { .. }) {
+            // An image that failed meanwhile is reported by the launcher already, and an
+            // image that ended the job (error stop) has said why.
+            let said = matches!(
+                e,
+                CoError::FailedImage { .. } | CoError::Runtime(crate::Error::JobAborted { .. })
+            );
+            if !said {
                 crate::error::report(&format!("gaspar: stop: {e}"));
             }
             std::process::exit(if code == 0 { 1 } else { code });
         }
         std::process::exit(code)
+    }
+
+    /// Whether the job is being ended (an image's error stop, or the launcher): every
+    /// image ends then, whatever its statement's STAT= asks.
+    pub fn job_aborted(&self) -> bool {
+        self.rt.job_aborted()
     }
 
     /// Whether an image of the job has failed.
@@ -81,29 +103,52 @@ impl Coarrays {
         }
     }
 
-    /// `error stop code`: ends every image of the job at once; this process exits with
-    /// status `code` (1 when `code` is 0), and the launcher stops the others.
-    pub fn error_stop(mut self, code: i32) -> ! {
-        let _ = std::io::stdout().flush();
-        let _ = self.complete_puts();
-        self.announce(FAILED);
-        // Not a failed image the others go on without: the launcher ends the job.
-        self.rt.report_failure_instead_of_abort(false);
-        std::process::exit(if code == 0 { 1 } else { code })
+    /// `error stop code`: ends every image of the job at once, and the job's exit status
+    /// is `code` (1 when `code` is 0). The others learn it as an aborted job (not as a
+    /// failed image) and end without a message of their own; under `gaspar run` the
+    /// launcher exits with this image's status and adds no line, under MPI this is
+    /// `MPI_Abort` with the code. When the job is being ended already (another image's
+    /// error stop came first), this image just ends.
+    pub fn error_stop(self, code: i32) -> ! {
+        self.end_the_job(code, None)
     }
 
-    /// `fail image`: this image stops working at once. Under `gaspar run` the other images
-    /// go on: their syncs with it end with [`CoError::FailedImage`], and
-    /// [`image_status`](Self::image_status) and [`failed_images`](Self::failed_images)
-    /// report it. Under MPI (no fault tolerance) the job ends.
+    /// As [`error_stop`](Self::error_stop) for an error the program did not handle (no
+    /// STAT=): prints `line` unless another image ended the job first, so that when
+    /// several images find the same failed image at once the job says it once.
+    pub fn error_stop_saying(self, code: i32, line: &str) -> ! {
+        self.end_the_job(code, Some(line))
+    }
+
+    fn end_the_job(mut self, code: i32, line: Option<&str>) -> ! {
+        let _ = std::io::stdout().flush();
+        if self.rt.job_aborted() {
+            std::process::exit(1)
+        }
+        let _ = self.complete_puts();
+        self.rt.end_job(if code == 0 { 1 } else { code }, line)
+    }
+
+    /// `fail image`: this image stops working at once, as if it had failed. Under
+    /// `gaspar run` the other images go on: their syncs and collectives with it end with
+    /// [`CoError::FailedImage`], and [`image_status`](Self::image_status) and
+    /// [`failed_images`](Self::failed_images) report it; the process leaves without
+    /// finalizing and with status 0, which tells the launcher it was the program's doing
+    /// (a crash still fails the job). Nothing is printed: a survivor that cannot go on
+    /// names the image, and the launcher reports it at the end. Under MPI (no fault
+    /// tolerance) the job ends with status 1 and a line saying so.
     pub fn fail_image(self) -> ! {
         let _ = std::io::stdout().flush();
+        if !self.rt.report_failure_instead_of_abort(true) {
+            crate::error::report(&format!(
+                "gaspar: image {} failed (FAIL IMAGE); this transport cannot go on without \
+                 it, the job ends",
+                self.this_image()
+            ));
+            self.rt.end_job(1, None)
+        }
         self.announce(FAILED);
-        crate::error::report(&format!(
-            "gaspar: image {} failed (fail image)",
-            self.this_image()
-        ));
-        std::process::exit(1)
+        std::process::exit(0)
     }
 
     /// `image_status(image)`: 0 while it runs, [`stat::STOPPED_IMAGE`] once it stopped,

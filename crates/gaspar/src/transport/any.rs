@@ -63,6 +63,7 @@ impl Transport for AnyTransport {
         fn retract_region(&self, slot: u8) -> TransportResult<()>;
         fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
         fn abort(&self, message: &str) -> !;
+        fn end_job(&self, status: i32, line: Option<&str>) -> !;
         fn job_aborted(&self) -> bool;
         fn report_failure_instead_of_abort(&self, report: bool) -> bool;
         fn rank_failed(&self, rank: u32) -> bool;
@@ -73,5 +74,6 @@ impl Transport for AnyTransport {
         fn team_call(&self, team: &TransportTeam, word: u64, call: TeamCall<'_, '_>)
             -> TransportResult<bool>;
         fn finalize(&self) -> TransportResult<()>;
+        fn finalize_alone(&self) -> TransportResult<()>;
     }
 }

@@ -334,6 +334,11 @@ pub trait Transport: Send + Sync {
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
     /// Ends the whole job with `message`; never returns.
     fn abort(&self, message: &str) -> !;
+    /// Ends the whole job on purpose, with exit status `status` for the job (a Fortran
+    /// ERROR STOP), printing `line` (one write) unless another rank ended the job first
+    /// (where the transport can tell), so that a job says why it ended once; never
+    /// returns.
+    fn end_job(&self, status: i32, line: Option<&str>) -> !;
     /// Whether the job is already being ended (a rank aborted it, or the launcher).
     fn job_aborted(&self) -> bool;
     /// With `report`, asks that this rank's death be reported to the other ranks (their
@@ -342,6 +347,13 @@ pub trait Transport: Send + Sync {
     /// (MPI without fault tolerance).
     fn report_failure_instead_of_abort(&self, _report: bool) -> bool {
         false
+    }
+    /// Leaves the job as a finalize does, but without waiting for the other ranks: a rank
+    /// that failed while the others went on never joins the finalize barrier (only where
+    /// [`report_failure_instead_of_abort`](Self::report_failure_instead_of_abort) holds;
+    /// elsewhere nothing). The process must exit without using the transport again.
+    fn finalize_alone(&self) -> TransportResult<()> {
+        Ok(())
     }
     /// Whether `rank` (a transport rank) exited without finalizing; `false` where the
     /// transport cannot tell.

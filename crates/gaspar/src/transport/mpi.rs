@@ -1858,6 +1858,18 @@ impl Transport for MpiTransport {
         std::process::exit(1)
     }
 
+    fn end_job(&self, status: i32, line: Option<&str>) -> ! {
+        if let Some(line) = line {
+            crate::error::report(line);
+        }
+        // SAFETY: MPI_Abort may be called at any time after init; `_exit` skips the
+        // at-exit check, whose message is for a rank that did not mean to end the job.
+        unsafe {
+            ffi::MPI_Abort(self.comm, status);
+            nix::libc::_exit(status)
+        }
+    }
+
     fn job_aborted(&self) -> bool {
         // MPI_Abort ends every rank at once: a rank that runs was not aborted.
         false

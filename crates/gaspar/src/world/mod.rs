@@ -122,6 +122,18 @@ impl World {
         self.transport.abort(message)
     }
 
+    /// Whether the job is being ended (another rank aborted it, or the launcher).
+    pub fn job_aborted(&self) -> bool {
+        self.transport.job_aborted()
+    }
+
+    /// Ends the whole job on purpose (a Fortran ERROR STOP); the job's exit status is
+    /// `status`. `line` is printed unless another rank ended the job first, so that a job
+    /// says why it ended once.
+    pub fn end_job(&self, status: i32, line: Option<&str>) -> ! {
+        self.transport.end_job(status, line)
+    }
+
     /// The transport rank of logical rank `rank`, or an error if there is none.
     #[inline]
     pub fn physical(&self, rank: u32) -> Result<u32> {
@@ -195,6 +207,13 @@ impl World {
     /// Leaves the job (ACP's `acp_finalize`): waits until every rank finalizes.
     pub fn finalize(mut self) -> Result<()> {
         self.finalize_once()
+    }
+
+    /// Leaves the job without waiting for the other ranks, when a rank failed and the
+    /// others went on without it (that rank never joins a finalize); the process must then
+    /// exit without using the runtime again.
+    pub fn finalize_alone(&self) -> Result<()> {
+        Ok(self.transport.finalize_alone()?)
     }
 
     fn finalize_once(&mut self) -> Result<()> {

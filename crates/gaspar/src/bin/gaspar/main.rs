@@ -86,8 +86,11 @@ pub(crate) fn launch(spec: &LaunchSpec) -> ExitCode {
     match launcher::run(spec) {
         Ok(None) => ExitCode::SUCCESS,
         Ok(Some(failure)) => {
-            report(&format!("gaspar run: {failure}; the job was stopped"));
-            ExitCode::from(failure.exit_code().clamp(1, 255) as u8)
+            // A rank that ended the job on purpose (ERROR STOP) has said why.
+            if !matches!(failure, launcher::Failure::Ended { .. }) {
+                report(&format!("gaspar run: {failure}"));
+            }
+            ExitCode::from(failure.exit_code().clamp(0, 255) as u8)
         }
         Err(e) => {
             report(&format!("gaspar run: {e}"));

@@ -4,7 +4,7 @@
 use std::os::fd::{OwnedFd, RawFd};
 use std::sync::atomic::Ordering;
 
-use super::layout::{state, Layout, ABORTED_BY_LAUNCHER};
+use super::layout::{self, state, Layout, ABORTED_BY_LAUNCHER};
 use super::segment::{self, Mapping};
 use crate::error::{Error, Result};
 
@@ -70,16 +70,26 @@ impl JobSegments {
         }
     }
 
-    /// The rank that called abort, if one did (rather than the launcher).
-    pub(crate) fn aborted_by(&self) -> Option<u32> {
-        let word = self
-            .segments
-            .first()?
-            .header()
-            .abort
-            .0
-            .load(Ordering::Acquire);
-        (word != 0 && word != ABORTED_BY_LAUNCHER).then(|| (word - 1) as u32)
+    /// The job's abort word (0 while the job is not being aborted).
+    fn abort_word(&self) -> u64 {
+        self.segments
+            .first()
+            .map_or(0, |seg| seg.header().abort.0.load(Ordering::Acquire))
+    }
+
+    /// Whether the job is being aborted (by a rank or by the launcher).
+    pub(crate) fn aborted(&self) -> bool {
+        self.abort_word() != 0
+    }
+
+    /// The rank that called abort, if one did (rather than the launcher), and whether it
+    /// ended the job on purpose after saying why itself (a Fortran ERROR STOP).
+    pub(crate) fn aborted_by(&self) -> Option<(u32, bool)> {
+        let word = self.abort_word();
+        if word == 0 {
+            return None;
+        }
+        layout::aborting_rank(word).map(|rank| (rank, word & layout::ENDED_ON_PURPOSE != 0))
     }
 
     /// Whether `rank` has attached to the job and not yet finalized or exited.

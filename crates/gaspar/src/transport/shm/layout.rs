@@ -42,6 +42,17 @@ pub(crate) mod state {
 /// Value of [`Header::abort`] set by the launcher (a rank sets 1 + its rank).
 pub(crate) const ABORTED_BY_LAUNCHER: u64 = u64::MAX;
 
+/// Flag of [`Header::abort`] (with 1 + rank) when the rank ended the job on purpose and
+/// has said why itself (a Fortran ERROR STOP): the job's status is that rank's, and the
+/// launcher adds no line.
+pub(crate) const ENDED_ON_PURPOSE: u64 = 1 << 62;
+
+/// The rank that aborted the job, from a non-zero [`Header::abort`] word (`None`: the
+/// launcher did).
+pub(crate) fn aborting_rank(word: u64) -> Option<u32> {
+    (word != ABORTED_BY_LAUNCHER).then(|| ((word & !ENDED_ON_PURPOSE) - 1) as u32)
+}
+
 /// One word on its own cache line, so that ranks spinning on neighbouring words do not
 /// steal each other's line.
 #[repr(C, align(64))]
@@ -180,7 +191,8 @@ pub(crate) struct Header {
     /// waits for it end with an error) instead of ending the job: a coarray job's failed
     /// image.
     pub(crate) reports_failure: AtomicU64,
-    /// Non-zero once the job is being aborted (1 + rank, or [`ABORTED_BY_LAUNCHER`]).
+    /// Non-zero once the job is being aborted (1 + rank, possibly with
+    /// [`ENDED_ON_PURPOSE`], or [`ABORTED_BY_LAUNCHER`]).
     pub(crate) abort: Padded,
     /// Where the barrier's waits sleep (rung by the barrier's signals).
     pub(crate) collective_bell: Doorbell,

@@ -18,7 +18,7 @@ use nix::sys::uio::{process_vm_readv, process_vm_writev, RemoteIoVec};
 use nix::unistd::Pid;
 use rustix::thread::{membarrier, MembarrierCommand};
 
-use self::layout::{state, Doorbell, Header, Layout, ABORTED_BY_LAUNCHER, MAX_ROUNDS};
+use self::layout::{state, Doorbell, Header, Layout, MAX_ROUNDS};
 use self::segment::Mapping;
 use super::team::{TeamCall, TransportTeam};
 use super::wait::Patience;
@@ -271,6 +271,23 @@ impl ShmTransport {
         self.mappings[rank as usize].header()
     }
 
+    /// Marks the job aborted with `word` (unless it already is), wakes every rank so that
+    /// each finds out, and exits with `status`.
+    fn end_job_with(&self, word: u64, status: i32) -> ! {
+        for r in 0..self.procs {
+            let _ = self.header(r).abort.0.compare_exchange(
+                0,
+                word,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
+        }
+        for r in 0..self.procs {
+            self.header(r).ring_every_bell();
+        }
+        std::process::exit(status)
+    }
+
     fn aborted(&self) -> Option<u64> {
         match self.header(self.rank).abort.0.load(Ordering::Acquire) {
             0 => None,
@@ -320,8 +337,9 @@ impl ShmTransport {
             return Ok(true);
         }
         if let Some(by) = self.aborted() {
-            let rank = (by != ABORTED_BY_LAUNCHER).then(|| (by - 1) as u32);
-            return Err(Error::JobAborted { rank });
+            return Err(Error::JobAborted {
+                rank: layout::aborting_rank(by),
+            });
         }
         for &rank in awaited {
             let now = self.header(rank).state.load(Ordering::Acquire);
@@ -1261,18 +1279,21 @@ impl Transport for ShmTransport {
             "gaspar: rank {} aborted the job: {message}",
             self.rank
         ));
-        for r in 0..self.procs {
-            let _ = self.header(r).abort.0.compare_exchange(
-                0,
-                u64::from(self.rank) + 1,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            );
+        self.end_job_with(u64::from(self.rank) + 1, 1)
+    }
+
+    fn end_job(&self, status: i32, line: Option<&str>) -> ! {
+        let word = (u64::from(self.rank) + 1) | layout::ENDED_ON_PURPOSE;
+        let first = self
+            .header(0)
+            .abort
+            .0
+            .compare_exchange(0, word, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok();
+        if let Some(line) = line.filter(|_| first) {
+            crate::error::report(line);
         }
-        for r in 0..self.procs {
-            self.header(r).ring_every_bell();
-        }
-        std::process::exit(1)
+        self.end_job_with(word, status)
     }
 
     fn job_aborted(&self) -> bool {
@@ -1321,6 +1342,13 @@ impl Transport for ShmTransport {
 
     fn finalize(&self) -> TransportResult<()> {
         self.barrier_locked(&self.collectives.enter(), true, 0)?;
+        self.header(self.rank)
+            .state
+            .store(state::FINALIZED, Ordering::Release);
+        Ok(())
+    }
+
+    fn finalize_alone(&self) -> TransportResult<()> {
         self.header(self.rank)
             .state
             .store(state::FINALIZED, Ordering::Release);
