@@ -1,10 +1,13 @@
 //! The coarray layer beside the raw runtime calls it is built on, in the same run:
 //! `gaspar run -n N target/release/examples/coarray_bench` (N >= 2). Image 1 prints one
 //! line per operation: the coarray figure, the raw figure, and the layer's overhead.
+//! `coarray_bench memory` times allocate + deallocate under each memory method (RS, RA,
+//! CA; registered memory on mpi needs `mpirun --mca osc ucx`). `scripts/bench-coarray`
+//! runs both beside OpenMPI's figures (`coarray_bench_peer.c`).
 
 use std::time::Instant;
 
-use gaspar::coarray::{CoResult, Dim, Elem, ElemType, Images, Section};
+use gaspar::coarray::{CoResult, Dim, Elem, ElemType, Images, MemoryMethod, Section};
 use gaspar::strided::Descriptor;
 use gaspar::world::ReduceOp;
 use gaspar::{Handle, Width};
@@ -12,8 +15,13 @@ use gaspar::{Handle, Width};
 const R8: Elem = Elem::new(ElemType::Real, 8);
 
 fn main() {
+    let memory_mode = std::env::args().nth(1).as_deref() == Some("memory");
     let result = Images::init().and_then(|mut images| {
-        bench(&mut images)?;
+        if memory_mode {
+            allocation_costs(&mut images)?;
+        } else {
+            bench(&mut images)?;
+        }
         images.finalize()
     });
     if let Err(e) = result {
@@ -60,6 +68,53 @@ fn dense(count: usize) -> [Dim; 1] {
         extent: count,
         stride: 8,
     }]
+}
+
+/// Allocate + deallocate of 8 B, 64 KiB and 4 MiB under each memory method (raw: the
+/// runtime's symmetric alloc + free), and CA's registration of memory the caller
+/// allocated once (register + deregister).
+fn allocation_costs(images: &mut Images) -> CoResult<()> {
+    let (me, n) = (images.this_image(), images.num_images());
+    let methods = [
+        MemoryMethod::RuntimeSharing,
+        MemoryMethod::RuntimeAllocation,
+        MemoryMethod::CompilerAllocation,
+    ];
+    for bytes in [8usize, 64 << 10, 4 << 20] {
+        for method in methods {
+            images.set_memory_method(method);
+            let c = time(100, || {
+                let token = images.allocate(bytes)?;
+                images.deallocate(token)
+            })?;
+            let raw = (method == MemoryMethod::RuntimeSharing)
+                .then(|| {
+                    time(100, || {
+                        let block = images.runtime().alloc(bytes as u64)?;
+                        Ok(images.runtime().free(block)?)
+                    })
+                })
+                .transpose()?;
+            let what = format!("allocate+free {bytes} B {}", method.abbreviation());
+            report(me, n, &what, c, raw);
+        }
+        let mut memory = Some(vec![0u128; bytes.div_ceil(16)].into_boxed_slice());
+        let c = time(100, || {
+            let caller_memory = memory.take().unwrap_or_default();
+            let token = images.register(caller_memory)?;
+            memory = Some(images.deregister(token)?);
+            Ok(())
+        })?;
+        report(
+            me,
+            n,
+            &format!("register {bytes} B CA (caller memory)"),
+            c,
+            None,
+        );
+    }
+    images.set_memory_method(MemoryMethod::RuntimeSharing);
+    Ok(())
 }
 
 fn bench(images: &mut Images) -> CoResult<()> {

@@ -1760,7 +1760,27 @@ impl Transport for MpiTransport {
     ) -> TransportResult<()> {
         // MPI ends the whole job when a rank fails or aborts, and offers nothing to sleep
         // on until a window's memory changes: poll, yielding the core once patience runs out.
-        Ok(super::wait::Patience::of_process(self.procs)?.poll_forever(ready)?)
+        // Each poll also drives MPI's progress: a one-sided component that needs the
+        // target's help (OpenMPI's osc/ucx on dynamic windows and atomics) would otherwise
+        // never finish another rank's access to this one while it waits.
+        let mut ready_with_progress = || {
+            let mut flag: c_int = 0;
+            // SAFETY: MPI is initialized; MPI_Iprobe writes one int and no status.
+            unsafe {
+                ffi::MPI_Iprobe(
+                    ffi::RSMPI_ANY_SOURCE,
+                    ffi::RSMPI_ANY_TAG,
+                    self.comm,
+                    &mut flag,
+                    ffi::RSMPI_STATUS_IGNORE,
+                )
+            };
+            ready()
+        };
+        Ok(
+            super::wait::Patience::of_process(self.procs)?
+                .poll_forever(&mut ready_with_progress)?,
+        )
     }
 
     fn split_team(
