@@ -12,7 +12,9 @@
 //! by cross-memory attach, on mpi through the dynamic window (a one-sided component with
 //! dynamic windows: OpenMPI's osc/ucx, MPICH). Lock and event variables and the engine's
 //! own control words need atomics, which reach only the pool on shm: they stay in the
-//! pool under every method, as do coarrays allocated inside `change team`.
+//! pool under every method, as do coarrays allocated inside `change team`. Atomic
+//! subroutines on a registered data coarray are refused on both transports (an error
+//! naming the cause): a program that uses them keeps RS, the default.
 
 use crate::config;
 use crate::gmem::GlobalAddr;
