@@ -1,10 +1,13 @@
 //! The coarray layer beside the raw runtime calls it is built on, in the same run:
 //! `gaspar run -n N target/release/examples/coarray_bench` (N >= 2). Image 1 prints one
 //! line per operation: the coarray figure, the raw figure, and the layer's overhead.
+//! `coarray_bench memory` times allocate + deallocate under each memory method (RS, RA,
+//! CA; registered memory on mpi needs `mpirun --mca osc ucx`). `scripts/bench-coarray`
+//! runs both beside OpenMPI's figures (`coarray_bench_peer.c`).
 
 use std::time::Instant;
 
-use gaspar::coarray::{CoResult, Dim, Elem, ElemType, Images, Section};
+use gaspar::coarray::{CoResult, Dim, Elem, ElemType, Images, MemoryMethod, Section};
 use gaspar::strided::Descriptor;
 use gaspar::world::ReduceOp;
 use gaspar::{Handle, Width};
@@ -12,8 +15,13 @@ use gaspar::{Handle, Width};
 const R8: Elem = Elem::new(ElemType::Real, 8);
 
 fn main() {
+    let memory_mode = std::env::args().nth(1).as_deref() == Some("memory");
     let result = Images::init().and_then(|mut images| {
-        bench(&mut images)?;
+        if memory_mode {
+            allocation_costs(&mut images)?;
+        } else {
+            bench(&mut images)?;
+        }
         images.finalize()
     });
     if let Err(e) = result {
@@ -60,6 +68,75 @@ fn dense(count: usize) -> [Dim; 1] {
         extent: count,
         stride: 8,
     }]
+}
+
+/// Allocate + deallocate of 8 B, 64 KiB and 4 MiB under each memory method (raw: the
+/// runtime's symmetric alloc + free), and CA's registration of memory the caller
+/// allocated once (register + deregister).
+fn allocation_costs(images: &mut Images) -> CoResult<()> {
+    let (me, n) = (images.this_image(), images.num_images());
+    let methods = [
+        MemoryMethod::RuntimeSharing,
+        MemoryMethod::RuntimeAllocation,
+        MemoryMethod::CompilerAllocation,
+    ];
+    for bytes in [8usize, 64 << 10, 4 << 20] {
+        for method in methods {
+            images.set_memory_method(method);
+            let c = time(100, || {
+                let token = images.allocate(bytes)?;
+                images.deallocate(token)
+            })?;
+            let raw = (method == MemoryMethod::RuntimeSharing)
+                .then(|| {
+                    time(100, || {
+                        let block = images.runtime().alloc(bytes as u64)?;
+                        Ok(images.runtime().free(block)?)
+                    })
+                })
+                .transpose()?;
+            let what = format!("allocate+free {bytes} B {}", method.abbreviation());
+            report(me, n, &what, c, raw);
+        }
+        let mut memory = Some(vec![0u128; bytes.div_ceil(16)].into_boxed_slice());
+        let c = time(100, || {
+            let caller_memory = memory.take().unwrap_or_default();
+            let token = images.register(caller_memory)?;
+            memory = Some(images.deregister(token)?);
+            Ok(())
+        })?;
+        report(
+            me,
+            n,
+            &format!("register {bytes} B CA (caller memory)"),
+            c,
+            None,
+        );
+    }
+    images.set_memory_method(MemoryMethod::RuntimeSharing);
+    Ok(())
+}
+
+/// An atomic add of `value` (wrapping: `u64::MAX` subtracts one).
+fn add(value: u64) -> gaspar::AtomicOp {
+    gaspar::AtomicOp::Add(value)
+}
+
+/// The word of `block` on `image` that image `from` writes.
+fn word(block: &gaspar::SymmetricAlloc, image: u32, from: u32) -> CoResult<gaspar::GlobalAddr> {
+    block
+        .ga(image - 1)?
+        .offset(8 * u64::from(from - 1))
+        .ok_or_else(|| gaspar::coarray::CoError::invalid("bench", "word past the block"))
+}
+
+/// Zeroes this image's `n` words of `block`, then waits for every image to do the same.
+fn zero_own(images: &mut Images, block: &gaspar::SymmetricAlloc, n: u32) -> CoResult<()> {
+    let me = images.this_image();
+    images
+        .runtime()
+        .put_blocking(block.ga(me - 1)?, &vec![0u8; 8 * n as usize])?;
+    images.sync_all()
 }
 
 fn bench(images: &mut Images) -> CoResult<()> {
@@ -194,7 +271,26 @@ fn bench(images: &mut Images) -> CoResult<()> {
         vec![left, right]
     };
     let c = time(2_000, || images.sync_images(Some(&neighbours)))?;
-    report(me, n, "sync images (ring)", c, None);
+    // Raw: what sync images does, on the runtime's calls: an atomic add to a word of
+    // each neighbour, then a wait for each neighbour's add to this image's word.
+    let signals = images.runtime().alloc(8 * u64::from(n))?;
+    zero_own(images, &signals, n)?;
+    let mut rounds = 0u64;
+    let r = time(2_000, || {
+        rounds += 1;
+        let rt = images.runtime();
+        for &image in &neighbours {
+            rt.atomic_blocking(word(&signals, image, me)?, Width::W8, add(1))?;
+        }
+        for &image in &neighbours {
+            let word = word(&signals, me, image)?;
+            rt.wait(me - 1, Some(image - 1), || {
+                Ok(rt.atomic_blocking(word, Width::W8, gaspar::AtomicOp::Load)? >= rounds)
+            })?;
+        }
+        Ok(())
+    })?;
+    report(me, n, "sync images (ring)", c, Some(r));
 
     // co_sum of one double and of 1 Mi doubles, beside the team's allreduce.
     for count in [1usize, 1 << 20] {
@@ -216,7 +312,30 @@ fn bench(images: &mut Images) -> CoResult<()> {
         images.lock(&locks, 0, 1, false)?;
         images.unlock(&locks, 0, 1)
     })?;
-    report(me, n, "lock + unlock (every image, image 1's)", c, None);
+    images.sync_all()?;
+    // Raw: compare-and-swap until the word on image 1 is taken, waiting while it is not
+    // free; a swap frees it.
+    let lock_word = signals.ga(0)?;
+    zero_own(images, &signals, n)?;
+    let r = time(2_000, || {
+        let rt = images.runtime();
+        loop {
+            let cas = gaspar::AtomicOp::CompareSwap {
+                expected: 0,
+                new: u64::from(me),
+            };
+            let holder = rt.atomic_blocking(lock_word, Width::W8, cas)?;
+            if holder == 0 {
+                break;
+            }
+            rt.wait(0, Some(holder as u32 - 1), || {
+                Ok(rt.atomic_blocking(lock_word, Width::W8, gaspar::AtomicOp::Load)? != holder)
+            })?;
+        }
+        rt.atomic_blocking(lock_word, Width::W8, gaspar::AtomicOp::Swap(0))?;
+        Ok(())
+    })?;
+    report(me, n, "lock + unlock (every image, image 1's)", c, Some(r));
     images.sync_all()?;
     let events = images.allocate_events(1)?;
     let c = time(1_000, || match me {
@@ -230,7 +349,37 @@ fn bench(images: &mut Images) -> CoResult<()> {
         }
         _ => Ok(()),
     })?;
-    report(me, n, "event ping-pong round trip", c, None);
+    images.sync_all()?;
+    // Raw: an atomic add to the partner's counter; waiting, until the own counter is
+    // positive, then an atomic add takes the count off.
+    zero_own(images, &signals, n)?;
+    let r = time(1_000, || {
+        let rt = images.runtime();
+        let post = |to: u32| -> CoResult<()> {
+            rt.atomic_blocking(signals.ga(to - 1)?, Width::W8, add(1))?;
+            Ok(())
+        };
+        let wait = |from: u32| -> CoResult<()> {
+            let own = signals.ga(me - 1)?;
+            rt.wait(me - 1, Some(from - 1), || {
+                Ok(rt.atomic_blocking(own, Width::W8, gaspar::AtomicOp::Load)? >= 1)
+            })?;
+            rt.atomic_blocking(own, Width::W8, add(u64::MAX))?;
+            Ok(())
+        };
+        match me {
+            1 => {
+                post(2)?;
+                wait(2)
+            }
+            2 => {
+                wait(1)?;
+                post(1)
+            }
+            _ => Ok(()),
+        }
+    })?;
+    report(me, n, "event ping-pong round trip", c, Some(r));
     // The raw counterpart of an 8-byte atomic, as locks and events use it.
     let r = time(20_000, || {
         Ok(images
@@ -243,5 +392,6 @@ fn bench(images: &mut Images) -> CoResult<()> {
     images.deallocate(events)?;
     images.deallocate(locks)?;
     images.runtime().free(raw)?;
+    images.runtime().free(signals)?;
     images.deallocate(token)
 }

@@ -3,8 +3,8 @@
 //! values, prints `image I: NAME ok`, and exits non-zero on the first wrong one.
 
 use gaspar::coarray::{
-    stat, AtomicOp, CoError, CoResult, Coarray, Coarrays, Dim, Elem, ElemType, Images, Section,
-    Slice, TeamId, TeamLevel, Token,
+    stat, AtomicOp, CoError, CoResult, Coarray, Coarrays, Dim, Elem, ElemType, Images,
+    MemoryMethod, Section, Slice, TeamId, TeamLevel, Token,
 };
 
 const I1: Elem = Elem::new(ElemType::Integer, 1);
@@ -34,6 +34,7 @@ fn main() {
     }
     let result = match name.as_str() {
         "alloc" => alloc(&mut co),
+        "memory" => memory(&mut co),
         "transfer" => transfer(&mut co),
         "sync" => sync(&mut co),
         "atomics" => atomics(&mut co),
@@ -165,6 +166,84 @@ fn alloc(co: &mut Coarrays) -> CoResult<()> {
     let t = co.allocate(8)?;
     co.sync_all()?;
     co.deallocate(t)
+}
+
+/// The memory method chosen by `GASPAR_COARRAY_MEMORY` is the one in use; a static
+/// coarray and memory this image allocated and registered (CA's entry) carry puts and
+/// gets, and the registered memory comes back holding what a neighbour wrote.
+fn memory(co: &mut Coarrays) -> CoResult<()> {
+    let (me, n) = (co.this_image(), co.num_images());
+    let (right, left) = (me % n + 1, (me + n - 2) % n + 1);
+    let wanted = std::env::var("GASPAR_COARRAY_MEMORY").unwrap_or_else(|_| "rs".into());
+    check(
+        MemoryMethod::parse(&wanted) == Some(co.memory_method()),
+        || format!("method {:?} for {wanted:?}", co.memory_method()),
+    )?;
+    let s = co.allocate_static(64)?;
+    check(own_part(co, &s)? == vec![0; 64], || {
+        "static not zeroed".into()
+    })?;
+    co.sync_all()?;
+    let whole = dims(&[(64, 1)]);
+    co.put(
+        &s,
+        0,
+        right,
+        &section(1, 0, &whole),
+        I1,
+        &[me as u8; 64],
+        &section(1, 0, &whole),
+        I1,
+    )?;
+    co.sync_all()?;
+    check(own_part(co, &s)? == vec![left as u8; 64], || {
+        "static put".into()
+    })?;
+    co.deallocate(s)?;
+
+    let mine = vec![u128::from(me); 4].into_boxed_slice();
+    let r = co.register(mine)?;
+    check(r.len() == 64, || format!("registered length {}", r.len()))?;
+    let mut theirs = [0u8; 16];
+    let one = dims(&[(16, 1)]);
+    co.get(
+        &r,
+        16,
+        right,
+        &section(1, 0, &one),
+        I1,
+        &mut theirs,
+        &section(1, 0, &one),
+        I1,
+    )?;
+    check(u128::from_ne_bytes(theirs) == u128::from(right), || {
+        "registered get".into()
+    })?;
+    co.sync_all()?;
+    co.put(
+        &r,
+        0,
+        right,
+        &section(1, 0, &one),
+        I1,
+        &(u128::from(me) * 100).to_ne_bytes(),
+        &section(1, 0, &one),
+        I1,
+    )?;
+    co.sync_all()?;
+    let back = co.deregister(r)?;
+    check(
+        back[0] == u128::from(left) * 100 && back[1..].iter().all(|&w| w == u128::from(me)),
+        || format!("registered memory came back as {back:?}"),
+    )?;
+    // A length that differs on one image: an error on every image.
+    let words = if me == n { 2 } else { 1 };
+    match co.register(vec![0u128; words].into_boxed_slice()) {
+        Err(e) if n > 1 => check(e.stat() == stat::OTHER_ERROR, || format!("stat {e}")),
+        Err(e) => Err(e),
+        Ok(t) if n == 1 => co.deregister(t).map(drop),
+        Ok(_) => check(false, || "mismatched register succeeded".into()),
+    }
 }
 
 fn transfer(co: &mut Coarrays) -> CoResult<()> {

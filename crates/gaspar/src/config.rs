@@ -53,6 +53,15 @@ pub const STRIDED_BUFFER: Setting = Setting {
     default: "400K",
     description: "bytes of the packing buffer B of strided transfers",
 };
+/// Where coarrays' memory comes from (the XcalableMP paper's three methods).
+pub const COARRAY_MEMORY: Setting = Setting {
+    name: "GASPAR_COARRAY_MEMORY",
+    default: "rs",
+    description: "coarray memory: rs (every coarray in the symmetric heap, registered once at \
+                  start), ra (static coarrays in the heap, each allocatable one allocated and \
+                  registered on its own), ca (every data coarray is memory the caller \
+                  allocated, registered; locks and events stay in the heap)",
+};
 /// Log filter.
 pub const LOG: Setting = Setting {
     name: "GASPAR_LOG",
@@ -68,6 +77,7 @@ pub const SETTINGS: &[Setting] = &[
     KILL_GRACE_MS,
     STRIDED_METHOD,
     STRIDED_BUFFER,
+    COARRAY_MEMORY,
     LOG,
 ];
 

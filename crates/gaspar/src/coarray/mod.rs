@@ -37,6 +37,7 @@ mod convert;
 mod error;
 mod events;
 mod locks;
+mod memory;
 mod section;
 mod sync;
 mod team;
@@ -45,7 +46,7 @@ mod termination;
 mod transfer;
 mod typed;
 
-use crate::gmem::{GlobalAddr, LocalAlloc, Segment, SymmetricAlloc};
+use crate::gmem::{GlobalAddr, LocalAlloc, OwnedRegistration, Segment, SymmetricAlloc};
 use crate::strided::Strided;
 use crate::transport::{AtomicOp as WordOp, Width};
 use crate::{Handle, Runtime};
@@ -54,6 +55,8 @@ pub use self::atomics::AtomicOp;
 pub use self::cobounds::Cobounds;
 pub use self::convert::{Elem, ElemType};
 pub use self::error::{stat, CoError, CoResult};
+use self::memory::Lifetime;
+pub use self::memory::MemoryMethod;
 pub use self::section::{Dim, Section, MAX_RANK};
 use self::team::Team;
 use self::teams::Formed;
@@ -88,6 +91,14 @@ enum Placement {
         id: u64,
         /// Heap offset of the block by job rank ([`NOT_MEMBER`] for non-members).
         offsets: Box<[u64]>,
+    },
+    /// Registered memory outside the pool (the RA and CA methods): each image's part
+    /// has its own address.
+    Registered {
+        /// Names the registration among the engine's live ones.
+        id: u64,
+        /// The address of each job rank's part.
+        parts: Box<[GlobalAddr]>,
     },
 }
 
@@ -128,6 +139,12 @@ impl Token {
                     format!("rank {rank} is not in the team that allocated the coarray"),
                 )),
             },
+            Placement::Registered { parts, .. } => parts
+                .get(rank as usize)
+                .and_then(|part| part.offset(offset as u64))
+                .ok_or_else(|| {
+                    CoError::invalid("coarray access", format!("offset {offset} overflows"))
+                }),
         }
     }
 
@@ -190,6 +207,12 @@ pub struct Coarrays {
     /// Ranks this image has puts to that may be incomplete.
     pending: Vec<bool>,
     any_pending: bool,
+    /// Where data coarrays' memory comes from.
+    memory: MemoryMethod,
+    /// Live registered coarrays (RA, CA): id and this image's registration.
+    registrations: Vec<(u64, OwnedRegistration)>,
+    /// The id of the next registered coarray.
+    next_registration: u64,
 }
 
 /// A word of the control block.
@@ -213,6 +236,11 @@ impl Coarrays {
     pub fn with_runtime(rt: Runtime) -> CoResult<Coarrays> {
         let rt = rt.into_acp();
         let (rank, procs) = (rt.rank(), rt.procs());
+        // A setting every image reads the same: a bad one ends the job, naming it.
+        let memory = match MemoryMethod::from_environment() {
+            Ok(method) => method,
+            Err(e) => rt.abort(&e.to_string()),
+        };
         let control = rt.alloc(16 * u64::from(procs))?;
         let co = Coarrays {
             team: Team::initial(rank, procs),
@@ -224,6 +252,9 @@ impl Coarrays {
             signals_seen: vec![0; procs as usize],
             pending: vec![false; procs as usize],
             any_pending: false,
+            memory,
+            registrations: Vec::new(),
+            next_registration: 0,
             rt,
         };
         co.zero_own_part(co.control.ga(rank)?, 16 * procs as usize)?;
@@ -253,10 +284,12 @@ impl Coarrays {
     /// Collective over the current team, an image control statement: `bytes` on every
     /// image (a different size on some image is an error on every image and allocates
     /// nothing), zero-filled, aligned to [`ALIGN`]. `bytes == 0` is legal.
+    /// Where the memory comes from depends on the [`MemoryMethod`].
     pub fn allocate(&mut self, bytes: usize) -> CoResult<Token> {
-        self.allocate_for(bytes, Purpose::Data)
+        self.allocate_data(bytes, Lifetime::Allocatable)
     }
 
+    /// A coarray in the pool (the symmetric heap, or inside a team each member's heap).
     fn allocate_for(&mut self, bytes: usize, purpose: Purpose) -> CoResult<Token> {
         self.complete_puts()?;
         self.all_images_running()?;
@@ -289,6 +322,7 @@ impl Coarrays {
                 Ok(self.rt.free(block)?)
             }
             Placement::Team { id, .. } => self.deallocate_in_team(id),
+            Placement::Registered { id, .. } => self.release_registered(id).map(drop),
         }
     }
 

@@ -167,6 +167,11 @@ impl Coarrays {
     pub(crate) fn usable(&self, token: &Token) -> CoResult<()> {
         match token.placement {
             Placement::Symmetric(_) => Ok(()),
+            Placement::Registered { id, .. } if self.registered_live(id) => Ok(()),
+            Placement::Registered { .. } => Err(CoError::invalid(
+                "coarray access",
+                "the coarray was freed (deallocated)",
+            )),
             Placement::Team { id, .. } => {
                 if self.team_blocks.iter().any(|&(i, _, _)| i == id) {
                     Ok(())

@@ -124,6 +124,33 @@ impl SymmetricAlloc {
     }
 }
 
+/// Memory registered by [`GlobalMemory::register_owned`], which owns it while it is
+/// registered. Dropped without [`GlobalMemory::unregister_owned`], it stays registered
+/// and its memory is leaked (never freed under other ranks' transfers).
+#[derive(Debug)]
+pub struct OwnedRegistration {
+    memory: std::mem::ManuallyDrop<Box<[u128]>>,
+    key: Key,
+    ga: GlobalAddr,
+}
+
+impl OwnedRegistration {
+    /// The global address of the memory's first byte.
+    pub fn ga(&self) -> GlobalAddr {
+        self.ga
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> u64 {
+        std::mem::size_of_val(&**self.memory) as u64
+    }
+
+    /// Whether the memory is empty.
+    pub fn is_empty(&self) -> bool {
+        self.memory.is_empty()
+    }
+}
+
 /// A block of one rank's heap from [`GlobalMemory::alloc_local`].
 ///
 /// ```no_run
@@ -712,6 +739,38 @@ impl GlobalMemory {
         let (key, publication) = registry.register(addr as usize, len, color)?;
         self.apply(publication)?;
         Ok(key)
+    }
+
+    /// Registers memory the caller allocated and hands over for as long as it is
+    /// registered (the safe form of [`register`](Self::register)): the registration owns
+    /// it, so it stays allocated, and no Rust reference into it exists while other ranks
+    /// may write it. [`unregister_owned`](Self::unregister_owned) gives it back.
+    pub fn register_owned(&self, mut memory: Box<[u128]>) -> Result<OwnedRegistration> {
+        let len = std::mem::size_of_val(&*memory) as u64;
+        let addr = memory.as_mut_ptr().cast::<u8>();
+        // SAFETY: the registration keeps `memory` (a heap block that moving the box does
+        // not move) until `unregister_owned`, and lends no reference into it meanwhile.
+        #[allow(unsafe_code)]
+        let key = unsafe { self.register(addr, len, 0) }?;
+        let ga = match self.ga(key, addr) {
+            Ok(ga) => ga,
+            Err(e) => {
+                self.unregister(key)?;
+                return Err(e);
+            }
+        };
+        Ok(OwnedRegistration {
+            memory: std::mem::ManuallyDrop::new(memory),
+            key,
+            ga,
+        })
+    }
+
+    /// Ends `registration` and gives its memory back.
+    pub fn unregister_owned(&self, registration: OwnedRegistration) -> Result<Box<[u128]>> {
+        self.unregister(registration.key)?;
+        let mut registration = std::mem::ManuallyDrop::new(registration);
+        Ok(std::mem::take(&mut *registration.memory))
     }
 
     /// Drops one registration of `key` (ACP's `acp_unregister_memory`); the memory stops

@@ -1882,8 +1882,25 @@ impl Transport for MpiTransport {
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()> {
         // MPI ends the whole job when a rank fails or aborts, and offers nothing to sleep
-        // on until a window's memory changes: poll, then back off.
-        Ok(self.patience.poll_backing_off(ready)?)
+        // on until a window's memory changes: poll, then back off. Each poll also drives
+        // MPI's progress: a one-sided component that needs the target's help (OpenMPI's
+        // osc/ucx on dynamic windows and atomics) would otherwise never finish another
+        // rank's access to this one while it waits.
+        let mut ready_with_progress = || {
+            let mut flag: c_int = 0;
+            // SAFETY: MPI is initialized; MPI_Iprobe writes one int and no status.
+            unsafe {
+                ffi::MPI_Iprobe(
+                    ffi::RSMPI_ANY_SOURCE,
+                    ffi::RSMPI_ANY_TAG,
+                    self.comm,
+                    &mut flag,
+                    ffi::RSMPI_STATUS_IGNORE,
+                )
+            };
+            ready()
+        };
+        Ok(self.patience.poll_backing_off(&mut ready_with_progress)?)
     }
 
     fn split_team(
