@@ -1055,6 +1055,12 @@ fn finalize_against(other: impl FnOnce(&Strided) -> Result<()>) -> Result<()> {
     } else {
         let result = other(&rt);
         say(&format!("rank {}: collective gave {result:?}", rt.rank()));
+        if result.is_err() {
+            // Rank 0's finalize failed too: wait until it has said so and ended the job
+            // (this barrier returns an error, or MPI_Abort ends it), so that this rank's
+            // own exit, which ends the job at once under MPICH, cannot silence rank 0.
+            let _ = rt.barrier();
+        }
         result?;
         rt.finalize()
     };

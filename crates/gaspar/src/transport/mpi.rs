@@ -1853,6 +1853,9 @@ impl Transport for MpiTransport {
         // One write: simultaneous aborts must not interleave.
         let line = format!("gaspar: rank {} aborted the job: {message}\n", self.rank);
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+        // MPICH's MPI_Abort exits through the at-exit hooks: this rank means to end the
+        // job, so the hook for a rank that did not must stay quiet.
+        LIVE_RANK.store(-1, Ordering::Release);
         // SAFETY: MPI_Abort may be called at any time after init.
         unsafe { ffi::MPI_Abort(self.comm, 1) };
         std::process::exit(1)
@@ -1862,8 +1865,11 @@ impl Transport for MpiTransport {
         if let Some(line) = line {
             crate::error::report(line);
         }
-        // SAFETY: MPI_Abort may be called at any time after init; `_exit` skips the
-        // at-exit check, whose message is for a rank that did not mean to end the job.
+        // MPICH's MPI_Abort exits through the at-exit hooks, and `_exit` skips them where
+        // MPI_Abort returns: either way the hook for a rank that did not mean to end the
+        // job must stay quiet.
+        LIVE_RANK.store(-1, Ordering::Release);
+        // SAFETY: MPI_Abort may be called at any time after init.
         unsafe {
             ffi::MPI_Abort(self.comm, status);
             nix::libc::_exit(status)
