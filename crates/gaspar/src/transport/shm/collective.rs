@@ -2,8 +2,9 @@
 //! O(log n) rounds but alltoall: recursive doubling for the members' agreement on the call
 //! (a barrier too) and for allreduce (the ranks beyond the largest power of two folded
 //! into their left neighbours first, as MPICH does; a small allreduce agrees in its own
-//! messages), binomial trees for broadcast and reduce to a root, Bruck's algorithm for
-//! allgather, and pairwise exchange for alltoall (n - 1 rounds: every rank has a block for
+//! messages), binomial trees for broadcast and reduce to a root (a small broadcast is an
+//! allreduce that keeps the root's buffer, agreeing in its own messages), Bruck's
+//! algorithm for allgather, and pairwise exchange for alltoall (n - 1 rounds: every rank has a block for
 //! every other). Large messages move in chunks through the channels, a chunk in flight
 //! while the next is copied.
 //!
@@ -15,6 +16,9 @@ use super::ShmTransport;
 use crate::error::{Error, Result};
 use crate::transport::team::{Reduction, TeamCall, TransportTeam};
 use crate::transport::Transport;
+
+/// Bytes of the flag in front of each member's buffer in a small broadcast.
+const ROOT_FLAG: usize = 8;
 
 /// One collective call on a team: its members, this rank's place, and its tag.
 struct Call<'t> {
@@ -263,6 +267,31 @@ impl Call<'_> {
         Ok(same)
     }
 
+    /// A small broadcast as an allreduce that agrees on `word` in its own rounds (one
+    /// round trip at two ranks, instead of the agreement's and then the tree's): each
+    /// member contributes its buffer behind a flag saying whether it is the root's, and
+    /// the combination keeps the flagged one.
+    fn broadcast_agreeing(&self, word: u64, buf: &mut [u8], root: u32) -> Result<bool> {
+        let mut flagged = Vec::with_capacity(ROOT_FLAG + buf.len());
+        flagged.extend_from_slice(&u64::from(self.rank() == root).to_ne_bytes());
+        flagged.extend_from_slice(buf);
+        let mut keep_the_roots = |acc: &mut [u8], other: &[u8]| {
+            if other[..ROOT_FLAG].iter().any(|&b| b != 0) {
+                acc.copy_from_slice(other);
+            }
+        };
+        let mut reduction = Reduction {
+            elem_len: flagged.len(),
+            builtin: None,
+            combine: &mut keep_the_roots,
+        };
+        let same = self.allreduce_agreeing(word, &mut flagged, &mut reduction)?;
+        if same {
+            buf.copy_from_slice(&flagged[ROOT_FLAG..]);
+        }
+        Ok(same)
+    }
+
     /// Bruck's allgather: in round k each rank passes on the (up to) 2^k blocks it holds,
     /// its own first, to the rank 2^k before it.
     fn allgather(&self, mine: &[u8], out: &mut [u8]) -> Result<()> {
@@ -326,6 +355,9 @@ impl ShmTransport {
                 mut reduction,
                 root: None,
             } if buf.len() <= fused => c.allreduce_agreeing(word, buf, &mut reduction),
+            TeamCall::Broadcast { buf, root } if buf.len() + ROOT_FLAG <= fused => {
+                c.broadcast_agreeing(word, buf, root)
+            }
             call => {
                 if let TeamCall::Agree { barrier: true } = call {
                     self.flush_all()?;
