@@ -292,6 +292,7 @@ impl Dense {
 ///
 /// # Safety
 /// As [`read`].
+#[inline]
 pub(crate) unsafe fn dense(desc: *const Descriptor) -> Result<Option<Dense>, CafError> {
     // SAFETY: forwarded from the caller.
     let (dtype, span, dims) = unsafe { header(desc)? };
@@ -387,6 +388,7 @@ fn triplet_positions(t: Triplet, lower: isize, unit: isize) -> Result<Positions,
 ///
 /// # Safety
 /// As [`read`].
+#[inline]
 unsafe fn header<'a>(desc: *const Descriptor) -> Result<(Dtype, isize, &'a [DescDim]), CafError> {
     if desc.is_null() {
         return Err(CafError::Descriptor("null array descriptor".into()));

@@ -288,12 +288,13 @@ impl DenseTransfer<'_> {
     }
 }
 
-/// The engine's section of dense elements over `dims` (from [`dense_dim`]).
+/// The engine's section of dense elements over `dims` (from [`dense_dim`]); one element
+/// is a scalar section, which the engine checks without walking dimensions.
 fn dense_section<'d>(d: &Dense, dims: &'d [Dim; 1]) -> Section<'d> {
     Section {
         elem_len: d.elem_len,
         start: 0,
-        dims,
+        dims: if d.count == 1 { &[] } else { dims },
     }
 }
 
