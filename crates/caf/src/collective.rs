@@ -1,12 +1,12 @@
 //! CO_BROADCAST, CO_SUM, CO_MIN, CO_MAX (integer, real, complex for the sum; character
-//! too for min and max) and CO_REDUCE with the user's function. The argument, contiguous
-//! or not, is packed into one buffer for the engine and unpacked afterwards.
+//! too for min and max) and CO_REDUCE with the user's function. A dense argument goes to
+//! the engine in place; any other is packed into one buffer and unpacked afterwards.
 
 use std::ffi::{c_char, c_int, c_void};
 
 use gaspar::coarray::{Coarrays, Elem, Image};
 
-use crate::descriptor::{self, Descriptor, Layout};
+use crate::descriptor::{self, Descriptor, Layout, TypeCode};
 use crate::error::CafError;
 use crate::reduce::{self, UserOperator};
 use crate::runtime;
@@ -66,18 +66,47 @@ impl Argument {
         }
     }
 
-    /// The element type for an arithmetic collective; character kind from `a_len`
-    /// (characters of the string).
+    /// The element type for an arithmetic collective.
     fn elem(&self, a_len: c_int) -> Result<Elem, CafError> {
-        let len = self.layout.elem_len;
-        let kind = match self.layout.type_code {
-            descriptor::TypeCode::Complex => len / 2,
-            descriptor::TypeCode::Character if a_len > 0 => len / a_len as usize,
-            descriptor::TypeCode::Character => 1,
-            _ => len,
-        };
-        elem(self.layout.type_code, kind as c_int)
+        arithmetic_elem(self.layout.type_code, self.layout.elem_len, a_len)
     }
+}
+
+/// The element type of an argument of `elem_len`-byte elements for an arithmetic
+/// collective; character kind from `a_len` (characters of the string).
+fn arithmetic_elem(type_code: TypeCode, len: usize, a_len: c_int) -> Result<Elem, CafError> {
+    let kind = match type_code {
+        TypeCode::Complex => len / 2,
+        TypeCode::Character if a_len > 0 => len / a_len as usize,
+        TypeCode::Character => 1,
+        _ => len,
+    };
+    elem(type_code, kind as c_int)
+}
+
+/// Runs `f` on the argument's elements packed one after the other, with their type code
+/// and length: in place when they are dense (no copy, no allocation), else through a
+/// packed copy written back afterwards.
+///
+/// # Safety
+/// `a` is a descriptor gfortran built over writable memory.
+unsafe fn on_elements(
+    a: *mut Descriptor,
+    f: impl FnOnce(&mut [u8], TypeCode, usize) -> Result<(), CafError>,
+) -> Result<(), CafError> {
+    // SAFETY: caller's contract.
+    if let Some(d) = unsafe { descriptor::dense(a)? } {
+        // SAFETY: the argument's dense elements, writable (INTENT(INOUT)); Fortran does
+        // not touch them during the call.
+        let buf = unsafe { std::slice::from_raw_parts_mut(d.base.cast::<u8>(), d.bytes()) };
+        return f(buf, d.type_code, d.elem_len);
+    }
+    // SAFETY: caller's contract.
+    let arg = unsafe { Argument::read(a)? };
+    let mut buf = arg.pack();
+    f(&mut buf, arg.layout.type_code, arg.layout.elem_len)?;
+    arg.unpack(&buf);
+    Ok(())
 }
 
 /// RESULT_IMAGE=: 0 means absent (every image gets the result).
@@ -103,14 +132,14 @@ fn arithmetic(
     run: IntrinsicReduction,
 ) {
     runtime::statement(name, stat, |engine| {
+        let result_image = result_image_of(raw_result)?;
         // SAFETY: gfortran's descriptor of the argument (the entry points' contract).
-        let arg = unsafe { Argument::read(a)? };
-        let elem = arg.elem(a_len)?;
-        let mut buf = arg.pack();
-        let len = arg.layout.elem_len;
-        run(engine, &mut buf, elem, len, result_image_of(raw_result)?)?;
-        arg.unpack(&buf);
-        Ok(())
+        unsafe {
+            on_elements(a, |buf, type_code, len| {
+                let elem = arithmetic_elem(type_code, len, a_len)?;
+                run(engine, buf, elem, len, result_image)
+            })
+        }
     });
 }
 
@@ -129,12 +158,9 @@ pub unsafe extern "C" fn _gfortran_caf_co_broadcast(
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
     runtime::statement("CO_BROADCAST", stat, |engine| {
+        let source = token::image(source_image)?;
         // SAFETY: this function's contract.
-        let arg = unsafe { Argument::read(a)? };
-        let mut buf = arg.pack();
-        engine.co_broadcast(&mut buf, token::image(source_image)?)?;
-        arg.unpack(&buf);
-        Ok(())
+        unsafe { on_elements(a, |buf, _, _| Ok(engine.co_broadcast(buf, source)?)) }
     });
 }
 

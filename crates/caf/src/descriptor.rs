@@ -265,6 +265,60 @@ pub(crate) unsafe fn read(desc: *const Descriptor) -> Result<Layout, CafError> {
     })
 }
 
+/// The elements of a descriptor that lays them out one after the other from `base_addr`
+/// (a scalar, a whole array, a contiguous section): read without allocating, for the hot
+/// paths of transfers and collectives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Dense {
+    /// The first element.
+    pub(crate) base: *mut c_void,
+    /// Bytes of one element.
+    pub(crate) elem_len: usize,
+    /// Type code of the elements.
+    pub(crate) type_code: TypeCode,
+    /// Number of elements.
+    pub(crate) count: usize,
+}
+
+impl Dense {
+    /// Bytes the elements occupy.
+    pub(crate) fn bytes(&self) -> usize {
+        self.elem_len * self.count
+    }
+}
+
+/// The descriptor's elements when they are dense (see [`Dense`]), `None` when they are
+/// strided, reversed or empty.
+///
+/// # Safety
+/// As [`read`].
+#[inline]
+pub(crate) unsafe fn dense(desc: *const Descriptor) -> Result<Option<Dense>, CafError> {
+    // SAFETY: forwarded from the caller.
+    let (dtype, span, dims) = unsafe { header(desc)? };
+    let elem_len = dtype.elem_len;
+    let stride_unit = if span > 0 { span } else { elem_len as isize };
+    let mut count = 1usize;
+    for d in dims {
+        let extent = (d.upper_bound - d.lower_bound + 1).max(0) as usize;
+        if extent == 0 {
+            return Ok(None);
+        }
+        if extent > 1 && d.stride * stride_unit != (count * elem_len) as isize {
+            return Ok(None);
+        }
+        count *= extent;
+    }
+    // SAFETY: `header` checked the pointer.
+    let base = unsafe { (*desc).base_addr };
+    Ok(Some(Dense {
+        base,
+        elem_len,
+        type_code: TypeCode::from_code(dtype.type_code)?,
+        count,
+    }))
+}
+
 /// Reads a descriptor with vector subscripts: with `vector` non-null, the descriptor's
 /// origin is the array's first element and `vector[j]` selects the subscripts of dimension
 /// `j` (in the declared bounds, which the descriptor's lower bounds carry).
@@ -334,6 +388,7 @@ fn triplet_positions(t: Triplet, lower: isize, unit: isize) -> Result<Positions,
 ///
 /// # Safety
 /// As [`read`].
+#[inline]
 unsafe fn header<'a>(desc: *const Descriptor) -> Result<(Dtype, isize, &'a [DescDim]), CafError> {
     if desc.is_null() {
         return Err(CafError::Descriptor("null array descriptor".into()));
@@ -482,6 +537,27 @@ mod tests {
         // SAFETY: as above.
         let l = unsafe { read(&d.head).unwrap() };
         assert_eq!((l.count(), l.offsets()), (1, vec![0]));
+    }
+
+    #[test]
+    fn dense_descriptors_are_recognised_without_a_walk() {
+        // A 3 x 2 whole array, a column of it, a row of it (strided), an empty section.
+        let whole = desc(8, type_code::REAL, 8, &[(1, 1, 3), (3, 1, 2)]);
+        let column = desc(8, type_code::REAL, 8, &[(1, 1, 3)]);
+        let row = desc(8, type_code::REAL, 8, &[(3, 1, 2)]);
+        let empty = desc(8, type_code::REAL, 8, &[(1, 1, 0)]);
+        let scalar = desc(4, type_code::INTEGER, 0, &[]);
+        // SAFETY: descriptors built above, with their dimensions.
+        let [whole, column, row, empty, scalar] =
+            [&whole, &column, &row, &empty, &scalar].map(|d| unsafe { dense(&d.head).unwrap() });
+        assert_eq!(whole.map(|d| (d.count, d.bytes())), Some((6, 48)));
+        assert_eq!(column.map(|d| d.count), Some(3));
+        assert_eq!(row, None);
+        assert_eq!(empty, None);
+        assert_eq!(
+            scalar.map(|d| (d.count, d.type_code)),
+            Some((1, TypeCode::Integer))
+        );
     }
 
     #[test]

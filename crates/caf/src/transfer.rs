@@ -1,13 +1,14 @@
 //! `send`, `get` and `sendget`: coindexed assignments, with vector subscripts and kind/type
-//! conversion (the engine converts). Regular sections go to the engine in one call; a side
-//! with a vector subscript goes element by element. A transfer to or from this image goes
+//! conversion (the engine converts). Dense sides (scalars, whole arrays, contiguous
+//! sections) go to the engine without building layouts; other regular sections in one call;
+//! a side with a vector subscript goes element by element. A transfer to or from this image goes
 //! through a temporary, so the local slice never aliases the coarray the engine writes.
 
 use std::ffi::{c_int, c_void};
 
-use gaspar::coarray::{Coarrays, Elem, Image};
+use gaspar::coarray::{Coarrays, Dim, Elem, Image, Section};
 
-use crate::descriptor::{self, CafVector, Descriptor, Layout};
+use crate::descriptor::{self, CafVector, Dense, Descriptor, Layout};
 use crate::error::CafError;
 use crate::runtime;
 use crate::section::{self, elem, packed, remote_offset, Regular};
@@ -52,6 +53,23 @@ pub unsafe extern "C" fn _gfortran_caf_send(
     let stat = unsafe { StatArgs::stat_only(stat) };
     runtime::statement("coindexed assignment", stat, |engine| {
         // SAFETY: gfortran's token and descriptors (this function's contract).
+        let dense = unsafe {
+            dense_transfer(
+                engine,
+                token,
+                offset,
+                image_index,
+                dest,
+                dst_vector,
+                src,
+                dst_kind,
+                src_kind,
+            )?
+        };
+        if let Some(t) = dense {
+            return t.put(engine);
+        }
+        // SAFETY: gfortran's token and descriptors (this function's contract).
         let remote = unsafe { remote(token, offset, image_index, dest, dst_vector, dst_kind)? };
         // SAFETY: gfortran's descriptor of the local source.
         let src_layout = unsafe { descriptor::read(src)? };
@@ -82,6 +100,23 @@ pub unsafe extern "C" fn _gfortran_caf_get(
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
     runtime::statement("coindexed reference", stat, |engine| {
+        // SAFETY: gfortran's token and descriptors (this function's contract).
+        let dense = unsafe {
+            dense_transfer(
+                engine,
+                token,
+                offset,
+                image_index,
+                src,
+                src_vector,
+                dest,
+                src_kind,
+                dst_kind,
+            )?
+        };
+        if let Some(t) = dense {
+            return t.get(engine);
+        }
         // SAFETY: gfortran's token and descriptors (this function's contract).
         let remote = unsafe { remote(token, offset, image_index, src, src_vector, src_kind)? };
         // SAFETY: gfortran's descriptor of the local destination.
@@ -141,6 +176,126 @@ pub unsafe extern "C" fn _gfortran_caf_sendget(
         };
         copy_remote(engine, &dst, &src)
     });
+}
+
+/// The hot path of `send` and `get`: dense elements on both sides (scalars, whole arrays,
+/// contiguous sections), as many on each, no vector subscript, another image. The
+/// engine's sections are built on the stack; the engine converts kinds where they differ.
+struct DenseTransfer<'a> {
+    token: &'a gaspar::coarray::Token,
+    offset: usize,
+    image: Image,
+    remote: Dense,
+    remote_elem: Elem,
+    local: Dense,
+    local_elem: Elem,
+}
+
+/// The dense transfer between a coarray side and a local side, `None` when the general
+/// path must take it.
+///
+/// # Safety
+/// As [`remote`]; `local` a descriptor gfortran built.
+#[allow(clippy::too_many_arguments)]
+unsafe fn dense_transfer<'a>(
+    engine: &Coarrays,
+    token: *mut c_void,
+    offset: usize,
+    image_index: c_int,
+    remote: *const Descriptor,
+    vector: *const CafVector,
+    local: *const Descriptor,
+    remote_kind: c_int,
+    local_kind: c_int,
+) -> Result<Option<DenseTransfer<'a>>, CafError> {
+    if !vector.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: gfortran's descriptors (caller's contract).
+    let (Some(remote), Some(local)) = (unsafe { descriptor::dense(remote)? }, unsafe {
+        descriptor::dense(local)?
+    }) else {
+        return Ok(None);
+    };
+    let image = token::image(image_index)?;
+    if remote.count != local.count
+        || remote.bytes() == 0
+        || local.bytes() == 0
+        || image == engine.this_image()
+    {
+        return Ok(None);
+    }
+    Ok(Some(DenseTransfer {
+        // SAFETY: caller's contract.
+        token: unsafe { token::borrow(token)? }.memory_of(Holds::Data)?,
+        offset,
+        image,
+        remote_elem: elem(remote.type_code, remote_kind)?,
+        remote,
+        local_elem: elem(local.type_code, local_kind)?,
+        local,
+    }))
+}
+
+/// Dense elements as one engine dimension.
+fn dense_dim(d: &Dense) -> [Dim; 1] {
+    [Dim {
+        extent: d.count,
+        stride: d.elem_len as isize,
+    }]
+}
+
+impl DenseTransfer<'_> {
+    /// `remote = local`.
+    fn put(&self, engine: &mut Coarrays) -> Result<(), CafError> {
+        let (to, from) = (dense_dim(&self.remote), dense_dim(&self.local));
+        // SAFETY: the local descriptor's dense elements, readable; Fortran does not touch
+        // them during the call, and they are not the coarray's memory on the other image.
+        let bytes =
+            unsafe { std::slice::from_raw_parts(self.local.base.cast::<u8>(), self.local.bytes()) };
+        engine.put(
+            self.token,
+            self.offset,
+            self.image,
+            &dense_section(&self.remote, &to),
+            self.remote_elem,
+            bytes,
+            &dense_section(&self.local, &from),
+            self.local_elem,
+        )?;
+        Ok(())
+    }
+
+    /// `local = remote`.
+    fn get(&self, engine: &mut Coarrays) -> Result<(), CafError> {
+        let (from, to) = (dense_dim(&self.remote), dense_dim(&self.local));
+        // SAFETY: the local descriptor's dense elements, writable and not referenced
+        // otherwise during the call.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(self.local.base.cast::<u8>(), self.local.bytes())
+        };
+        engine.get(
+            self.token,
+            self.offset,
+            self.image,
+            &dense_section(&self.remote, &from),
+            self.remote_elem,
+            out,
+            &dense_section(&self.local, &to),
+            self.local_elem,
+        )?;
+        Ok(())
+    }
+}
+
+/// The engine's section of dense elements over `dims` (from [`dense_dim`]); one element
+/// is a scalar section, which the engine checks without walking dimensions.
+fn dense_section<'d>(d: &Dense, dims: &'d [Dim; 1]) -> Section<'d> {
+    Section {
+        elem_len: d.elem_len,
+        start: 0,
+        dims: if d.count == 1 { &[] } else { dims },
+    }
 }
 
 /// Reads one coarray side of a transfer.

@@ -1,5 +1,6 @@
-//! A coarray scalar put and get, an atomic and a sync memory allocate nothing: checked
-//! with a counting global allocator around a loop of each (one image, no launcher).
+//! A coarray scalar put and get (of one kind, or converted), an atomic and a sync memory
+//! allocate nothing: checked with a counting global allocator around a loop of each (one
+//! image, no launcher).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -38,6 +39,10 @@ fn scalar_transfers_atomics_and_sync_memory_do_not_allocate() {
     let mut co = Coarrays::init().unwrap();
     let token = co.allocate(64).unwrap();
     let i8k = Elem::new(ElemType::Integer, 8);
+    let (i4k, r8k) = (
+        Elem::new(ElemType::Integer, 4),
+        Elem::new(ElemType::Real, 8),
+    );
     let scalar = Section::scalar(8, 0);
     let mut back = [0u8; 8];
     // Warm up: the first operation of a thread sets up its handle slot.
@@ -51,6 +56,23 @@ fn scalar_transfers_atomics_and_sync_memory_do_not_allocate() {
         co.get(&token, 0, 1, &scalar, i8k, &mut back, &scalar, i8k)
             .unwrap();
         assert_eq!(u64::from_ne_bytes(back), i);
+        // `x[1] = i` with x real(8), i integer(4), and back: converted on the stack.
+        let four = Section::scalar(4, 0);
+        co.put(
+            &token,
+            16,
+            1,
+            &scalar,
+            r8k,
+            &(i as i32).to_ne_bytes(),
+            &four,
+            i4k,
+        )
+        .unwrap();
+        let mut small = [0u8; 4];
+        co.get(&token, 16, 1, &scalar, r8k, &mut small, &four, i4k)
+            .unwrap();
+        assert_eq!(i32::from_ne_bytes(small), i as i32);
         co.atomic_fetch(AtomicOp::Add, &token, 8, 1, 8, 1).unwrap();
         co.sync_memory().unwrap();
     }

@@ -11,6 +11,9 @@ use super::error::{CoError, CoResult};
 use super::section::{dense, pair, Dim, Section};
 use super::{Coarrays, Elem, Image, Token};
 
+/// The largest element a transfer of one element converts on the stack (complex(16)).
+const ONE_ELEMENT: usize = 32;
+
 /// The elements of `section` in `buf`, converted from `from` to `to` (of `to_len` bytes),
 /// one after another in Fortran order.
 fn pack(buf: &[u8], section: &Section<'_>, from: Elem, to: Elem, to_len: usize) -> Vec<u8> {
@@ -120,6 +123,22 @@ impl Coarrays {
                 return Ok(());
             }
         }
+        if dst.elem_len <= ONE_ELEMENT && dst.count()? == 1 && src.count()? == 1 {
+            // One element of another kind (`x[i] = 1`): converted on the stack.
+            check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
+            let mut one = [0u8; ONE_ELEMENT];
+            let one = &mut one[..dst.elem_len];
+            convert(
+                src_elem,
+                &src_buf[src_low..src_low + src.elem_len],
+                dst_elem,
+                one,
+            );
+            self.rt
+                .put(token.ga(rank, offset + low)?, one, Handle::NULL)?;
+            self.put_issued(rank);
+            return Ok(());
+        }
         self.put_sections(
             token, offset, rank, low, dst, dst_elem, src_buf, src, src_elem,
         )
@@ -215,6 +234,21 @@ impl Coarrays {
                 self.rt.get_blocking(into, token.ga(rank, offset + low)?)?;
                 return Ok(());
             }
+        }
+        if src.elem_len <= ONE_ELEMENT && dst.count()? == 1 && src.count()? == 1 {
+            // One element of another kind: fetched and converted on the stack.
+            check_conversion(src_elem, src.elem_len, dst_elem, dst.elem_len)?;
+            self.before_read(rank)?;
+            let mut one = [0u8; ONE_ELEMENT];
+            let one = &mut one[..src.elem_len];
+            self.rt.get_blocking(one, token.ga(rank, offset + low)?)?;
+            convert(
+                src_elem,
+                one,
+                dst_elem,
+                &mut dst_buf[dst_low..dst_low + dst.elem_len],
+            );
+            return Ok(());
         }
         self.get_sections(
             token, offset, rank, low, src, src_elem, dst_buf, dst, dst_elem,

@@ -2,8 +2,9 @@
 //! O(log n) rounds but alltoall: recursive doubling for the members' agreement on the call
 //! (a barrier too) and for allreduce (the ranks beyond the largest power of two folded
 //! into their left neighbours first, as MPICH does; a small allreduce agrees in its own
-//! messages), binomial trees for broadcast and reduce to a root, Bruck's algorithm for
-//! allgather, and pairwise exchange for alltoall (n - 1 rounds: every rank has a block for
+//! messages), binomial trees for broadcast and reduce to a root (a small broadcast is an
+//! allreduce that keeps the root's buffer, agreeing in its own messages), Bruck's
+//! algorithm for allgather, and pairwise exchange for alltoall (n - 1 rounds: every rank has a block for
 //! every other). Large messages move in chunks through the channels, a chunk in flight
 //! while the next is copied.
 //!
@@ -15,6 +16,27 @@ use super::ShmTransport;
 use crate::error::{Error, Result};
 use crate::transport::team::{Reduction, TeamCall, TransportTeam};
 use crate::transport::Transport;
+
+/// Bytes in front of the payload of an agreeing allreduce's message: the sender's call
+/// word and whether every member it heard from passed the same.
+const AGREEING_HEAD: usize = 16;
+
+/// Scratch space up to this many bytes lives on the stack (small collectives allocate
+/// nothing).
+const STACK_SCRATCH: usize = 512;
+
+/// Runs `f` on `len` zeroed bytes of scratch space, on the stack when they fit.
+fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    if len <= STACK_SCRATCH {
+        let mut space = [0u8; STACK_SCRATCH];
+        f(&mut space[..len])
+    } else {
+        f(&mut vec![0u8; len])
+    }
+}
+
+/// Bytes of the flag in front of each member's buffer in a small broadcast.
+const ROOT_FLAG: usize = 8;
 
 /// One collective call on a team: its members, this rank's place, and its tag.
 struct Call<'t> {
@@ -202,14 +224,28 @@ impl Call<'_> {
         buf: &mut [u8],
         reduction: &mut Reduction<'_>,
     ) -> Result<bool> {
-        const HEAD: usize = 16;
+        let len = AGREEING_HEAD + buf.len();
+        with_scratch(2 * len, |space| {
+            let (mine, other) = space.split_at_mut(len);
+            self.allreduce_agreeing_in(word, buf, reduction, mine, other)
+        })
+    }
+
+    /// [`allreduce_agreeing`](Self::allreduce_agreeing) with its two messages' space.
+    fn allreduce_agreeing_in(
+        &self,
+        word: u64,
+        buf: &mut [u8],
+        reduction: &mut Reduction<'_>,
+        mine: &mut [u8],
+        other: &mut [u8],
+    ) -> Result<bool> {
+        const HEAD: usize = AGREEING_HEAD;
         let rank = self.rank();
         let (doubling, extra) = self.doubling();
-        let mut mine = Vec::with_capacity(HEAD + buf.len());
-        mine.extend_from_slice(&word.to_ne_bytes());
-        mine.extend_from_slice(&1u64.to_ne_bytes());
-        mine.extend_from_slice(buf);
-        let mut other = vec![0u8; mine.len()];
+        mine[..8].copy_from_slice(&word.to_ne_bytes());
+        mine[8..HEAD].copy_from_slice(&1u64.to_ne_bytes());
+        mine[HEAD..].copy_from_slice(buf);
         let agrees = |message: &[u8], received: usize| {
             let word_at = |k: usize| {
                 u64::from_ne_bytes(message[8 * k..8 * k + 8].try_into().unwrap_or_default())
@@ -219,17 +255,17 @@ impl Call<'_> {
         let mut same = true;
         let folded = rank < 2 * extra;
         if folded && rank % 2 == 1 {
-            self.send(rank - 1, &mine)?;
-            let received = self.exchange_any(None, Some((rank - 1, &mut other)))?;
-            let same = agrees(&other, received);
+            self.send(rank - 1, mine)?;
+            let received = self.exchange_any(None, Some((rank - 1, &mut *other)))?;
+            let same = agrees(other, received);
             if same {
                 buf.copy_from_slice(&other[HEAD..]);
             }
             return Ok(same);
         }
         if folded {
-            let received = self.exchange_any(None, Some((rank + 1, &mut other)))?;
-            same = agrees(&other, received);
+            let received = self.exchange_any(None, Some((rank + 1, &mut *other)))?;
+            same = agrees(other, received);
             if same {
                 (reduction.combine)(&mut mine[HEAD..], &other[HEAD..]);
             }
@@ -241,10 +277,10 @@ impl Call<'_> {
             let partner = virtual_rank ^ mask;
             mine[8..HEAD].copy_from_slice(&u64::from(same).to_ne_bytes());
             let received = self.exchange_any(
-                Some((real(partner), &mine)),
-                Some((real(partner), &mut other)),
+                Some((real(partner), &*mine)),
+                Some((real(partner), &mut *other)),
             )?;
-            same = same && agrees(&other, received);
+            same = same && agrees(other, received);
             if same && partner < virtual_rank {
                 (reduction.combine)(&mut other[HEAD..], &mine[HEAD..]);
                 mine[HEAD..].copy_from_slice(&other[HEAD..]);
@@ -255,10 +291,47 @@ impl Call<'_> {
         }
         if folded {
             mine[8..HEAD].copy_from_slice(&u64::from(same).to_ne_bytes());
-            self.send(rank + 1, &mine)?;
+            self.send(rank + 1, mine)?;
         }
         if same {
             buf.copy_from_slice(&mine[HEAD..]);
+        }
+        Ok(same)
+    }
+
+    /// A small broadcast as an allreduce that agrees on `word` in its own rounds (one
+    /// round trip at two ranks, instead of the agreement's and then the tree's): each
+    /// member contributes its buffer behind a flag saying whether it is the root's, and
+    /// the combination keeps the flagged one.
+    fn broadcast_agreeing(&self, word: u64, buf: &mut [u8], root: u32) -> Result<bool> {
+        with_scratch(ROOT_FLAG + buf.len(), |flagged| {
+            self.broadcast_agreeing_in(word, buf, root, flagged)
+        })
+    }
+
+    /// [`broadcast_agreeing`](Self::broadcast_agreeing) with the flagged buffer's space.
+    fn broadcast_agreeing_in(
+        &self,
+        word: u64,
+        buf: &mut [u8],
+        root: u32,
+        flagged: &mut [u8],
+    ) -> Result<bool> {
+        flagged[..ROOT_FLAG].copy_from_slice(&u64::from(self.rank() == root).to_ne_bytes());
+        flagged[ROOT_FLAG..].copy_from_slice(buf);
+        let mut keep_the_roots = |acc: &mut [u8], other: &[u8]| {
+            if other[..ROOT_FLAG].iter().any(|&b| b != 0) {
+                acc.copy_from_slice(other);
+            }
+        };
+        let mut reduction = Reduction {
+            elem_len: flagged.len(),
+            builtin: None,
+            combine: &mut keep_the_roots,
+        };
+        let same = self.allreduce_agreeing(word, flagged, &mut reduction)?;
+        if same {
+            buf.copy_from_slice(&flagged[ROOT_FLAG..]);
         }
         Ok(same)
     }
@@ -326,6 +399,9 @@ impl ShmTransport {
                 mut reduction,
                 root: None,
             } if buf.len() <= fused => c.allreduce_agreeing(word, buf, &mut reduction),
+            TeamCall::Broadcast { buf, root } if buf.len() + ROOT_FLAG <= fused => {
+                c.broadcast_agreeing(word, buf, root)
+            }
             call => {
                 if let TeamCall::Agree { barrier: true } = call {
                     self.flush_all()?;
