@@ -7,10 +7,11 @@
 //!
 //! Scenarios: `stencil` (2-D Jacobi with stencil prefetch, every variant against a serial
 //! run), `access` (local, prefetched and remote reads agree; write-through), `consistency`
-//! (automatic refills after a barrier, manual only on update; evict), `slices` (strided
+//! (automatic refills after a barrier, manual only on update; evict), `patterns` (every
+//! prefetch pattern on 1-D, 2-D and 3-D arrays against a local reference), `slices` (strided
 //! whole-array and slice copies on a 3-D array), `errors` (typed errors).
 
-use gaspar::darray::{Darrays, DistArray, Domain, Prefetch};
+use gaspar::darray::{Darrays, DistArray, Domain, Grid, Prefetch};
 use gaspar::{Error, Result};
 
 fn main() {
@@ -27,6 +28,7 @@ fn main() {
         "access" => access(&ctx),
         "consistency" => consistency(&ctx),
         "slices" => slices(&ctx),
+        "patterns" => patterns(&ctx),
         "errors" => errors(&ctx),
         other => Err(fail(format!("unknown scenario {other:?}"))),
     };
@@ -374,9 +376,108 @@ fn errors(ctx: &Darrays) -> Result<()> {
             || "slice outside the source's block".into(),
         )?;
     }
-    check(
-        gaspar::darray::Grid::<2>::new([3, 3], ctx.procs()).is_err(),
-        || "a grid of the wrong size".into(),
-    )?;
+    check(Grid::<2>::new([3, 3], ctx.procs()).is_err(), || {
+        "a grid of the wrong size".into()
+    })?;
+    a.free()
+}
+
+fn patterns(ctx: &Darrays) -> Result<()> {
+    patterns_in(ctx, DistArray::<u32, 1>::new(ctx, [13])?)?;
+    patterns_in(ctx, DistArray::<u32, 2>::new(ctx, [9, 9])?)?;
+    patterns_in(ctx, DistArray::<u32, 3>::new(ctx, [5, 5, 5])?)?;
+    // A grid given instead of chosen: all ranks along dimension 1.
+    let given = Grid::new([1, ctx.procs()], ctx.procs())?;
+    patterns_in(ctx, DistArray::<u32, 2>::on_grid(ctx, [9, 9], given)?)
+}
+
+/// Which indices a pattern prefetches, given this rank's block.
+type Covers<const D: usize> = Box<dyn Fn([usize; D]) -> bool>;
+
+/// Every pattern on `a` (cubic extents): after it, this rank's prefetched bytes are the
+/// covered remote elements, every covered element reads its value without going remote,
+/// and the other remote elements are not prefetched.
+fn patterns_in<const D: usize>(ctx: &Darrays, a: DistArray<'_, u32, D>) -> Result<()> {
+    let whole = a.domain();
+    let mine = a.local_domain();
+    let n = whole.hi[0];
+    for index in mine.iter() {
+        a.set(index, whole.linear(index) as u32)?;
+    }
+    a.stencil_prefetch(0, true, Prefetch::MANUAL)?;
+    check(a.prefetch_bytes() == 0, || {
+        "depth 0 prefetches nothing".into()
+    })?;
+    let custom = [
+        Domain::new([1; D], [3; D]),
+        Domain::new([n - 2; D], [n + 3; D]),
+    ];
+    let mut reversed = mine;
+    reversed.lo.reverse();
+    reversed.hi.reverse();
+    let cases: Vec<(&str, Covers<D>)> = vec![
+        ("stencil 2 with corners", {
+            let grown = mine.grown(2, [true; D]);
+            Box::new(move |i| grown.contains(i))
+        }),
+        ("stencil 1 without corners", {
+            let arms: Vec<_> = (0..D)
+                .map(|k| mine.grown(1, std::array::from_fn(|j| j == k)))
+                .collect();
+            Box::new(move |i| arms.iter().any(|arm| arm.contains(i)))
+        }),
+        (
+            "row-wise",
+            Box::new(move |i| mine.lo[0] <= i[0] && i[0] < mine.hi[0]),
+        ),
+        (
+            "column-wise",
+            Box::new(move |i| mine.lo[D - 1] <= i[D - 1] && i[D - 1] < mine.hi[D - 1]),
+        ),
+        ("transpose", Box::new(move |i| reversed.contains(i))),
+        ("all-to-all", Box::new(|_| true)),
+        (
+            "custom",
+            Box::new(move |i| custom.iter().any(|d| d.contains(i))),
+        ),
+    ];
+    ctx.barrier()?;
+    for (name, covers) in cases {
+        let how = Prefetch::MANUAL.with_static_domain();
+        match name {
+            "stencil 2 with corners" => a.stencil_prefetch(2, true, how)?,
+            "stencil 1 without corners" => a.stencil_prefetch(1, false, how)?,
+            "row-wise" => a.row_wise_prefetch(how)?,
+            "column-wise" => a.col_wise_prefetch(how)?,
+            "transpose" => a.transpose_prefetch(how)?,
+            "all-to-all" => a.all_to_all_prefetch(how)?,
+            _ => a.custom_prefetch(&custom, how)?,
+        }
+        let remote: Vec<[usize; D]> = whole.iter().filter(|&i| !mine.contains(i)).collect();
+        let covered = remote.iter().filter(|&&i| covers(i)).count();
+        check(a.prefetch_bytes() == 4 * covered, || {
+            format!(
+                "{name}: {} bytes for {covered} elements",
+                a.prefetch_bytes()
+            )
+        })?;
+        let before = a.remote_reads();
+        for &index in &remote {
+            let prefetched = a.access_prefetch(a.owner(index)?, index)?;
+            let expected = covers(index).then_some(whole.linear(index) as u32);
+            check(prefetched == expected, || {
+                format!("{name}: {index:?} prefetched as {prefetched:?}, not {expected:?}")
+            })?;
+            if expected.is_some() {
+                check(a.get(index)? == whole.linear(index) as u32, || {
+                    format!("{name}: read of {index:?}")
+                })?;
+            }
+        }
+        check(a.remote_reads() == before, || {
+            format!("{name}: a read went remote")
+        })?;
+        a.evict_prefetch();
+    }
     a.free()
 }

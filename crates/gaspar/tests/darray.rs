@@ -37,6 +37,11 @@ fn automatic_consistency_refills_after_a_barrier_and_manual_waits_for_update() {
 }
 
 #[test]
+fn every_prefetch_pattern_covers_what_its_reference_says_in_1_2_and_3_d() {
+    scenario_on_every_rank("patterns");
+}
+
+#[test]
 fn whole_array_and_slice_copies_move_strided_blocks() {
     scenario_on_every_rank("slices");
 }

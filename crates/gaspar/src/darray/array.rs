@@ -92,6 +92,11 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
         Ok(array)
     }
 
+    /// This rank.
+    pub fn rank(&self) -> u32 {
+        self.ctx.rank()
+    }
+
     /// The distribution (index space, grid, blocks).
     pub fn distribution(&self) -> &Block<D> {
         &self.dist

@@ -9,7 +9,8 @@
 //! local block, from prefetched data, or by a get from the owner, without the caller
 //! knowing which.
 //!
-//! Prefetching: the program says once what it will read ([`DistArray::stencil_prefetch`],
+//! Prefetching: the program says once what it will read (a pattern:
+//! [`DistArray::stencil_prefetch`], row- or column-wise, transpose, all-to-all, custom;
 //! or the low-level [`DistArray::request_prefetch`] of one slice of one rank's block), and
 //! later reads of those elements cost a local read. With automatic consistency an entry
 //! is stale after every synchronization and refilled on its first read after it (its first
@@ -40,6 +41,7 @@
 mod array;
 mod distribution;
 mod domain;
+mod patterns;
 mod prefetch;
 mod stencil;
 

@@ -13,13 +13,13 @@ impl<T: Pod + Send + Sync, const D: usize> DistArray<'_, T, D> {
     /// that depth reads): with `corners`, every element of the block grown by `depth` in
     /// every dimension (a square / cube operator); without, only those reached along one
     /// dimension (a plus-shaped operator). Indices outside the array are left out. One
-    /// entry per source rank and direction; each rank requests its own halo.
+    /// entry per source rank and direction; each rank requests its own halo (see
+    /// [`custom_prefetch`](Self::custom_prefetch)).
     pub fn stencil_prefetch(&self, depth: usize, corners: bool, how: Prefetch) -> Result<()> {
         let mine = self.local_domain();
         if mine.is_empty() || depth == 0 {
             return Ok(());
         }
-        let whole = self.domain();
         let halos: Vec<Domain<D>> = if corners {
             vec![mine.grown(depth, [true; D])]
         } else {
@@ -27,22 +27,6 @@ impl<T: Pod + Send + Sync, const D: usize> DistArray<'_, T, D> {
                 .map(|k| mine.grown(depth, std::array::from_fn(|j| j == k)))
                 .collect()
         };
-        // The block is not empty, so its first index is this rank's.
-        let me = self.owner(mine.lo)?;
-        for source in 0..self.distribution().grid().size() {
-            if source == me {
-                continue;
-            }
-            let block = self.distribution().block_of(source);
-            let mut requested: Vec<Domain<D>> = Vec::new();
-            for halo in &halos {
-                let slice = halo.intersect(&whole).intersect(&block);
-                if !slice.is_empty() && !requested.contains(&slice) {
-                    self.request_prefetch(source, Some(slice), how)?;
-                    requested.push(slice);
-                }
-            }
-        }
-        Ok(())
+        self.custom_prefetch(&halos, how)
     }
 }
