@@ -50,3 +50,19 @@ fn whole_array_and_slice_copies_move_strided_blocks() {
 fn invalid_indices_slices_ranks_and_grids_are_typed_errors() {
     scenario_on_every_rank("errors");
 }
+
+#[test]
+fn the_access_latency_benchmark_checks_its_reads_and_reports_every_kind() {
+    for t in transports() {
+        for procs in [1u32, 2] {
+            let out = run_on(t, procs, &[&example("darray_access")]);
+            out.assert_success();
+            let reported = out.stdout.lines().any(|l| {
+                l.starts_with("ns per read: local ")
+                    && l.contains("automatic")
+                    && l.contains("remote")
+            });
+            assert_eq!(reported, procs > 1, "{t}, {procs} ranks: {}", out.stdout);
+        }
+    }
+}
