@@ -60,6 +60,7 @@
 mod addr;
 pub mod coarray;
 pub mod config;
+pub mod darray;
 pub mod error;
 pub mod gma;
 pub mod gmem;

@@ -1,0 +1,165 @@
+//! Rectangular index sets of a `D`-dimensional array: [`Domain`].
+
+/// The indices `lo[k] <= i[k] < hi[k]` in every dimension k (empty when some
+/// `hi[k] <= lo[k]`). Global indices of a distributed array count from 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Domain<const D: usize> {
+    /// First index in each dimension.
+    pub lo: [usize; D],
+    /// One past the last index in each dimension.
+    pub hi: [usize; D],
+}
+
+impl<const D: usize> Domain<D> {
+    /// The indices `lo..hi` (per dimension).
+    pub fn new(lo: [usize; D], hi: [usize; D]) -> Domain<D> {
+        Domain { lo, hi }
+    }
+
+    /// The indices `0..extents` (per dimension).
+    pub fn of_extents(extents: [usize; D]) -> Domain<D> {
+        Domain {
+            lo: [0; D],
+            hi: extents,
+        }
+    }
+
+    /// Indices along each dimension (0 where empty).
+    pub fn extents(&self) -> [usize; D] {
+        std::array::from_fn(|k| self.hi[k].saturating_sub(self.lo[k]))
+    }
+
+    /// Number of indices.
+    pub fn len(&self) -> usize {
+        self.extents().iter().product()
+    }
+
+    /// Whether the domain holds no index.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `index` lies in the domain.
+    pub fn contains(&self, index: [usize; D]) -> bool {
+        (0..D).all(|k| self.lo[k] <= index[k] && index[k] < self.hi[k])
+    }
+
+    /// Whether every index of `other` lies in this domain (an empty `other` always does).
+    pub fn contains_domain(&self, other: &Domain<D>) -> bool {
+        other.is_empty() || (0..D).all(|k| self.lo[k] <= other.lo[k] && other.hi[k] <= self.hi[k])
+    }
+
+    /// The indices in both domains.
+    pub fn intersect(&self, other: &Domain<D>) -> Domain<D> {
+        Domain {
+            lo: std::array::from_fn(|k| self.lo[k].max(other.lo[k])),
+            hi: std::array::from_fn(|k| self.hi[k].min(other.hi[k])),
+        }
+    }
+
+    /// The domain grown by `depth` on both sides of every dimension `k` with
+    /// `grow[k]`, clipped at 0 below (not above: intersect with the array's domain).
+    pub fn grown(&self, depth: usize, grow: [bool; D]) -> Domain<D> {
+        Domain {
+            lo: std::array::from_fn(|k| {
+                if grow[k] {
+                    self.lo[k].saturating_sub(depth)
+                } else {
+                    self.lo[k]
+                }
+            }),
+            hi: std::array::from_fn(|k| {
+                if grow[k] {
+                    self.hi[k].saturating_add(depth)
+                } else {
+                    self.hi[k]
+                }
+            }),
+        }
+    }
+
+    /// Element strides of the domain stored densely, dimension 0 varying fastest.
+    pub fn dense_strides(&self) -> [usize; D] {
+        let extents = self.extents();
+        let mut strides = [1; D];
+        for k in 1..D {
+            strides[k] = strides[k - 1] * extents[k - 1];
+        }
+        strides
+    }
+
+    /// Position of `index` (inside the domain) in the domain stored densely.
+    pub fn linear(&self, index: [usize; D]) -> usize {
+        let strides = self.dense_strides();
+        (0..D).map(|k| (index[k] - self.lo[k]) * strides[k]).sum()
+    }
+
+    /// Every index, in dense storage order (dimension 0 varying fastest).
+    pub fn iter(&self) -> DomainIter<D> {
+        DomainIter {
+            domain: *self,
+            next: if self.is_empty() { None } else { Some(self.lo) },
+        }
+    }
+}
+
+/// The indices of a [`Domain`], dimension 0 varying fastest (from [`Domain::iter`]).
+#[derive(Debug, Clone)]
+pub struct DomainIter<const D: usize> {
+    domain: Domain<D>,
+    next: Option<[usize; D]>,
+}
+
+impl<const D: usize> Iterator for DomainIter<D> {
+    type Item = [usize; D];
+
+    fn next(&mut self) -> Option<[usize; D]> {
+        let current = self.next?;
+        let mut following = current;
+        self.next = None;
+        for k in 0..D {
+            following[k] += 1;
+            if following[k] < self.domain.hi[k] {
+                self.next = Some(following);
+                break;
+            }
+            following[k] = self.domain.lo[k];
+        }
+        Some(current)
+    }
+}
+
+impl<const D: usize> IntoIterator for &Domain<D> {
+    type Item = [usize; D];
+    type IntoIter = DomainIter<D>;
+
+    fn into_iter(self) -> DomainIter<D> {
+        self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iteration_visits_every_index_once_in_storage_order() {
+        let d = Domain::new([1, 2], [3, 5]);
+        let all: Vec<_> = d.iter().collect();
+        assert_eq!(all.len(), d.len());
+        for (position, index) in all.iter().enumerate() {
+            assert_eq!(d.linear(*index), position);
+        }
+        assert_eq!(Domain::new([2, 0], [2, 4]).iter().count(), 0);
+    }
+
+    #[test]
+    fn intersection_and_growth_clip_as_documented() {
+        let d = Domain::new([2, 2], [4, 4]);
+        assert_eq!(d.grown(3, [true, false]), Domain::new([0, 2], [7, 4]));
+        let i = d.intersect(&Domain::new([3, 0], [10, 3]));
+        assert_eq!(i, Domain::new([3, 2], [4, 3]));
+        assert!(d.contains_domain(&i));
+        assert!(d.intersect(&Domain::new([5, 5], [6, 6])).is_empty());
+    }
+}

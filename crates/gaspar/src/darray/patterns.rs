@@ -1,0 +1,65 @@
+//! The prefetch patterns of LAPPS's high-level interface besides the stencil: row-wise,
+//! column-wise, transpose, all-to-all and custom. Each rank calls them for itself (no
+//! collective): they request, with [`DistArray::request_prefetch`], the part of every
+//! other rank's block the pattern names.
+
+use bytemuck::Pod;
+
+use super::array::DistArray;
+use super::domain::Domain;
+use super::prefetch::Prefetch;
+use crate::error::Result;
+
+impl<T: Pod + Send + Sync, const D: usize> DistArray<'_, T, D> {
+    /// Prefetches the rows of this rank's block: every element whose index along
+    /// dimension 0 this rank owns (the blocks of the ranks in its row of the grid).
+    pub fn row_wise_prefetch(&self, how: Prefetch) -> Result<()> {
+        let mine = self.local_domain();
+        let mut rows = self.domain();
+        (rows.lo[0], rows.hi[0]) = (mine.lo[0], mine.hi[0]);
+        self.custom_prefetch(&[rows], how)
+    }
+
+    /// Prefetches the columns of this rank's block: every element whose index along the
+    /// last dimension this rank owns.
+    pub fn col_wise_prefetch(&self, how: Prefetch) -> Result<()> {
+        let mine = self.local_domain();
+        let mut cols = self.domain();
+        (cols.lo[D - 1], cols.hi[D - 1]) = (mine.lo[D - 1], mine.hi[D - 1]);
+        self.custom_prefetch(&[cols], how)
+    }
+
+    /// Prefetches what a transpose reads: the elements at this rank's indices reversed
+    /// (in 2-D, `A[j, i]` for every `(i, j)` this rank owns).
+    pub fn transpose_prefetch(&self, how: Prefetch) -> Result<()> {
+        let mine = self.local_domain();
+        let mut reversed = mine;
+        reversed.lo.reverse();
+        reversed.hi.reverse();
+        self.custom_prefetch(&[reversed], how)
+    }
+
+    /// Prefetches the whole array (every other rank's block).
+    pub fn all_to_all_prefetch(&self, how: Prefetch) -> Result<()> {
+        self.custom_prefetch(&[self.domain()], how)
+    }
+
+    /// Prefetches the indices of `domains` (this rank's own list): the parts that other
+    /// ranks own, one request per source rank and domain. Local indices and indices
+    /// outside the array are left out.
+    pub fn custom_prefetch(&self, domains: &[Domain<D>], how: Prefetch) -> Result<()> {
+        let whole = self.domain();
+        for source in (0..self.distribution().grid().size()).filter(|&r| r != self.rank()) {
+            let block = self.distribution().block_of(source);
+            let mut requested: Vec<Domain<D>> = Vec::new();
+            for domain in domains {
+                let slice = domain.intersect(&whole).intersect(&block);
+                if !slice.is_empty() && !requested.contains(&slice) {
+                    self.request_prefetch(source, Some(slice), how)?;
+                    requested.push(slice);
+                }
+            }
+        }
+        Ok(())
+    }
+}
