@@ -113,11 +113,7 @@ unsafe fn members_of(s: &'static State, call: &str, g: &Group) -> Members {
                 format!("not a group (size {} without a rank list)", g.size),
             );
         }
-        return Members {
-            ranks: (0..procs).collect(),
-            world: true,
-            team: s.rt.team(),
-        };
+        return world_members(s);
     }
     let size = usize::try_from(g.size)
         .ok()
@@ -134,6 +130,15 @@ unsafe fn members_of(s: &'static State, call: &str, g: &Group) -> Members {
         // SAFETY: a group made by create_child holds its boxed team in `comm` until
         // ARMCI_Group_free, and is not used after that (the program's contract).
         team: unsafe { &*(g.comm as *const Team) },
+    }
+}
+
+/// The world group's members.
+pub(crate) fn world_members(s: &'static State) -> Members {
+    Members {
+        ranks: (0..s.rt.procs()).collect(),
+        world: true,
+        team: s.rt.team(),
     }
 }
 

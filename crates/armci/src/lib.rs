@@ -12,6 +12,7 @@ mod collective;
 mod direct;
 mod group;
 mod msg;
+mod mutex;
 mod panic;
 mod rma;
 mod setup;

@@ -52,8 +52,8 @@ pub(crate) struct State {
     /// The ARMCI memory of every rank (world and group blocks alike): per rank, heap
     /// offset -> bytes that rank asked for. Remote addresses are checked against it.
     live_blocks: RwLock<Vec<BTreeMap<u64, u64>>>,
-    /// Mutexes from `ARMCI_Create_mutexes`: the block and the count.
-    pub(crate) mutexes: Mutex<Option<(SymmetricAlloc, u32)>>,
+    /// Mutexes from `ARMCI_Create_mutexes`.
+    pub(crate) mutexes: Mutex<Option<std::sync::Arc<crate::mutex::MutexSet>>>,
     /// Mailboxes of `armci_msg_snd`/`rcv`.
     pub(crate) messages: Channel,
 }

@@ -118,6 +118,13 @@ fn rmw_from_four_ranks_at_once_is_atomic() {
     runs_everywhere("armci_rmw", &[4]);
 }
 
+/// Mutex counts are per process: rank 0 alone creates mutexes, every rank locks them
+/// (then the last rank alone); the counters they guard lose no update.
+#[test]
+fn mutexes_created_on_one_rank_only_guard_every_ranks_updates() {
+    runs_everywhere("armci_mutex_counts", &[1, 2, 4]);
+}
+
 #[test]
 fn armci_groups_work_as_in_armci_mpi() {
     runs_everywhere("armci_groups", &[1, 2, 3, 5]);
@@ -159,6 +166,10 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
             "group-duplicate",
             "ARMCI_Group_create: rank 0 appears twice",
         ),
+        (
+            "mutex-elsewhere",
+            "ARMCI_Lock: mutex 0 does not exist on rank 1 (0 were created there)",
+        ),
     ] {
         let out = run(2, &program, &[case]);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -183,6 +194,7 @@ fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str
         ("armci_groups", "cc"),
         ("armci_heap_local", "cc"),
         ("armci_rmw", "cc"),
+        ("armci_mutex_counts", "cc"),
     ] {
         let program = compile(compiler, name);
         let mut cmd = Command::new(launcher);
