@@ -14,6 +14,7 @@ mod group;
 mod msg;
 mod mutex;
 mod panic;
+mod parmci;
 mod rma;
 mod setup;
 mod state;

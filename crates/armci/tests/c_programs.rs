@@ -125,6 +125,20 @@ fn mutexes_created_on_one_rank_only_guard_every_ranks_updates() {
     runs_everywhere("armci_mutex_counts", &[1, 2, 4]);
 }
 
+/// The profiling interface: a program calling PARMCI_Init/Malloc/Put/Get/Barrier/Free/
+/// Finalize links and moves the right data.
+#[test]
+fn parmci_names_do_what_their_armci_names_do() {
+    runs_everywhere("armci_parmci", &[1, 2, 4]);
+}
+
+/// A program that defines its own ARMCI_Put and ARMCI_Barrier (counting, then calling
+/// PARMCI_Put / PARMCI_Barrier) intercepts exactly its own calls, and the data moves.
+#[test]
+fn a_program_intercepts_armci_calls_through_parmci() {
+    runs_everywhere("armci_intercept", &[1, 2, 4]);
+}
+
 #[test]
 fn armci_groups_work_as_in_armci_mpi() {
     runs_everywhere("armci_groups", &[1, 2, 3, 5]);
@@ -195,6 +209,8 @@ fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str
         ("armci_heap_local", "cc"),
         ("armci_rmw", "cc"),
         ("armci_mutex_counts", "cc"),
+        ("armci_parmci", "cc"),
+        ("armci_intercept", "cc"),
     ] {
         let program = compile(compiler, name);
         let mut cmd = Command::new(launcher);
