@@ -380,7 +380,23 @@ unsafe fn create_child(
             ),
         );
     }
-    let grp_to_abs = grp_to_abs.into_boxed_slice();
+    // SAFETY: forwarded contract (the caller's group pointer).
+    unsafe { write_member(s, call, out, team) };
+}
+
+/// Writes to `out` the group of `team`'s members (this rank among them), which owns the
+/// team from now on.
+///
+/// # Safety
+/// `out` is null or points to an `ARMCI_Group` of the caller.
+pub(crate) unsafe fn write_member(s: &State, call: &str, out: *mut Group, team: Team) {
+    let procs = s.rt.procs() as usize;
+    let mut abs_to_grp = vec![-1 as c_int; procs].into_boxed_slice();
+    let grp_to_abs: Box<[c_int]> = team.world_ranks().iter().map(|&r| r as c_int).collect();
+    for (k, &abs) in grp_to_abs.iter().enumerate() {
+        abs_to_grp[abs as usize] = k as c_int;
+    }
+    let (rank, size) = (team.rank() as c_int, team.size() as c_int);
     // SAFETY: forwarded contract (the caller's group pointer).
     unsafe {
         write_out(
@@ -393,10 +409,19 @@ unsafe fn create_child(
                 grp_to_abs: Box::into_raw(grp_to_abs) as *mut c_int,
                 abs_to_grp: Box::into_raw(abs_to_grp) as *mut c_int,
                 rank,
-                size: n as c_int,
+                size,
             },
         )
     };
+}
+
+/// Writes to `out` what a rank outside a new group holds.
+///
+/// # Safety
+/// `out` is null or points to an `ARMCI_Group` of the caller.
+pub(crate) unsafe fn write_not_a_member(s: &State, call: &str, out: *mut Group) {
+    // SAFETY: forwarded contract.
+    unsafe { write_out(s, call, out, NOT_A_MEMBER) };
 }
 
 /// ARMCI_Group_free: releases a group made by ARMCI_Group_create(_child), and its team.

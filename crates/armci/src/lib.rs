@@ -8,6 +8,7 @@
 //! with a one-line message naming the call, as ARMCI-MPI does; functions gaspar does not
 //! support yet say so in one line and return an error.
 
+mod armcix;
 mod collective;
 mod direct;
 mod group;

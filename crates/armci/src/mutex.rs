@@ -112,6 +112,12 @@ impl MutexSet {
         GlobalPtr::new(ga)
     }
 
+    /// Takes mutex `mutex` on `proc` if it is free; whether it was taken.
+    pub(crate) fn try_lock(&self, s: &State, call: &str, mutex: c_int, proc: c_int) -> bool {
+        let word = self.word(s, call, mutex, proc);
+        s.check(call, word.compare_swap(&s.rt, 0, holder_id(s))) == 0
+    }
+
     /// Waits for mutex `mutex` on `proc`.
     pub(crate) fn lock(&self, s: &State, call: &str, mutex: c_int, proc: c_int) {
         let word = self.word(s, call, mutex, proc);

@@ -139,6 +139,13 @@ fn a_program_intercepts_armci_calls_through_parmci() {
     runs_everywhere("armci_intercept", &[1, 2, 4]);
 }
 
+/// armcix.h: groups split by color and key and duplicated, mutex handles on a split
+/// group with mutexes on one member only, taken by trylock loops and locks.
+#[test]
+fn armcix_groups_and_mutex_handles_work_as_in_armci_mpi() {
+    runs_everywhere("armcix_groups_mutexes", &[1, 2, 3, 4]);
+}
+
 #[test]
 fn armci_groups_work_as_in_armci_mpi() {
     runs_everywhere("armci_groups", &[1, 2, 3, 5]);
@@ -211,6 +218,7 @@ fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str
         ("armci_mutex_counts", "cc"),
         ("armci_parmci", "cc"),
         ("armci_intercept", "cc"),
+        ("armcix_groups_mutexes", "cc"),
     ] {
         let program = compile(compiler, name);
         let mut cmd = Command::new(launcher);
