@@ -8,6 +8,29 @@
 #ifndef _ARMCI_H_
 #define _ARMCI_H_
 
+/* MPI. ARMCI-MPI's armci.h includes <mpi.h>, and programs written for it use MPI through
+ * armci.h alone. One header serves both builds of libarmci, so MPI comes in when the
+ * compiler can find <mpi.h> (mpicc, or -I to an MPI's include directory) and not
+ * otherwise (cc: the shared-memory build needs no MPI). Define ARMCI_GASPAR_MPI to
+ * require MPI (an error if <mpi.h> is missing), ARMCI_GASPAR_NO_MPI to leave it out.
+ * With MPI, ARMCI_GASPAR_WITH_MPI is defined and the MPI-typed calls are declared
+ * (ARMCI_Init_thread_comm, PARMCI_Init_thread_comm, at the end of this header). */
+#if !defined(ARMCI_GASPAR_NO_MPI)
+#  if defined(ARMCI_GASPAR_MPI)
+#    define ARMCI_GASPAR_WITH_MPI 1
+#  elif defined(__has_include)
+#    if __has_include(<mpi.h>)
+#      define ARMCI_GASPAR_WITH_MPI 1
+#    endif
+#  endif
+#endif
+#ifdef ARMCI_GASPAR_WITH_MPI
+#  include <mpi.h>
+#  include <stdio.h>
+#  include <stdlib.h>
+#  define ARMCII_MPI_SIZE_T MPI_LONG
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -168,7 +191,7 @@ int  ARMCI_Uses_shm_grp(ARMCI_Group *group);
 
 /* PARMCI: the profiling interface. Each ARMCI_X below is also PARMCI_X: a program or tool
  * that defines its own ARMCI_X (to count or time it) reaches libarmci through PARMCI_X.
- * PARMCI_Init_thread_comm takes an MPI_Comm: see the MPI part of this header. */
+ * PARMCI_Init_thread_comm takes an MPI_Comm: it is at the end, with MPI only. */
 int     PARMCI_Init(void);
 int     PARMCI_Init_args(int *argc, char ***argv);
 int     PARMCI_Init_thread(int armci_requested);
@@ -248,6 +271,35 @@ void    parmci_msg_group_barrier(ARMCI_Group *group);
 int PARMCI_Malloc_memdev(void **ptr_arr, armci_size_t bytes, const char* device);
 int PARMCI_Malloc_group_memdev(void **ptr_arr, armci_size_t bytes, ARMCI_Group *group, const char *device);
 int PARMCI_Free_memdev(void *ptr);
+
+#ifdef ARMCI_GASPAR_WITH_MPI
+/* ARMCI on a communicator: gaspar runs ARMCI on the job's whole world, so `comm` must be
+ * MPI_COMM_WORLD or a duplicate of it; any other communicator ends the job with a message
+ * (ARMCI-MPI would run ARMCI on that communicator). Defined here, inline, as it needs MPI
+ * and the shared-memory build of libarmci has none. */
+static inline int ARMCI_gaspar_check_world_comm(MPI_Comm comm, const char *call) {
+    int initialized = 0, same = MPI_UNEQUAL;
+    MPI_Initialized(&initialized);
+    if (initialized && comm != MPI_COMM_NULL)
+        MPI_Comm_compare(comm, MPI_COMM_WORLD, &same);
+    if (same != MPI_IDENT && same != MPI_CONGRUENT) {
+        fprintf(stderr, "gaspar armci: %s: gaspar runs ARMCI on MPI_COMM_WORLD (or a "
+                        "duplicate of it) only; pass MPI_COMM_WORLD\n", call);
+        if (initialized)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        exit(1);
+    }
+    return 0;
+}
+static inline int PARMCI_Init_thread_comm(int armci_requested, MPI_Comm comm) {
+    ARMCI_gaspar_check_world_comm(comm, "PARMCI_Init_thread_comm");
+    return PARMCI_Init_thread(armci_requested);
+}
+static inline int ARMCI_Init_thread_comm(int armci_requested, MPI_Comm comm) {
+    ARMCI_gaspar_check_world_comm(comm, "ARMCI_Init_thread_comm");
+    return ARMCI_Init_thread(armci_requested);
+}
+#endif
 
 #ifdef __cplusplus
 }

@@ -211,6 +211,7 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
 fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str) -> PathBuf) {
     for (name, compiler) in [
         ("armci_with_mpi", mpicc),
+        ("armci_mpi_header", mpicc),
         ("armci_basic", "cc"),
         ("armci_groups", "cc"),
         ("armci_heap_local", "cc"),
