@@ -12,6 +12,8 @@ mod armcix;
 mod collective;
 mod direct;
 mod group;
+#[cfg(not(feature = "mpi"))]
+mod mpi_guard;
 mod msg;
 mod mutex;
 mod panic;

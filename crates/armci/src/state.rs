@@ -81,6 +81,10 @@ pub(crate) fn initialize() -> Result<(), String> {
         return Ok(());
     }
     let rt = gaspar::init().map_err(|e| e.to_string())?.into_acp();
+    #[cfg(not(feature = "mpi"))]
+    if let Some(what) = crate::mpi_guard::mismatch(rt.procs()) {
+        rt.abort(&format!("ARMCI_Init: {what}"));
+    }
     let procs = rt.procs() as usize;
     let my_base = rt
         .local_address(GlobalAddr::new(rt.rank(), 0, Segment::Heap, 0).expect("rank fits"))

@@ -322,3 +322,33 @@ fn a_rank_waiting_for_a_killed_rank_ends_with_a_message() {
         assert_eq!(out.status.code(), Some(137), "{case}: {stderr}");
     }
 }
+
+/// The shared-memory build and a program that calls MPI_Init itself, under `gaspar run
+/// -n 2`: each process is a one-rank MPI job while ARMCI sees 2 ranks. ARMCI_Init stops
+/// it with a line saying how to start the program (under `mpirun`, gaspar's start-up
+/// already says the build lacks the `mpi` feature).
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn an_mpi_program_on_the_shared_memory_build_stops_at_armci_init() {
+    if Command::new("mpicc").arg("--version").output().is_err() {
+        return skip("mpicc is not installed (apt-get install libopenmpi-dev)");
+    }
+    let program = compile_with("mpicc", "armci_with_mpi", "shm-");
+    let mut cmd = Command::new(target_dir().join("gaspar"));
+    cmd.args(["run", "-n", "2"])
+        .arg(&program)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    let out = output_within_timeout(cmd);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l.contains(
+            "ARMCI_Init: this program initialized MPI itself (an MPI world of 1), but this \
+             libarmci is the shared-memory build, running 2 ranks"
+        ) && l
+            .ends_with("start the program with mpirun or `gaspar run --transport mpi`")),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("armci_with_mpi ok"));
+}
