@@ -145,11 +145,20 @@ enum ARMCI_Rmw_e { ARMCI_FETCH_AND_ADD, ARMCI_FETCH_AND_ADD_LONG,
                    ARMCI_SWAP, ARMCI_SWAP_LONG };
 int ARMCI_Rmw(int op, void *ploc, void *prem, int value, int proc);
 
-/* Groups: lists of world ranks (grp_to_abs; NULL for the world group). The communicator
- * fields are unused (NULL). */
+/* Groups: lists of world ranks (grp_to_abs; NULL for the world group). With MPI, as on
+ * ARMCI-MPI, `comm` (and `noncoll_pgroup_comm`) is the group's communicator: a duplicate
+ * of MPI_COMM_WORLD for the world group, one split from the parent's for the others,
+ * MPI_COMM_NULL on a rank outside the group; programs may use it for MPI calls. Without
+ * MPI (shared-memory build) the fields are NULL. A program compiled with MPI must link
+ * the MPI build of libarmci (same MPI), and one compiled without it the shm build. */
+#ifdef ARMCI_GASPAR_WITH_MPI
+typedef MPI_Comm armci_gaspar_comm_t;
+#else
+typedef void *armci_gaspar_comm_t;
+#endif
 typedef struct {
-  void     *comm;
-  void     *noncoll_pgroup_comm;
+  armci_gaspar_comm_t comm;
+  armci_gaspar_comm_t noncoll_pgroup_comm;
   int      *grp_to_abs;
   int      *abs_to_grp;
   int       rank;

@@ -5,6 +5,7 @@ use std::ffi::c_int;
 
 use crate::collective;
 use crate::group::{self, Group};
+use crate::group_comm;
 use crate::mutex::MutexSet;
 use crate::state::{state, State};
 
@@ -53,14 +54,13 @@ pub unsafe extern "C" fn ARMCIX_Group_split(
         .enumerate()
         .filter(|(k, &(c, key_k))| c == color && (key_k, *k) < (key, me))
         .count() as u32;
-    let team = s.check(
-        call,
-        parent.team.split(&s.rt, u32::try_from(color).ok(), place),
-    );
+    let color = u32::try_from(color).ok();
+    let team = s.check(call, parent.team.split(&s.rt, color, place));
+    let comm = group_comm::split(parent.comm, color, place);
     // SAFETY: forwarded contract (the caller's group pointer).
     unsafe {
         match team {
-            Some(team) => group::write_member(s, call, new_group, team),
+            Some(team) => group::write_member(s, call, new_group, team, comm),
             None => group::write_not_a_member(s, call, new_group),
         }
     }
@@ -81,8 +81,9 @@ pub unsafe extern "C" fn ARMCIX_Group_dup(parent: *mut Group, new_group: *mut Gr
     let me = members.my_index(s, call) as u32;
     let team = s.check(call, members.team.split(&s.rt, Some(0), me));
     let team = team.unwrap_or_else(|| s.fail(call, "a member was left out of its own group"));
+    let comm = group_comm::split(members.comm, Some(0), me);
     // SAFETY: forwarded contract (the caller's group pointer).
-    unsafe { group::write_member(s, call, new_group, team) };
+    unsafe { group::write_member(s, call, new_group, team, comm) };
     0
 }
 

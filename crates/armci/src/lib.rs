@@ -12,6 +12,7 @@ mod armcix;
 mod collective;
 mod direct;
 mod group;
+mod group_comm;
 #[cfg(not(feature = "mpi"))]
 mod mpi_guard;
 mod msg;

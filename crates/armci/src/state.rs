@@ -52,6 +52,8 @@ pub(crate) struct State {
     /// The ARMCI memory of every rank (world and group blocks alike): per rank, heap
     /// offset -> bytes that rank asked for. Remote addresses are checked against it.
     live_blocks: RwLock<Vec<BTreeMap<u64, u64>>>,
+    /// The world group's communicator (see `group_comm`).
+    pub(crate) world_comm: crate::group_comm::Comm,
     /// Mutexes from `ARMCI_Create_mutexes`.
     pub(crate) mutexes: Mutex<Option<std::sync::Arc<crate::mutex::MutexSet>>>,
     /// Mailboxes of `armci_msg_snd`/`rcv`.
@@ -113,6 +115,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         blocks: Mutex::new(Vec::new()),
         live_blocks: RwLock::new(vec![BTreeMap::new(); procs]),
         mutexes: Mutex::new(None),
+        world_comm: crate::group_comm::world(),
         messages,
     };
     STATE.store(Box::into_raw(Box::new(state)), Ordering::Release);
@@ -127,6 +130,7 @@ pub(crate) fn finalize() -> Result<(), String> {
     // SAFETY: `ptr` came from Box::into_raw in `initialize`, and the swap above made this
     // the only owner.
     let state = unsafe { Box::from_raw(ptr) };
+    crate::group_comm::free(state.world_comm);
     state.rt.finalize().map_err(|e| e.to_string())
 }
 

@@ -212,6 +212,7 @@ fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str
     for (name, compiler) in [
         ("armci_with_mpi", mpicc),
         ("armci_mpi_header", mpicc),
+        ("armci_group_comm", mpicc),
         ("armci_basic", "cc"),
         ("armci_groups", "cc"),
         ("armci_heap_local", "cc"),
