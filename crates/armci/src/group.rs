@@ -304,7 +304,9 @@ pub unsafe extern "C" fn ARMCI_Group_create(
 }
 
 /// ARMCI_Group_create_child: collective over `group_parent`; `pid_list` holds ranks of
-/// the parent. Members check among themselves that they were given the same list.
+/// the parent. As on ARMCI-MPI (MPI_Comm_create), ranks may pass the lists of different
+/// disjoint groups in one call; members check among themselves that they were given the
+/// same list.
 ///
 /// # Safety
 /// `pid_list` has `grp_size` entries; the group pointers are valid.
@@ -371,7 +373,10 @@ unsafe fn create_child(
     }
     let me = s.rt.rank() as usize;
     let rank = abs_to_grp[me];
-    let (color, key) = ((rank >= 0).then_some(0), rank.max(0) as u32);
+    // As MPI_Comm_create on ARMCI-MPI, members of disjoint groups may create them in the
+    // same call, each passing its own group's list: a group is named by its lowest rank.
+    let lowest = grp_to_abs.iter().copied().min().unwrap_or(0) as u32;
+    let (color, key) = ((rank >= 0).then_some(lowest), rank.max(0) as u32);
     let team = s.check(call, parent.team.split(&s.rt, color, key));
     let comm = group_comm::split(parent.comm, color, key);
     let Some(team) = team else {
@@ -379,7 +384,6 @@ unsafe fn create_child(
         unsafe { write_out(s, call, out, not_a_member()) };
         return;
     };
-    let ranks: Vec<u32> = grp_to_abs.iter().map(|&r| r as u32).collect();
     // Every member must have been given the same list: compare them all.
     let list: Vec<u8> = bytemuck::cast_slice(&grp_to_abs).to_vec();
     let lists = collective::allgather(s, call, &team, &list);
@@ -388,7 +392,7 @@ unsafe fn create_child(
             call,
             format!(
                 "rank {} was given another member list for this group",
-                ranks[k]
+                team.world_ranks()[k]
             ),
         );
     }

@@ -146,6 +146,13 @@ fn armcix_groups_and_mutex_handles_work_as_in_armci_mpi() {
     runs_everywhere("armcix_groups_mutexes", &[1, 2, 3, 4]);
 }
 
+/// Disjoint groups created in one ARMCI_Group_create call, each rank passing its own
+/// group's list (as Global Arrays does).
+#[test]
+fn disjoint_groups_are_created_in_one_call() {
+    runs_everywhere("armci_disjoint_groups", &[1, 2, 3, 4]);
+}
+
 #[test]
 fn armci_groups_work_as_in_armci_mpi() {
     runs_everywhere("armci_groups", &[1, 2, 3, 5]);
@@ -221,6 +228,7 @@ fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str
         ("armci_parmci", "cc"),
         ("armci_intercept", "cc"),
         ("armcix_groups_mutexes", "cc"),
+        ("armci_disjoint_groups", "cc"),
     ] {
         let program = compile(compiler, name);
         let mut cmd = Command::new(launcher);
