@@ -361,3 +361,63 @@ fn an_mpi_program_on_the_shared_memory_build_stops_at_armci_init() {
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("armci_with_mpi ok"));
 }
+
+/// Global Arrays relinked: Debian's libga-openmpi.a (libglobalarrays-dev) with libarmci
+/// (MPI build) in place of ARMCI-MPI, under plain `mpirun` at 2 and 4 ranks: GA_Initialize
+/// duplicates the world group's communicator, creates disjoint groups, and NGA_Acc,
+/// NGA_Get and GA_Ddot give the right values.
+#[cfg(feature = "mpi")]
+#[test]
+fn global_arrays_runs_on_libarmci() {
+    if !Path::new("/usr/include/ga.h").exists() {
+        return skip(
+            "Global Arrays is not installed (apt-get install libglobalarrays-dev \
+             libscalapack-openmpi-dev liblapack-dev libblas-dev)",
+        );
+    }
+    ensure_built();
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib_dir = target_dir();
+    let program = lib_dir.join("armci-test-ga_relink");
+    let status = Command::new("mpicc")
+        .arg("-O1")
+        .arg(manifest.join("tests/c/ga_relink.c"))
+        .args([
+            "-lga-openmpi",
+            "-lscalapack-openmpi",
+            "-llapack",
+            "-lblas",
+            "-lgfortran",
+        ])
+        .arg("-L")
+        .arg(&lib_dir)
+        .arg("-larmci")
+        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
+        .arg("-lm")
+        .arg("-o")
+        .arg(&program)
+        .status()
+        .expect("mpicc");
+    assert!(status.success(), "linking ga_relink.c failed");
+    for procs in [2, 4] {
+        let mut cmd = Command::new("mpirun");
+        cmd.args(["--oversubscribe", "-n", &procs.to_string()])
+            .arg(&program)
+            .env_remove("LD_LIBRARY_PATH")
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        let out = output_within_timeout(cmd);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{procs} ranks: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for rank in 0..procs {
+            assert!(
+                stdout.contains(&format!("ga_relink ok rank {rank} of {procs}")),
+                "{stdout}"
+            );
+        }
+    }
+}
