@@ -8,6 +8,29 @@
 #ifndef _ARMCI_H_
 #define _ARMCI_H_
 
+/* MPI. ARMCI-MPI's armci.h includes <mpi.h>, and programs written for it use MPI through
+ * armci.h alone. One header serves both builds of libarmci, so MPI comes in when the
+ * compiler can find <mpi.h> (mpicc, or -I to an MPI's include directory) and not
+ * otherwise (cc: the shared-memory build needs no MPI). Define ARMCI_GASPAR_MPI to
+ * require MPI (an error if <mpi.h> is missing), ARMCI_GASPAR_NO_MPI to leave it out.
+ * With MPI, ARMCI_GASPAR_WITH_MPI is defined and the MPI-typed calls are declared
+ * (ARMCI_Init_thread_comm, PARMCI_Init_thread_comm, at the end of this header). */
+#if !defined(ARMCI_GASPAR_NO_MPI)
+#  if defined(ARMCI_GASPAR_MPI)
+#    define ARMCI_GASPAR_WITH_MPI 1
+#  elif defined(__has_include)
+#    if __has_include(<mpi.h>)
+#      define ARMCI_GASPAR_WITH_MPI 1
+#    endif
+#  endif
+#endif
+#ifdef ARMCI_GASPAR_WITH_MPI
+#  include <mpi.h>
+#  include <stdio.h>
+#  include <stdlib.h>
+#  define ARMCII_MPI_SIZE_T MPI_LONG
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -122,11 +145,20 @@ enum ARMCI_Rmw_e { ARMCI_FETCH_AND_ADD, ARMCI_FETCH_AND_ADD_LONG,
                    ARMCI_SWAP, ARMCI_SWAP_LONG };
 int ARMCI_Rmw(int op, void *ploc, void *prem, int value, int proc);
 
-/* Groups: lists of world ranks (grp_to_abs; NULL for the world group). The communicator
- * fields are unused (NULL). */
+/* Groups: lists of world ranks (grp_to_abs; NULL for the world group). With MPI, as on
+ * ARMCI-MPI, `comm` (and `noncoll_pgroup_comm`) is the group's communicator: a duplicate
+ * of MPI_COMM_WORLD for the world group, one split from the parent's for the others,
+ * MPI_COMM_NULL on a rank outside the group; programs may use it for MPI calls. Without
+ * MPI (shared-memory build) the fields are NULL. A program compiled with MPI must link
+ * the MPI build of libarmci (same MPI), and one compiled without it the shm build. */
+#ifdef ARMCI_GASPAR_WITH_MPI
+typedef MPI_Comm armci_gaspar_comm_t;
+#else
+typedef void *armci_gaspar_comm_t;
+#endif
 typedef struct {
-  void     *comm;
-  void     *noncoll_pgroup_comm;
+  armci_gaspar_comm_t comm;
+  armci_gaspar_comm_t noncoll_pgroup_comm;
   int      *grp_to_abs;
   int      *abs_to_grp;
   int       rank;
@@ -165,6 +197,118 @@ int ARMCI_Same_node(int proc);
 int  ARMCI_Uses_shm(void);
 void ARMCI_Set_shm_limit(unsigned long shmemlimit);
 int  ARMCI_Uses_shm_grp(ARMCI_Group *group);
+
+/* PARMCI: the profiling interface. Each ARMCI_X below is also PARMCI_X: a program or tool
+ * that defines its own ARMCI_X (to count or time it) reaches libarmci through PARMCI_X.
+ * PARMCI_Init_thread_comm takes an MPI_Comm: it is at the end, with MPI only. */
+int     PARMCI_Init(void);
+int     PARMCI_Init_args(int *argc, char ***argv);
+int     PARMCI_Init_thread(int armci_requested);
+int     PARMCI_Initialized(void);
+int     PARMCI_Finalize(void);
+
+int     PARMCI_Malloc(void **base_ptrs, armci_size_t size);
+int     PARMCI_Free(void *ptr);
+void   *PARMCI_Malloc_local(armci_size_t size);
+int     PARMCI_Free_local(void *ptr);
+
+void    PARMCI_Barrier(void);
+void    PARMCI_Fence(int proc);
+void    PARMCI_AllFence(void);
+void    PARMCI_Access_begin(void *ptr);
+void    PARMCI_Access_end(void *ptr);
+
+int     PARMCI_Get(void *src, void *dst, int size, int target);
+int     PARMCI_Put(void *src, void *dst, int size, int target);
+int     PARMCI_Acc(int datatype, void *scale, void *src, void *dst, int bytes, int proc);
+
+int     PARMCI_PutS(void *src_ptr, int src_stride_ar[], void *dst_ptr, int dst_stride_ar[],
+                 int count[], int stride_levels, int proc);
+int     PARMCI_GetS(void *src_ptr, int src_stride_ar[], void *dst_ptr, int dst_stride_ar[],
+                 int count[], int stride_levels, int proc);
+int     PARMCI_AccS(int datatype, void *scale, void *src_ptr, int src_stride_ar[],
+                 void *dst_ptr, int dst_stride_ar[], int count[], int stride_levels, int proc);
+int     PARMCI_Put_flag(void *src, void* dst, int size, int *flag, int value, int proc);
+int     PARMCI_PutS_flag(void *src_ptr, int src_stride_ar[], void *dst_ptr, int dst_stride_ar[],
+                 int count[], int stride_levels, int *flag, int value, int proc);
+
+int     PARMCI_PutV(armci_giov_t *iov, int iov_len, int proc);
+int     PARMCI_GetV(armci_giov_t *iov, int iov_len, int proc);
+int     PARMCI_AccV(int datatype, void *scale, armci_giov_t *iov, int iov_len, int proc);
+
+int     PARMCI_Wait(armci_hdl_t* hdl);
+int     PARMCI_Test(armci_hdl_t* hdl);
+int     PARMCI_WaitProc(int proc);
+int     PARMCI_WaitAll(void);
+
+int     PARMCI_NbPut(void *src, void *dst, int bytes, int proc, armci_hdl_t *hdl);
+int     PARMCI_NbGet(void *src, void *dst, int bytes, int proc, armci_hdl_t *hdl);
+int     PARMCI_NbAcc(int datatype, void *scale, void *src, void *dst, int bytes, int proc, armci_hdl_t *hdl);
+int     PARMCI_NbPutS(void *src_ptr, int src_stride_ar[], void *dst_ptr, int dst_stride_ar[],
+                   int count[], int stride_levels, int proc, armci_hdl_t *hdl);
+int     PARMCI_NbGetS(void *src_ptr, int src_stride_ar[], void *dst_ptr, int dst_stride_ar[],
+                   int count[], int stride_levels, int proc, armci_hdl_t *hdl);
+int     PARMCI_NbAccS(int datatype, void *scale, void *src_ptr, int src_stride_ar[],
+                   void *dst_ptr, int dst_stride_ar[], int count[], int stride_levels, int proc, armci_hdl_t *hdl);
+int     PARMCI_NbPutV(armci_giov_t *iov, int iov_len, int proc, armci_hdl_t* handle);
+int     PARMCI_NbGetV(armci_giov_t *iov, int iov_len, int proc, armci_hdl_t* handle);
+int     PARMCI_NbAccV(int datatype, void *scale, armci_giov_t *iov, int iov_len, int proc, armci_hdl_t* handle);
+
+int     PARMCI_PutValueInt(int src, void *dst, int proc);
+int     PARMCI_PutValueLong(long src, void *dst, int proc);
+int     PARMCI_PutValueFloat(float src, void *dst, int proc);
+int     PARMCI_PutValueDouble(double src, void *dst, int proc);
+int     PARMCI_NbPutValueInt(int src, void *dst, int proc, armci_hdl_t *hdl);
+int     PARMCI_NbPutValueLong(long src, void *dst, int proc, armci_hdl_t *hdl);
+int     PARMCI_NbPutValueFloat(float src, void *dst, int proc, armci_hdl_t *hdl);
+int     PARMCI_NbPutValueDouble(double src, void *dst, int proc, armci_hdl_t *hdl);
+
+int     PARMCI_GetValueInt(void *src, int proc);
+long    PARMCI_GetValueLong(void *src, int proc);
+float   PARMCI_GetValueFloat(void *src, int proc);
+double  PARMCI_GetValueDouble(void *src, int proc);
+
+int     PARMCI_Create_mutexes(int count);
+int     PARMCI_Destroy_mutexes(void);
+void    PARMCI_Lock(int mutex, int proc);
+void    PARMCI_Unlock(int mutex, int proc);
+int     PARMCI_Rmw(int op, void *ploc, void *prem, int value, int proc);
+
+void    parmci_msg_barrier(void);
+void    parmci_msg_group_barrier(ARMCI_Group *group);
+
+int PARMCI_Malloc_memdev(void **ptr_arr, armci_size_t bytes, const char* device);
+int PARMCI_Malloc_group_memdev(void **ptr_arr, armci_size_t bytes, ARMCI_Group *group, const char *device);
+int PARMCI_Free_memdev(void *ptr);
+
+#ifdef ARMCI_GASPAR_WITH_MPI
+/* ARMCI on a communicator: gaspar runs ARMCI on the job's whole world, so `comm` must be
+ * MPI_COMM_WORLD or a duplicate of it; any other communicator ends the job with a message
+ * (ARMCI-MPI would run ARMCI on that communicator). Defined here, inline, as it needs MPI
+ * and the shared-memory build of libarmci has none. */
+static inline int ARMCI_gaspar_check_world_comm(MPI_Comm comm, const char *call) {
+    int initialized = 0, same = MPI_UNEQUAL;
+    MPI_Initialized(&initialized);
+    if (initialized && comm != MPI_COMM_NULL)
+        MPI_Comm_compare(comm, MPI_COMM_WORLD, &same);
+    if (same != MPI_IDENT && same != MPI_CONGRUENT) {
+        fprintf(stderr, "gaspar armci: %s: gaspar runs ARMCI on MPI_COMM_WORLD (or a "
+                        "duplicate of it) only; pass MPI_COMM_WORLD\n", call);
+        if (initialized)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        exit(1);
+    }
+    return 0;
+}
+static inline int PARMCI_Init_thread_comm(int armci_requested, MPI_Comm comm) {
+    ARMCI_gaspar_check_world_comm(comm, "PARMCI_Init_thread_comm");
+    return PARMCI_Init_thread(armci_requested);
+}
+static inline int ARMCI_Init_thread_comm(int armci_requested, MPI_Comm comm) {
+    ARMCI_gaspar_check_world_comm(comm, "ARMCI_Init_thread_comm");
+    return ARMCI_Init_thread(armci_requested);
+}
+#endif
 
 #ifdef __cplusplus
 }

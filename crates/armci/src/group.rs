@@ -7,20 +7,22 @@ use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
 use gaspar::world::Team;
+
+use crate::group_comm::{self, Comm};
 use gaspar::LocalAlloc;
 
 use crate::collective;
 use crate::state::{state, State};
 
 /// ARMCI_Group as ARMCI-MPI lays it out. A group made here owns `grp_to_abs` (size
-/// entries), `abs_to_grp` (one per world rank, -1 for non-members) and, in `comm` (where
-/// ARMCI-MPI keeps its communicator), the group's boxed [`Team`]; the world group has none
-/// of them (ranks are their own ids, and its team is the world's).
+/// entries), `abs_to_grp` (one per world rank, -1 for non-members), its communicator
+/// `comm` (MPI build, see `group_comm`) and its [`Team`] (in [`TEAMS`]); the world group
+/// has no rank lists (ranks are their own ids, and its team is the world's).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct Group {
-    comm: *mut c_void,
-    noncoll_pgroup_comm: *mut c_void,
+    comm: Comm,
+    noncoll_pgroup_comm: Comm,
     grp_to_abs: *mut c_int,
     abs_to_grp: *mut c_int,
     rank: c_int,
@@ -38,20 +40,25 @@ static DEFAULT: Mutex<Option<Group>> = Mutex::new(None);
 /// Live group allocations of this rank (ARMCI_Malloc_group on a group other than world).
 static GROUP_BLOCKS: Mutex<Vec<LocalAlloc>> = Mutex::new(Vec::new());
 
-/// What a rank outside a group holds: no rank lists, rank -1, size 0.
-const NOT_A_MEMBER: Group = Group {
-    comm: std::ptr::null_mut(),
-    noncoll_pgroup_comm: std::ptr::null_mut(),
-    grp_to_abs: std::ptr::null_mut(),
-    abs_to_grp: std::ptr::null_mut(),
-    rank: -1,
-    size: 0,
-};
+/// The teams of the live groups made here, by the address of their `grp_to_abs`.
+static TEAMS: Mutex<Vec<(usize, Box<Team>)>> = Mutex::new(Vec::new());
+
+/// What a rank outside a group holds: no rank lists, no communicator, rank -1, size 0.
+fn not_a_member() -> Group {
+    Group {
+        comm: group_comm::null(),
+        noncoll_pgroup_comm: group_comm::null(),
+        grp_to_abs: std::ptr::null_mut(),
+        abs_to_grp: std::ptr::null_mut(),
+        rank: -1,
+        size: 0,
+    }
+}
 
 fn world_group(s: &State) -> Group {
     Group {
-        comm: std::ptr::null_mut(),
-        noncoll_pgroup_comm: std::ptr::null_mut(),
+        comm: s.world_comm,
+        noncoll_pgroup_comm: s.world_comm,
         grp_to_abs: std::ptr::null_mut(),
         abs_to_grp: std::ptr::null_mut(),
         rank: s.rt.rank() as c_int,
@@ -66,6 +73,8 @@ pub(crate) struct Members {
     /// Whether this is the world group (ranks are their own ids).
     pub(crate) world: bool,
     pub(crate) team: &'static Team,
+    /// The group's communicator (null in the shared-memory build).
+    pub(crate) comm: Comm,
 }
 
 impl Members {
@@ -113,11 +122,7 @@ unsafe fn members_of(s: &'static State, call: &str, g: &Group) -> Members {
                 format!("not a group (size {} without a rank list)", g.size),
             );
         }
-        return Members {
-            ranks: (0..procs).collect(),
-            world: true,
-            team: s.rt.team(),
-        };
+        return world_members(s);
     }
     let size = usize::try_from(g.size)
         .ok()
@@ -125,15 +130,30 @@ unsafe fn members_of(s: &'static State, call: &str, g: &Group) -> Members {
         .unwrap_or_else(|| s.fail(call, format!("not a group (size {})", g.size)));
     // SAFETY: a group made by ARMCI_Group_create_child has `size` entries in grp_to_abs.
     let list = unsafe { std::slice::from_raw_parts(g.grp_to_abs, size) };
-    if g.comm.is_null() {
-        s.fail(call, "not a group (a rank list without a team)");
-    }
+    let team: *const Team = TEAMS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .find(|(list, _)| *list == g.grp_to_abs as usize)
+        .map(|(_, team)| &**team as *const Team)
+        .unwrap_or_else(|| s.fail(call, "not a group (a rank list without a team)"));
     Members {
         ranks: list.iter().map(|&r| s.rank_of(call, r)).collect(),
         world: false,
-        // SAFETY: a group made by create_child holds its boxed team in `comm` until
-        // ARMCI_Group_free, and is not used after that (the program's contract).
-        team: unsafe { &*(g.comm as *const Team) },
+        // SAFETY: the team is boxed in TEAMS until ARMCI_Group_free, and the group is not
+        // used after that (the program's contract).
+        team: unsafe { &*team },
+        comm: g.comm,
+    }
+}
+
+/// The world group's members.
+pub(crate) fn world_members(s: &'static State) -> Members {
+    Members {
+        ranks: (0..s.rt.procs()).collect(),
+        world: true,
+        team: s.rt.team(),
+        comm: s.world_comm,
     }
 }
 
@@ -284,7 +304,9 @@ pub unsafe extern "C" fn ARMCI_Group_create(
 }
 
 /// ARMCI_Group_create_child: collective over `group_parent`; `pid_list` holds ranks of
-/// the parent. Members check among themselves that they were given the same list.
+/// the parent. As on ARMCI-MPI (MPI_Comm_create), ranks may pass the lists of different
+/// disjoint groups in one call; members check among themselves that they were given the
+/// same list.
 ///
 /// # Safety
 /// `pid_list` has `grp_size` entries; the group pointers are valid.
@@ -351,18 +373,17 @@ unsafe fn create_child(
     }
     let me = s.rt.rank() as usize;
     let rank = abs_to_grp[me];
-    let team = s.check(
-        call,
-        parent
-            .team
-            .split(&s.rt, (rank >= 0).then_some(0), rank.max(0) as u32),
-    );
+    // As MPI_Comm_create on ARMCI-MPI, members of disjoint groups may create them in the
+    // same call, each passing its own group's list: a group is named by its lowest rank.
+    let lowest = grp_to_abs.iter().copied().min().unwrap_or(0) as u32;
+    let (color, key) = ((rank >= 0).then_some(lowest), rank.max(0) as u32);
+    let team = s.check(call, parent.team.split(&s.rt, color, key));
+    let comm = group_comm::split(parent.comm, color, key);
     let Some(team) = team else {
         // SAFETY: forwarded contract (the caller's group pointer).
-        unsafe { write_out(s, call, out, NOT_A_MEMBER) };
+        unsafe { write_out(s, call, out, not_a_member()) };
         return;
     };
-    let ranks: Vec<u32> = grp_to_abs.iter().map(|&r| r as u32).collect();
     // Every member must have been given the same list: compare them all.
     let list: Vec<u8> = bytemuck::cast_slice(&grp_to_abs).to_vec();
     let lists = collective::allgather(s, call, &team, &list);
@@ -371,11 +392,32 @@ unsafe fn create_child(
             call,
             format!(
                 "rank {} was given another member list for this group",
-                ranks[k]
+                team.world_ranks()[k]
             ),
         );
     }
-    let grp_to_abs = grp_to_abs.into_boxed_slice();
+    // SAFETY: forwarded contract (the caller's group pointer).
+    unsafe { write_member(s, call, out, team, comm) };
+}
+
+/// Writes to `out` the group of `team`'s members (this rank among them), which owns the
+/// team from now on.
+///
+/// # Safety
+/// `out` is null or points to an `ARMCI_Group` of the caller.
+pub(crate) unsafe fn write_member(s: &State, call: &str, out: *mut Group, team: Team, comm: Comm) {
+    let procs = s.rt.procs() as usize;
+    let mut abs_to_grp = vec![-1 as c_int; procs].into_boxed_slice();
+    let grp_to_abs: Box<[c_int]> = team.world_ranks().iter().map(|&r| r as c_int).collect();
+    for (k, &abs) in grp_to_abs.iter().enumerate() {
+        abs_to_grp[abs as usize] = k as c_int;
+    }
+    let (rank, size) = (team.rank() as c_int, team.size() as c_int);
+    let grp_to_abs = Box::into_raw(grp_to_abs) as *mut c_int;
+    TEAMS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((grp_to_abs as usize, Box::new(team)));
     // SAFETY: forwarded contract (the caller's group pointer).
     unsafe {
         write_out(
@@ -383,15 +425,24 @@ unsafe fn create_child(
             call,
             out,
             Group {
-                comm: Box::into_raw(Box::new(team)) as *mut c_void,
-                noncoll_pgroup_comm: std::ptr::null_mut(),
-                grp_to_abs: Box::into_raw(grp_to_abs) as *mut c_int,
+                comm,
+                noncoll_pgroup_comm: comm,
+                grp_to_abs,
                 abs_to_grp: Box::into_raw(abs_to_grp) as *mut c_int,
                 rank,
-                size: n as c_int,
+                size,
             },
         )
     };
+}
+
+/// Writes to `out` what a rank outside a new group holds.
+///
+/// # Safety
+/// `out` is null or points to an `ARMCI_Group` of the caller.
+pub(crate) unsafe fn write_not_a_member(s: &State, call: &str, out: *mut Group) {
+    // SAFETY: forwarded contract.
+    unsafe { write_out(s, call, out, not_a_member()) };
 }
 
 /// ARMCI_Group_free: releases a group made by ARMCI_Group_create(_child), and its team.
@@ -414,13 +465,15 @@ pub unsafe extern "C" fn ARMCI_Group_free(group: *mut Group) {
     }
     drop(default);
     let procs = s.rt.procs() as usize;
-    // SAFETY: both arrays and the team came from Box::into_raw in `create_child`, the
-    // arrays with these lengths (size entries and one per world rank); the group is not
-    // used after this (the program's contract), and its pointers are cleared below.
+    TEAMS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|(list, _)| *list != g.grp_to_abs as usize);
+    group_comm::free(g.comm);
+    // SAFETY: both arrays came from Box::into_raw in `write_member`, with these lengths
+    // (size entries and one per world rank); the group is not used after this (the
+    // program's contract), and its pointers are cleared below.
     unsafe {
-        if !g.comm.is_null() {
-            drop(Box::from_raw(g.comm as *mut Team));
-        }
         drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
             g.grp_to_abs,
             g.size as usize,
@@ -437,8 +490,8 @@ pub unsafe extern "C" fn ARMCI_Group_free(group: *mut Group) {
             call,
             group,
             Group {
-                noncoll_pgroup_comm: g.noncoll_pgroup_comm,
-                ..NOT_A_MEMBER
+                noncoll_pgroup_comm: group_comm::null(),
+                ..not_a_member()
             },
         )
     };

@@ -8,11 +8,17 @@
 //! with a one-line message naming the call, as ARMCI-MPI does; functions gaspar does not
 //! support yet say so in one line and return an error.
 
+mod armcix;
 mod collective;
 mod direct;
 mod group;
+mod group_comm;
+#[cfg(not(feature = "mpi"))]
+mod mpi_guard;
 mod msg;
+mod mutex;
 mod panic;
+mod parmci;
 mod rma;
 mod setup;
 mod state;

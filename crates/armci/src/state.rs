@@ -52,8 +52,10 @@ pub(crate) struct State {
     /// The ARMCI memory of every rank (world and group blocks alike): per rank, heap
     /// offset -> bytes that rank asked for. Remote addresses are checked against it.
     live_blocks: RwLock<Vec<BTreeMap<u64, u64>>>,
-    /// Mutexes from `ARMCI_Create_mutexes`: the block and the count.
-    pub(crate) mutexes: Mutex<Option<(SymmetricAlloc, u32)>>,
+    /// The world group's communicator (see `group_comm`).
+    pub(crate) world_comm: crate::group_comm::Comm,
+    /// Mutexes from `ARMCI_Create_mutexes`.
+    pub(crate) mutexes: Mutex<Option<std::sync::Arc<crate::mutex::MutexSet>>>,
     /// Mailboxes of `armci_msg_snd`/`rcv`.
     pub(crate) messages: Channel,
 }
@@ -81,6 +83,10 @@ pub(crate) fn initialize() -> Result<(), String> {
         return Ok(());
     }
     let rt = gaspar::init().map_err(|e| e.to_string())?.into_acp();
+    #[cfg(not(feature = "mpi"))]
+    if let Some(what) = crate::mpi_guard::mismatch(rt.procs()) {
+        rt.abort(&format!("ARMCI_Init: {what}"));
+    }
     let procs = rt.procs() as usize;
     let my_base = rt
         .local_address(GlobalAddr::new(rt.rank(), 0, Segment::Heap, 0).expect("rank fits"))
@@ -109,6 +115,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         blocks: Mutex::new(Vec::new()),
         live_blocks: RwLock::new(vec![BTreeMap::new(); procs]),
         mutexes: Mutex::new(None),
+        world_comm: crate::group_comm::world(),
         messages,
     };
     STATE.store(Box::into_raw(Box::new(state)), Ordering::Release);
@@ -123,6 +130,7 @@ pub(crate) fn finalize() -> Result<(), String> {
     // SAFETY: `ptr` came from Box::into_raw in `initialize`, and the swap above made this
     // the only owner.
     let state = unsafe { Box::from_raw(ptr) };
+    crate::group_comm::free(state.world_comm);
     state.rt.finalize().map_err(|e| e.to_string())
 }
 

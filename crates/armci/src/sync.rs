@@ -2,9 +2,11 @@
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
+use std::sync::Arc;
 
 use gaspar::GlobalPtr;
 
+use crate::mutex::MutexSet;
 use crate::state::{state, State};
 
 const FETCH_AND_ADD: c_int = 0;
@@ -77,28 +79,18 @@ pub unsafe extern "C" fn ARMCI_Rmw(
     0
 }
 
-/// ARMCI_Create_mutexes: collective; `count` mutexes on every rank.
+/// ARMCI_Create_mutexes: collective; `count` mutexes on this rank (counts may differ
+/// between ranks).
 #[no_mangle]
 pub extern "C" fn ARMCI_Create_mutexes(count: c_int) -> c_int {
     let call = "ARMCI_Create_mutexes";
     let s = state(call);
-    let n = s.len(call, count);
     let mut mutexes = s.mutexes.lock().unwrap_or_else(|p| p.into_inner());
     if mutexes.is_some() {
         s.fail(call, "mutexes already exist; destroy them first");
     }
-    let block = s.check(call, s.rt.alloc(8 * n.max(1)));
-    let mine = s.check(call, block.ga(s.rt.rank()));
-    s.check(
-        call,
-        s.rt.put(
-            mine,
-            &vec![0u8; 8 * n.max(1) as usize],
-            gaspar::Handle::NULL,
-        ),
-    );
-    s.check(call, s.rt.barrier());
-    *mutexes = Some((block, n as u32));
+    let world = crate::group::world_members(s);
+    *mutexes = Some(Arc::new(MutexSet::create(s, call, &world, count)));
     0
 }
 
@@ -107,74 +99,36 @@ pub extern "C" fn ARMCI_Create_mutexes(count: c_int) -> c_int {
 pub extern "C" fn ARMCI_Destroy_mutexes() -> c_int {
     let call = "ARMCI_Destroy_mutexes";
     let s = state(call);
-    let Some((block, _)) = s.mutexes.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+    let Some(set) = s.mutexes.lock().unwrap_or_else(|p| p.into_inner()).take() else {
         s.fail(call, "no mutexes exist");
     };
-    s.check(call, s.rt.barrier());
-    s.check(call, s.rt.free(block));
+    let set = Arc::try_unwrap(set)
+        .unwrap_or_else(|_| s.fail(call, "another thread of this rank is using the mutexes"));
+    set.destroy(s, call);
     0
 }
 
-fn mutex_word(call: &str, mutex: c_int, proc: c_int) -> GlobalPtr<u64> {
+/// Runs `op` on the mutexes of ARMCI_Create_mutexes.
+fn with_mutexes<T>(call: &str, op: impl FnOnce(&State, &MutexSet) -> T) -> T {
     let s = state(call);
-    let rank = s.rank_of(call, proc);
-    let guard = s.mutexes.lock().unwrap_or_else(|p| p.into_inner());
-    let Some((block, count)) = guard.as_ref() else {
+    // Not held while `op` waits: another thread of this rank may unlock meanwhile.
+    let set = s.mutexes.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let Some(set) = set else {
         s.fail(call, "no mutexes: call ARMCI_Create_mutexes first");
     };
-    let index = u32::try_from(mutex)
-        .ok()
-        .filter(|&m| m < *count)
-        .unwrap_or_else(|| {
-            s.fail(
-                call,
-                format!("mutex {mutex} does not exist ({count} were created)"),
-            )
-        });
-    let ga = s
-        .check(call, block.ga(rank))
-        .offset(8 * u64::from(index))
-        .unwrap_or_else(|| s.fail(call, "mutex address"));
-    GlobalPtr::new(ga)
+    op(s, &set)
 }
 
 /// ARMCI_Lock: waits for mutex `mutex` on `proc`.
 #[no_mangle]
 pub extern "C" fn ARMCI_Lock(mutex: c_int, proc: c_int) {
     let call = "ARMCI_Lock";
-    let s = state(call);
-    let word = mutex_word(call, mutex, proc);
-    let me = u64::from(s.rt.rank()) + 1;
-    let owner = s.rank_of(call, proc);
-    loop {
-        let holder = s.check(call, word.compare_swap(&s.rt, 0, me));
-        if holder == 0 {
-            return;
-        }
-        // Until the holder (rank holder - 1) unlocks, or leaves the job.
-        let holder_rank = u32::try_from(holder - 1).unwrap_or(u32::MAX);
-        s.check(
-            call,
-            s.rt.wait(owner, Some(holder_rank), || {
-                Ok(word.atomic_load(&s.rt)? != holder)
-            }),
-        );
-    }
+    with_mutexes(call, |s, set| set.lock(s, call, mutex, proc));
 }
 
 /// ARMCI_Unlock: releases mutex `mutex` on `proc` (held by this rank).
 #[no_mangle]
 pub extern "C" fn ARMCI_Unlock(mutex: c_int, proc: c_int) {
     let call = "ARMCI_Unlock";
-    let s = state(call);
-    let word = mutex_word(call, mutex, proc);
-    let me = u64::from(s.rt.rank()) + 1;
-    s.check(call, s.rt.all_fence());
-    let held = s.check(call, word.compare_swap(&s.rt, me, 0));
-    if held != me {
-        s.fail(
-            call,
-            format!("mutex {mutex} on rank {proc} is not held by this rank"),
-        );
-    }
+    with_mutexes(call, |s, set| set.unlock(s, call, mutex, proc));
 }

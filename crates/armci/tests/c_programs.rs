@@ -118,6 +118,41 @@ fn rmw_from_four_ranks_at_once_is_atomic() {
     runs_everywhere("armci_rmw", &[4]);
 }
 
+/// Mutex counts are per process: rank 0 alone creates mutexes, every rank locks them
+/// (then the last rank alone); the counters they guard lose no update.
+#[test]
+fn mutexes_created_on_one_rank_only_guard_every_ranks_updates() {
+    runs_everywhere("armci_mutex_counts", &[1, 2, 4]);
+}
+
+/// The profiling interface: a program calling PARMCI_Init/Malloc/Put/Get/Barrier/Free/
+/// Finalize links and moves the right data.
+#[test]
+fn parmci_names_do_what_their_armci_names_do() {
+    runs_everywhere("armci_parmci", &[1, 2, 4]);
+}
+
+/// A program that defines its own ARMCI_Put and ARMCI_Barrier (counting, then calling
+/// PARMCI_Put / PARMCI_Barrier) intercepts exactly its own calls, and the data moves.
+#[test]
+fn a_program_intercepts_armci_calls_through_parmci() {
+    runs_everywhere("armci_intercept", &[1, 2, 4]);
+}
+
+/// armcix.h: groups split by color and key and duplicated, mutex handles on a split
+/// group with mutexes on one member only, taken by trylock loops and locks.
+#[test]
+fn armcix_groups_and_mutex_handles_work_as_in_armci_mpi() {
+    runs_everywhere("armcix_groups_mutexes", &[1, 2, 3, 4]);
+}
+
+/// Disjoint groups created in one ARMCI_Group_create call, each rank passing its own
+/// group's list (as Global Arrays does).
+#[test]
+fn disjoint_groups_are_created_in_one_call() {
+    runs_everywhere("armci_disjoint_groups", &[1, 2, 3, 4]);
+}
+
 #[test]
 fn armci_groups_work_as_in_armci_mpi() {
     runs_everywhere("armci_groups", &[1, 2, 3, 5]);
@@ -159,6 +194,10 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
             "group-duplicate",
             "ARMCI_Group_create: rank 0 appears twice",
         ),
+        (
+            "mutex-elsewhere",
+            "ARMCI_Lock: mutex 0 does not exist on rank 1 (0 were created there)",
+        ),
     ] {
         let out = run(2, &program, &[case]);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -179,10 +218,17 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
 fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str) -> PathBuf) {
     for (name, compiler) in [
         ("armci_with_mpi", mpicc),
+        ("armci_mpi_header", mpicc),
+        ("armci_group_comm", mpicc),
         ("armci_basic", "cc"),
         ("armci_groups", "cc"),
         ("armci_heap_local", "cc"),
         ("armci_rmw", "cc"),
+        ("armci_mutex_counts", "cc"),
+        ("armci_parmci", "cc"),
+        ("armci_intercept", "cc"),
+        ("armcix_groups_mutexes", "cc"),
+        ("armci_disjoint_groups", "cc"),
     ] {
         let program = compile(compiler, name);
         let mut cmd = Command::new(launcher);
@@ -283,5 +329,95 @@ fn a_rank_waiting_for_a_killed_rank_ends_with_a_message() {
         );
         assert!(stderr.contains("rank 1 (pid"), "{case}: {stderr}");
         assert_eq!(out.status.code(), Some(137), "{case}: {stderr}");
+    }
+}
+
+/// The shared-memory build and a program that calls MPI_Init itself, under `gaspar run
+/// -n 2`: each process is a one-rank MPI job while ARMCI sees 2 ranks. ARMCI_Init stops
+/// it with a line saying how to start the program (under `mpirun`, gaspar's start-up
+/// already says the build lacks the `mpi` feature).
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn an_mpi_program_on_the_shared_memory_build_stops_at_armci_init() {
+    if Command::new("mpicc").arg("--version").output().is_err() {
+        return skip("mpicc is not installed (apt-get install libopenmpi-dev)");
+    }
+    let program = compile_with("mpicc", "armci_with_mpi", "shm-");
+    let mut cmd = Command::new(target_dir().join("gaspar"));
+    cmd.args(["run", "-n", "2"])
+        .arg(&program)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    let out = output_within_timeout(cmd);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l.contains(
+            "ARMCI_Init: this program initialized MPI itself (an MPI world of 1), but this \
+             libarmci is the shared-memory build, running 2 ranks"
+        ) && l
+            .ends_with("start the program with mpirun or `gaspar run --transport mpi`")),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("armci_with_mpi ok"));
+}
+
+/// Global Arrays relinked: Debian's libga-openmpi.a (libglobalarrays-dev) with libarmci
+/// (MPI build) in place of ARMCI-MPI, under plain `mpirun` at 2 and 4 ranks: GA_Initialize
+/// duplicates the world group's communicator, creates disjoint groups, and NGA_Acc,
+/// NGA_Get and GA_Ddot give the right values.
+#[cfg(feature = "mpi")]
+#[test]
+fn global_arrays_runs_on_libarmci() {
+    if !Path::new("/usr/include/ga.h").exists() {
+        return skip(
+            "Global Arrays is not installed (apt-get install libglobalarrays-dev \
+             libscalapack-openmpi-dev liblapack-dev libblas-dev)",
+        );
+    }
+    ensure_built();
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib_dir = target_dir();
+    let program = lib_dir.join("armci-test-ga_relink");
+    let status = Command::new("mpicc")
+        .arg("-O1")
+        .arg(manifest.join("tests/c/ga_relink.c"))
+        .args([
+            "-lga-openmpi",
+            "-lscalapack-openmpi",
+            "-llapack",
+            "-lblas",
+            "-lgfortran",
+        ])
+        .arg("-L")
+        .arg(&lib_dir)
+        .arg("-larmci")
+        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
+        .arg("-lm")
+        .arg("-o")
+        .arg(&program)
+        .status()
+        .expect("mpicc");
+    assert!(status.success(), "linking ga_relink.c failed");
+    for procs in [2, 4] {
+        let mut cmd = Command::new("mpirun");
+        cmd.args(["--oversubscribe", "-n", &procs.to_string()])
+            .arg(&program)
+            .env_remove("LD_LIBRARY_PATH")
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        let out = output_within_timeout(cmd);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{procs} ranks: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for rank in 0..procs {
+            assert!(
+                stdout.contains(&format!("ga_relink ok rank {rank} of {procs}")),
+                "{stdout}"
+            );
+        }
     }
 }

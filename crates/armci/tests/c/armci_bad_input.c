@@ -71,6 +71,10 @@ int main(int argc, char **argv) {
         int pids[2] = {0, 0};
         ARMCI_Group g;
         ARMCI_Group_create(2, pids, &g);
+    } else if (strcmp(what, "mutex-elsewhere") == 0) {
+        /* Rank 0 has a mutex, rank 1 none: mutex 0 names a mutex on rank 0 only. */
+        ARMCI_Create_mutexes(armci_msg_me() == 0 ? 1 : 0);
+        ARMCI_Lock(0, 1);
     }
     printf("not reached\n");
     ARMCI_Finalize();
