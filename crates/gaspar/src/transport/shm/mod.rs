@@ -7,6 +7,9 @@
 
 mod channel;
 mod collective;
+mod copy;
+mod cross_memory;
+pub(crate) mod env;
 pub(crate) mod job;
 pub(crate) mod layout;
 pub(crate) mod segment;
@@ -14,10 +17,12 @@ pub(crate) mod segment;
 use std::io::{IoSlice, IoSliceMut};
 use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use nix::sys::uio::{process_vm_readv, process_vm_writev, RemoteIoVec};
+use nix::sys::uio::{process_vm_readv, process_vm_writev};
 use nix::unistd::Pid;
 use rustix::thread::{membarrier, MembarrierCommand};
 
+use self::copy::{copy_bytes, move_pattern, Direction};
+use self::cross_memory::{cross_memory, cross_memory_vector};
 use self::layout::{state, Doorbell, Header, Layout, MAX_ROUNDS};
 use self::segment::Mapping;
 use super::team::{TeamCall, TransportTeam};
@@ -27,23 +32,7 @@ use super::{
     TransportResult, Width,
 };
 use crate::addr::{Segment, REGISTRATION_SLOTS};
-use crate::config;
 use crate::error::{Error, Result};
-
-/// Environment of a rank started by `gaspar run`.
-pub(crate) mod env {
-    /// Job id (names the segments).
-    pub(crate) const JOB: &str = "GASPAR_JOB_ID";
-    /// This rank.
-    pub(crate) const RANK: &str = "GASPAR_RANK";
-    /// Number of ranks.
-    pub(crate) const PROCS: &str = "GASPAR_PROCS";
-    /// The inherited descriptors of every rank's segment, in rank order.
-    pub(crate) const SEGMENT_FDS: &str = "GASPAR_SEGMENT_FDS";
-    /// The launcher's pid: its descendants (the job's ranks) may use cross-memory attach
-    /// on this rank.
-    pub(crate) const LAUNCHER_PID: &str = "GASPAR_LAUNCHER_PID";
-}
 
 /// One peer's mapping, as this process sees it.
 struct Peer {
@@ -126,82 +115,7 @@ unsafe impl Send for ShmTransport {}
 // SAFETY: see `Send` above; the transport has no interior state besides atomics.
 unsafe impl Sync for ShmTransport {}
 
-fn env_number(name: &str) -> Result<u32> {
-    std::env::var(name)
-        .map_err(|_| Error::Environment(format!("{name} is not set")))?
-        .parse()
-        .map_err(|_| Error::Environment(format!("{name} is not a number")))
-}
-
 impl ShmTransport {
-    /// Attaches to the job described by the environment (`gaspar run`), or makes a private
-    /// 1-rank job when there is none.
-    pub fn attach_from_env() -> Result<ShmTransport> {
-        let Ok(job) = std::env::var(env::JOB) else {
-            let (starter_len, heap_len) = config::segment_sizes()?;
-            let layout = Layout::new(1, starter_len, heap_len).ok_or(Error::LengthOverflow {
-                what: "segment size",
-            })?;
-            let mapping = Mapping::anonymous(&layout)?;
-            return Self::start(0, 1, layout, vec![mapping]);
-        };
-        let rank = env_number(env::RANK)?;
-        let procs = env_number(env::PROCS)?;
-        if procs == 0 || rank >= procs {
-            return Err(Error::Environment(format!("rank {rank} of {procs} ranks")));
-        }
-        let launcher = env_number(env::LAUNCHER_PID)?;
-        let fds = segment::fd_list(
-            &std::env::var(env::SEGMENT_FDS)
-                .map_err(|_| Error::Environment(format!("{} is not set", env::SEGMENT_FDS)))?,
-            procs,
-        )?;
-        // The descriptors are taken once: an init after finalize in the same process must
-        // not take them again (their numbers may name other files by then).
-        static TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        let taken_before = || {
-            Error::Environment(
-                "this process already used its job's segments; a rank can init only once".into(),
-            )
-        };
-        if TAKEN.load(Ordering::Acquire) {
-            return Err(taken_before());
-        }
-        // Every descriptor is checked to be a segment of this job before any is taken: a
-        // refused one stays open, as it was.
-        let checked = fds
-            .iter()
-            .enumerate()
-            .map(|(r, &fd)| segment::check_inherited(fd, &job, r as u32))
-            .collect::<Result<Vec<_>>>()?;
-        if TAKEN.swap(true, Ordering::AcqRel) {
-            return Err(taken_before());
-        }
-        let mappings = checked
-            .into_iter()
-            .map(Mapping::inherited)
-            .collect::<Result<Vec<_>>>()?;
-        let layout = mappings[rank as usize]
-            .header()
-            .layout()
-            .ok_or_else(|| Error::Environment("own segment has no valid header".into()))?;
-        for (r, m) in mappings.iter().enumerate() {
-            let h = m.header();
-            if h.layout() != Some(layout)
-                || h.procs.load(Ordering::Relaxed) != u64::from(procs)
-                || h.rank.load(Ordering::Relaxed) != r as u64
-                || m.len() < layout.total()
-            {
-                return Err(Error::Environment(format!(
-                    "segment of rank {r} does not match this job"
-                )));
-            }
-        }
-        tracing::debug!(job, "attaching");
-        allow_cross_memory_attach(Pid::from_raw(launcher as i32));
-        Self::start(rank, procs, layout, mappings)
-    }
-
     fn start(
         rank: u32,
         procs: u32,
@@ -458,22 +372,6 @@ impl ShmTransport {
         }
     }
 
-    /// Resolves registered memory to (owner pid, address in the owner's process).
-    fn registered(&self, loc: Location, len: u64) -> Result<(Pid, usize)> {
-        let Segment::Registered(slot) = loc.segment else {
-            unreachable!("called for registered segments only")
-        };
-        let (base, region_len) = self.header(loc.rank).regions[slot as usize].read();
-        if region_len == 0 {
-            return Err(Error::NotRegistered { ga: loc.ga });
-        }
-        check_bounds(loc, len, region_len)?;
-        Ok((
-            self.peers[loc.rank as usize].pid,
-            (base + loc.offset) as usize,
-        ))
-    }
-
     /// Copies `len` bytes from `loc` into this process's memory at `dst`.
     #[inline(never)]
     fn read_into(&self, loc: Location, dst: *mut u8, len: u64) -> Result<()> {
@@ -574,250 +472,6 @@ fn check_run(loc: Location, run: Run, segment_len: u64) -> Result<()> {
     }
 }
 
-/// Which way a pattern's bytes move.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Direction {
-    LocalToRemote,
-    RemoteToLocal,
-}
-
-/// Moves every chunk of `pattern` between a local buffer and a mapped remote segment, each
-/// given as (base, extent). The copy routine is chosen once for the whole pattern: the
-/// chunk length is fixed, and the two extents either overlap or not.
-///
-/// # Safety
-/// Both ranges are valid for the pattern's accesses (the source side readable, the
-/// destination writable), which holds when each extent was checked against its buffer.
-#[inline]
-unsafe fn move_pattern(
-    pattern: &Pattern<'_>,
-    (local, local_extent): (*const u8, u64),
-    (remote, remote_extent): (*mut u8, u64),
-    direction: Direction,
-) {
-    let chunk = pattern.chunk as usize;
-    let (l, r) = (local as usize, remote as usize);
-    let disjoint = l + local_extent as usize <= r || r + remote_extent as usize <= l;
-    // One loop per copy routine, each with its routine inlined.
-    #[inline(always)]
-    fn each(
-        pattern: &Pattern<'_>,
-        (local, remote): (*const u8, *mut u8),
-        direction: Direction,
-        copy: impl Fn(*const u8, *mut u8),
-    ) {
-        let Ok(()) = pattern.for_each(|lo, ro| -> Result<(), std::convert::Infallible> {
-            let (lp, rp) = (
-                local.wrapping_add(lo as usize),
-                remote.wrapping_add(ro as usize),
-            );
-            match direction {
-                Direction::LocalToRemote => copy(lp, rp),
-                Direction::RemoteToLocal => copy(rp, lp as *mut u8),
-            }
-            Ok(())
-        });
-    }
-    let ends = (local, remote);
-    // SAFETY: (every arm) each chunk is inside both extents (caller's contract); the
-    // routines other than `copy_bytes` need disjoint ranges, checked just above.
-    unsafe {
-        match (chunk, direction) {
-            _ if !disjoint => each(pattern, ends, direction, |s, d| copy_bytes(s, d, chunk)),
-            (0..=64, _) => each(pattern, ends, direction, |s, d| copy_small(s, d, chunk)),
-            (65..=MEDIUM, _) => medium_chunks(pattern, ends, direction, chunk),
-            _ => each(pattern, ends, direction, |s, d| copy_bytes(s, d, chunk)),
-        }
-    }
-}
-
-/// The loops of [`move_pattern`] for 65..=MEDIUM-byte chunks (rows of 3-D sections, say),
-/// each in a function of its own: their speed moved by half with where unrelated changes
-/// put the code (3-D sections of 256-byte rows, gathered in 6.7-7.0 us or 9.5-11 us).
-///
-/// # Safety
-/// As [`move_pattern`], with disjoint extents.
-unsafe fn medium_chunks(
-    pattern: &Pattern<'_>,
-    (local, remote): (*const u8, *mut u8),
-    direction: Direction,
-    chunk: usize,
-) {
-    #[inline(never)]
-    fn run(pattern: &Pattern<'_>, copy: impl Fn(u64, u64)) {
-        let Ok(()) = pattern.for_each(|lo, ro| -> Result<(), std::convert::Infallible> {
-            copy(lo, ro);
-            Ok(())
-        });
-    }
-    let local_at = |lo: u64| (local as *mut u8).wrapping_add(lo as usize);
-    let remote_at = |ro: u64| remote.wrapping_add(ro as usize);
-    match direction {
-        Direction::RemoteToLocal => run(pattern, |lo, ro| {
-            // SAFETY: each chunk is inside both extents and they are disjoint (caller's
-            // contract).
-            unsafe { copy_medium(remote_at(ro), local_at(lo), chunk) }
-        }),
-        Direction::LocalToRemote => run(pattern, |lo, ro| {
-            // SAFETY: as above.
-            unsafe { copy_medium(local_at(lo), remote_at(ro), chunk) }
-        }),
-    }
-}
-
-/// memcpy when the ranges are disjoint (the usual case, and faster), memmove otherwise.
-///
-/// # Safety
-/// `src..src+len` must be readable and `dst..dst+len` writable.
-#[inline]
-unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
-    let (s, d) = (src as usize, dst as usize);
-    if s.abs_diff(d) >= len {
-        if len <= 64 {
-            // SAFETY: as below (disjoint, readable and writable for `len` bytes).
-            unsafe { copy_small(src, dst, len) };
-            return;
-        }
-        if len <= MEDIUM {
-            // SAFETY: as below (disjoint, readable and writable for `len` bytes).
-            unsafe { copy_medium(src, dst, len) };
-            return;
-        }
-        // glibc copies 4 KiB and more with `rep movsb`, which stalls on 4K aliasing when
-        // the destination's page offset is a little ahead of the source's (measured here:
-        // a 4 KiB get from a page-aligned heap block into a malloc'd buffer ran at 27
-        // instead of 108 GB/s). Pieces below glibc's rep-movsb threshold avoid it.
-        const PIECE: usize = 2048;
-        let ahead = d.wrapping_sub(s) % 4096;
-        if len >= 2 * PIECE && ahead != 0 && ahead < 1024 {
-            let mut done = 0;
-            while done < len {
-                let n = PIECE.min(len - done);
-                // SAFETY: a sub-range of the ranges below.
-                unsafe { std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), n) };
-                done += n;
-            }
-            return;
-        }
-        // SAFETY: readable/writable by the caller's contract; disjoint as just checked.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) }
-    } else {
-        // SAFETY: readable/writable by the caller's contract; memmove allows overlap.
-        unsafe { std::ptr::copy(src, dst, len) }
-    }
-}
-
-/// Rows up to this many bytes are gathered inline by [`copy_medium`]: measured here, a
-/// strided gather of 256-byte rows took 10.8 us through glibc's memcpy (its AVX-512 entry,
-/// per call) and 6.5 us with inline 16-byte moves.
-const MEDIUM: usize = 512;
-
-/// Copies 65..=MEDIUM bytes inline: 16-byte moves, each load followed by its store (as
-/// compilers inline a memcpy of known size), unrolled by eight by hand (the compiler's own
-/// unrolling came and went with unrelated changes, and with it a third of the speed of
-/// 3-D transfers), then the rest, then the last 16 bytes (overlapping the previous move,
-/// which the disjoint buffers allow).
-///
-/// # Safety
-/// `src..src+len` readable, `dst..dst+len` writable, disjoint, `64 < len <= MEDIUM`.
-#[inline(always)]
-unsafe fn copy_medium(src: *const u8, dst: *mut u8, len: usize) {
-    use std::ptr::{read_unaligned as rd, write_unaligned as wr};
-    // SAFETY: every move starts at some `at <= len - 16`, so it stays inside both buffers.
-    let move16 = |at: usize| unsafe {
-        wr(
-            dst.add(at) as *mut [u8; 16],
-            rd(src.add(at) as *const [u8; 16]),
-        )
-    };
-    let mut done = 0;
-    while done + 128 <= len {
-        move16(done);
-        move16(done + 16);
-        move16(done + 32);
-        move16(done + 48);
-        move16(done + 64);
-        move16(done + 80);
-        move16(done + 96);
-        move16(done + 112);
-        done += 128;
-    }
-    while done + 16 < len {
-        move16(done);
-        done += 16;
-    }
-    move16(len - 16);
-    // Not hoisted out of the caller's loop (see `copy_small`).
-    compiler_fence(Ordering::SeqCst);
-}
-
-/// Copies up to 64 bytes inline, with two possibly overlapping moves of the largest power
-/// of two that fits (what memcpy does for small sizes, without the call).
-///
-/// One side is memory other processes write, and this copy is inlined into the caller's
-/// loop, where a plain load could be hoisted out of a polling loop (`while p.get(&rt)? == 0
-/// {}` would then spin forever). So an aligned 4- or 8-byte word — what programs poll — is
-/// moved with volatile accesses (one `mov` each, single-copy atomic on x86-64 and AArch64),
-/// and every other size ends with a compiler fence, which no load is moved across.
-/// (Volatile moves of byte arrays, which would be sound at any alignment, are lowered to
-/// one access per byte: 8x slower, measured.)
-///
-/// # Safety
-/// `src..src+len` readable, `dst..dst+len` writable, disjoint, `len <= 64`.
-#[inline(always)]
-unsafe fn copy_small(src: *const u8, dst: *mut u8, len: usize) {
-    use std::ptr::{read_unaligned as rd, write_unaligned as wr};
-    let aligned = |width: usize| (src as usize | dst as usize) % width == 0;
-    if len == 8 && aligned(8) {
-        // SAFETY: both 8-byte words are inside the buffers (caller) and 8-aligned.
-        unsafe { (dst as *mut u64).write_volatile((src as *const u64).read_volatile()) };
-        return;
-    }
-    if len == 4 && aligned(4) {
-        // SAFETY: both 4-byte words are inside the buffers (caller) and 4-aligned.
-        unsafe { (dst as *mut u32).write_volatile((src as *const u32).read_volatile()) };
-        return;
-    }
-    // SAFETY: in every arm both moves stay inside `0..len` of each buffer, because the
-    // arm's width is at most `len`; the buffers are disjoint, so order does not matter.
-    unsafe {
-        match len {
-            32..=64 => {
-                let (a, b) = (
-                    rd(src as *const [u8; 32]),
-                    rd(src.add(len - 32) as *const [u8; 32]),
-                );
-                wr(dst as *mut [u8; 32], a);
-                wr(dst.add(len - 32) as *mut [u8; 32], b);
-            }
-            16..=31 => {
-                let (a, b) = (
-                    rd(src as *const [u8; 16]),
-                    rd(src.add(len - 16) as *const [u8; 16]),
-                );
-                wr(dst as *mut [u8; 16], a);
-                wr(dst.add(len - 16) as *mut [u8; 16], b);
-            }
-            8..=15 => {
-                let (a, b) = (rd(src as *const u64), rd(src.add(len - 8) as *const u64));
-                wr(dst as *mut u64, a);
-                wr(dst.add(len - 8) as *mut u64, b);
-            }
-            4..=7 => {
-                let (a, b) = (rd(src as *const u32), rd(src.add(len - 4) as *const u32));
-                wr(dst as *mut u32, a);
-                wr(dst.add(len - 4) as *mut u32, b);
-            }
-            _ => {
-                for i in 0..len {
-                    *dst.add(i) = *src.add(i);
-                }
-            }
-        }
-    }
-    compiler_fence(Ordering::SeqCst);
-}
-
 fn check_bounds(loc: Location, len: u64, segment_len: u64) -> Result<()> {
     match loc.offset.checked_add(len) {
         Some(end) if end <= segment_len => Ok(()),
@@ -830,75 +484,6 @@ fn check_bounds(loc: Location, len: u64, segment_len: u64) -> Result<()> {
             what: "offset + length",
         }),
     }
-}
-
-/// Runs one `process_vm_*v` call and turns a short or failed transfer into an error.
-fn cross_memory(
-    loc: Location,
-    len: u64,
-    call: impl FnOnce(&[RemoteIoVec]) -> nix::Result<usize>,
-    addr: usize,
-) -> Result<()> {
-    let remote = [RemoteIoVec {
-        base: addr,
-        len: len as usize,
-    }];
-    match call(&remote) {
-        Ok(n) if n as u64 == len => Ok(()),
-        Ok(_) | Err(nix::errno::Errno::EFAULT) => Err(Error::NotRegistered { ga: loc.ga }),
-        Err(e) => Err(Error::os("process_vm_readv/writev", e)),
-    }
-}
-
-/// Moves an I/O vector of segments `lens` at `offsets` after registered memory at `addr`
-/// in another process, in `process_vm_*v` calls of at most IOV_MAX segments;
-/// `call(remote, first)` moves the local segments `first..first + remote.len()`.
-fn cross_memory_vector(
-    loc: Location,
-    lens: &[usize],
-    offsets: &[u64],
-    addr: usize,
-    mut call: impl FnMut(&[RemoteIoVec], usize) -> nix::Result<usize>,
-) -> Result<()> {
-    const IOV_MAX: usize = 1024;
-    let mut first = 0;
-    for batch in offsets.chunks(IOV_MAX) {
-        let remote: Vec<RemoteIoVec> = batch
-            .iter()
-            .zip(&lens[first..])
-            .map(|(&o, &len)| RemoteIoVec {
-                base: addr + o as usize,
-                len,
-            })
-            .collect();
-        let want: usize = remote.iter().map(|r| r.len).sum();
-        match call(&remote, first) {
-            Ok(n) if n == want => {}
-            Ok(_) | Err(nix::errno::Errno::EFAULT) => {
-                return Err(Error::NotRegistered { ga: loc.ga })
-            }
-            Err(e) => return Err(Error::os("process_vm_readv/writev", e)),
-        }
-        first += batch.len();
-    }
-    Ok(())
-}
-
-/// Lets the job's other ranks use process_vm_readv/writev on this process under Yama's
-/// restricted ptrace scope (`kernel.yama.ptrace_scope = 1`), and nobody else: Yama lets
-/// the named process and its descendants attach, and the ranks are the launcher's
-/// descendants. (A no-op where Yama is absent; Yama keeps one such exception per process.)
-fn allow_cross_memory_attach(launcher: Pid) {
-    // SAFETY: PR_SET_PTRACER takes integer arguments and touches no memory of ours.
-    let _ = unsafe {
-        nix::libc::prctl(
-            nix::libc::PR_SET_PTRACER,
-            launcher.as_raw() as nix::libc::c_ulong,
-            0,
-            0,
-            0,
-        )
-    };
 }
 
 impl Transport for ShmTransport {

@@ -1,0 +1,523 @@
+//! Start-up of the mpi transport: initializing MPI (with the workarounds for the
+//! libraries' defaults applied before MPI_Init), allocating and aligning the window,
+//! and the at-exit check that ends the job when a rank exits without finalizing.
+
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use mpi::ffi;
+
+use super::{
+    allgather_words, check, constant, MpiTransport, Unflushed, RUNTIME_WORDS_BYTES, TABLE_BYTES,
+};
+use crate::addr::REGISTRATION_SLOTS;
+use crate::config;
+use crate::error::{Error, Result};
+use crate::transport::wait::{Patience, Sleep};
+use crate::transport::Transport;
+
+/// The heap starts on a 64 KiB boundary of the window.
+const HEAP_ALIGN: u64 = 64 * 1024;
+
+/// The alignment gaspar needs where its memory starts in a window: the heap begins a
+/// multiple of 64 KiB after the starter memory, and heap blocks are promised
+/// `HEAP_BLOCK_ALIGN`-byte alignment (which also covers the registration table's 8-byte
+/// atomics). MPI promises none: OpenMPI's osc/sm returns bases 8 bytes past a cache line,
+/// or at any byte for windows whose size is not a multiple of a page.
+const WINDOW_ALIGN: u64 = crate::addr::HEAP_BLOCK_ALIGN;
+
+/// How many bytes after this rank's window base the next `WINDOW_ALIGN` boundary lies.
+fn alignment_pad(base: usize) -> u64 {
+    (WINDOW_ALIGN - base as u64 % WINDOW_ALIGN) % WINDOW_ALIGN
+}
+
+/// The pad every rank skips at the start of its window (displacements are computed
+/// locally for every target, so it must be the same everywhere), or an error when the
+/// library aligned the ranks' windows differently.
+fn common_pad(pads: &[u64]) -> Result<u64> {
+    let first = pads.first().copied().unwrap_or(0);
+    if pads.iter().all(|&p| p == first) {
+        return Ok(first);
+    }
+    Err(Error::Environment(format!(
+        "MPI_Win_allocate aligned the ranks' windows differently (bytes to the next \
+         {WINDOW_ALIGN}-byte boundary, by rank: {pads:?}); gaspar needs the same alignment \
+         on every rank"
+    )))
+}
+
+/// The MPI tool interface (MPI_T), which may be used before MPI is initialized. It stays
+/// initialized once started: MPICH 4.0 crashes in MPI_Init after an MPI_T_finalize.
+fn tool_interface() -> bool {
+    let mut provided: c_int = 0;
+    // SAFETY: MPI_T_init_thread may be called at any time, also before MPI_Init, and
+    // writes one int.
+    unsafe { ffi::MPI_T_init_thread(constant::thread_multiple(), &mut provided) == 0 }
+}
+
+/// A control variable of the MPI tool interface, by name (MPI_T must be initialized).
+struct ControlVariable {
+    handle: ffi::MPI_T_cvar_handle,
+    count: c_int,
+}
+
+impl ControlVariable {
+    /// The variable `name`, or `None` when this MPI library has none of that name.
+    fn find(name: &std::ffi::CStr) -> Option<ControlVariable> {
+        let mut index: c_int = 0;
+        let mut handle: ffi::MPI_T_cvar_handle = std::ptr::null_mut();
+        let mut count: c_int = 0;
+        // SAFETY: `name` is NUL-terminated; every out-pointer is a valid local; the
+        // variables gaspar asks for are not bound to an MPI object (null object handle).
+        let found = unsafe {
+            ffi::MPI_T_cvar_get_index(name.as_ptr(), &mut index) == 0
+                && ffi::MPI_T_cvar_handle_alloc(
+                    index,
+                    std::ptr::null_mut(),
+                    &mut handle,
+                    &mut count,
+                ) == 0
+        };
+        found.then_some(ControlVariable { handle, count })
+    }
+
+    /// The value of an integer variable.
+    fn read_int(&self) -> Option<c_int> {
+        let mut value: c_int = 0;
+        // SAFETY: an integer variable of count 1 writes one int.
+        let code = unsafe { ffi::MPI_T_cvar_read(self.handle, (&mut value as *mut c_int).cast()) };
+        (code == 0 && self.count == 1).then_some(value)
+    }
+
+    /// The value of a string variable.
+    fn read_string(&self) -> Option<String> {
+        // `count` is the string's length; room for more in case the library counts less.
+        let mut buffer = vec![0u8; self.count.max(0) as usize + 4096];
+        // SAFETY: a string variable writes at most `count` characters and a NUL into the
+        // buffer, which is longer.
+        let code = unsafe { ffi::MPI_T_cvar_read(self.handle, buffer.as_mut_ptr().cast()) };
+        let text = std::ffi::CStr::from_bytes_until_nul(&buffer).ok()?;
+        (code == 0).then(|| text.to_string_lossy().into_owned())
+    }
+
+    /// Sets a string variable.
+    fn write_string(&self, value: &std::ffi::CStr) -> bool {
+        // SAFETY: a NUL-terminated string for a string variable.
+        unsafe { ffi::MPI_T_cvar_write(self.handle, value.as_ptr().cast()) == 0 }
+    }
+
+    /// Sets an integer variable.
+    fn write_int(&self, value: c_int) -> bool {
+        // SAFETY: one int for an integer variable.
+        unsafe { ffi::MPI_T_cvar_write(self.handle, (&value as *const c_int).cast()) == 0 }
+    }
+}
+
+impl Drop for ControlVariable {
+    fn drop(&mut self) {
+        // SAFETY: a handle allocated by `find`, freed once.
+        unsafe { ffi::MPI_T_cvar_handle_free(&mut self.handle) };
+    }
+}
+
+/// MPICH completes one-sided operations only while the target is inside an MPI call,
+/// unless its asynchronous progress thread runs (`MPIR_CVAR_ASYNC_PROGRESS`): gaspar's
+/// operations must complete whatever the target does, so it switches that thread on
+/// through the MPI tool interface before initializing MPI, unless the user set the
+/// variable. Libraries without the variable (OpenMPI, whose osc/sm needs no help) are left
+/// alone. Best effort: any failure leaves the library's default.
+fn enable_async_progress() {
+    const NAME: &std::ffi::CStr = c"MPIR_CVAR_ASYNC_PROGRESS";
+    if std::env::var_os(NAME.to_str().expect("ASCII")).is_some() || !tool_interface() {
+        return;
+    }
+    if ControlVariable::find(NAME).is_some_and(|v| v.write_int(1)) {
+        tracing::debug!("MPICH asynchronous progress switched on");
+    }
+}
+
+/// OpenMPI 4.1's default one-sided component on one host, osc/rdma, crashes the target of
+/// a 64-bit MPI_Compare_and_swap (in the shared-memory BTL's emulated atomics), which
+/// gaspar's atomics and ARMCI's locks use. So when a process of an OpenMPI job loads
+/// gaspar and the user has not chosen the component, gaspar adds osc/rdma to the
+/// components OpenMPI excludes, before MPI is initialized: OpenMPI then picks osc/sm on
+/// one host (osc/ucx across hosts, when the system allows it). This runs when the library
+/// is loaded (an ELF constructor), because a C program that links libarmci may call
+/// MPI_Init itself, before any gaspar call.
+///
+/// "Chosen" means: `OMPI_MCA_osc` in the environment (which is also how mpirun passes
+/// `--mca osc X` to its ranks), or an `osc` setting in OpenMPI's parameter files that
+/// lists components to use. A list of components to exclude (Debian's
+/// /etc/openmpi/openmpi-mca-params.conf has `osc = ^ucx,pt2pt`) is kept and extended.
+/// The setting goes through the MPI tool interface, which reads it exactly as MPI_Init
+/// will (environment, parameter files, defaults). Where it is chosen and still allows
+/// osc/rdma, [`refuse_broken_component`] stops the job with what to pass.
+extern "C" fn steer_openmpi_away_from_rdma() {
+    if std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none()
+        || std::env::var_os("OMPI_MCA_osc").is_some()
+    {
+        return;
+    }
+    let mut initialized: c_int = 0;
+    // SAFETY: MPI_Initialized may be called at any time and writes one int.
+    if unsafe { ffi::MPI_Initialized(&mut initialized) } != 0 || initialized != 0 {
+        return;
+    }
+    if !tool_interface() {
+        return;
+    }
+    let Some(osc) = ControlVariable::find(c"osc") else {
+        return;
+    };
+    let Some(current) = osc.read_string() else {
+        return;
+    };
+    if let Some(steered) = exclude_rdma(&current) {
+        let steered = std::ffi::CString::new(steered).expect("no NUL in a component list");
+        osc.write_string(&steered);
+    }
+}
+
+/// The component selection that excludes osc/rdma in addition to what `current` (OpenMPI's
+/// `osc` setting) excludes, or `None` when `current` names components to use (the user's
+/// choice) or already excludes osc/rdma.
+fn exclude_rdma(current: &str) -> Option<String> {
+    let current = current.trim();
+    if current.is_empty() {
+        return Some("^rdma".to_string());
+    }
+    let excluded = current.strip_prefix('^')?;
+    if excluded.split(',').any(|c| c.trim() == "rdma") {
+        return None;
+    }
+    Some(format!("^{excluded},rdma"))
+}
+
+/// The ELF constructor that runs [`steer_openmpi_away_from_rdma`] when gaspar is loaded.
+#[used]
+#[link_section = ".init_array"]
+static STEER_OPENMPI_AT_LOAD: extern "C" fn() = steer_openmpi_away_from_rdma;
+
+/// Once MPI is initialized: an error saying what to pass when this job's windows would
+/// be served by OpenMPI 4's osc/rdma (see [`steer_openmpi_away_from_rdma`]), which the
+/// user chose or which the program's own MPI_Init selected before gaspar could steer.
+/// osc/rdma serves them when its component is open (its parameters exist only then) and
+/// its priority beats osc/sm's 100, as its default (101) does.
+fn refuse_broken_component() -> Result<()> {
+    if !library_version().starts_with("Open MPI v4.") || !tool_interface() {
+        return Ok(());
+    }
+    let rdma_priority = ControlVariable::find(c"osc_rdma_priority").and_then(|v| v.read_int());
+    if !rdma_priority.is_some_and(|p| p >= 100) {
+        return Ok(());
+    }
+    let setting = ControlVariable::find(c"osc")
+        .and_then(|v| v.read_string())
+        .unwrap_or_default();
+    Err(Error::Environment(format!(
+        "OpenMPI's one-sided component osc/rdma (allowed by its setting `osc = {setting}`) \
+         crashes on gaspar's 64-bit compare-and-swap: pass `--mca osc sm` to mpirun on one \
+         host, or `--mca osc ucx` across hosts"
+    )))
+}
+
+/// The MPI library's version string (MPI_Get_library_version may be called at any time).
+fn library_version() -> String {
+    // SAFETY: a constant the bindings' shim initializes at load time.
+    let max = unsafe { ffi::RSMPI_MAX_LIBRARY_VERSION_STRING }.max(0) as usize;
+    let mut buffer = vec![0u8; max + 1];
+    let mut len: c_int = 0;
+    // SAFETY: the buffer holds MPI_MAX_LIBRARY_VERSION_STRING characters.
+    let code = unsafe { ffi::MPI_Get_library_version(buffer.as_mut_ptr().cast(), &mut len) };
+    if code != 0 {
+        return String::new();
+    }
+    buffer.truncate(len.clamp(0, max as c_int) as usize);
+    String::from_utf8_lossy(&buffer).into_owned()
+}
+
+/// The rank of this process's live (started, not finalized) mpi transport, or -1.
+pub(super) static LIVE_RANK: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
+/// The status the job ends with when a live rank exits: 101 after a panic (Rust's panic
+/// status, as the launcher reports it), 1 otherwise.
+pub(super) static EXIT_STATUS: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1);
+
+/// At process exit: a rank that started the transport and did not finalize ends the whole
+/// job with a message, as gaspar's launcher reports it, instead of leaving the other ranks
+/// waiting or (under MPI libraries that do not check, MPICH) letting the job succeed.
+extern "C" fn exit_without_finalize() {
+    let rank = LIVE_RANK.load(Ordering::Acquire);
+    if rank < 0 {
+        return;
+    }
+    let status = EXIT_STATUS.load(Ordering::Acquire);
+    if status == 1 {
+        // One write: ranks' messages must not interleave.
+        let line = format!("gaspar: rank {rank} exited without finalizing; ending the job\n");
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+    }
+    let mut finalized: c_int = 0;
+    // SAFETY: MPI_Finalized may be called at any time; MPI_Abort only before MPI_Finalize
+    // (a program that finalized MPI under a live transport just fails).
+    unsafe {
+        ffi::MPI_Finalized(&mut finalized);
+        if finalized == 0 {
+            ffi::MPI_Abort(constant::comm_world(), status);
+        }
+        nix::libc::_exit(status);
+    }
+}
+
+/// Whether the ranks of `comm` on this host outnumber the cores they may run on (the
+/// union of their affinity masks): then a rank's wait gives its core away (see
+/// [`Patience`]) and collectives wait in gaspar's waits rather than in MPI's spinning
+/// ones. Collective over `comm`.
+///
+/// # Safety
+/// `comm` is a live communicator.
+unsafe fn host_crowded(comm: ffi::MPI_Comm) -> Result<bool> {
+    use crate::transport::wait::{affinity_mask, cores_in, AFFINITY_WORDS};
+    let mine = affinity_mask();
+    let mut union = [0u64; AFFINITY_WORDS];
+    let (mut host, mut ranks_here): (ffi::MPI_Comm, c_int) = (constant::comm_null(), 0);
+    // SAFETY: `comm` is live (caller's contract); the host communicator is freed here;
+    // both masks hold AFFINITY_WORDS u64s.
+    unsafe {
+        check(
+            "MPI_Comm_split_type",
+            ffi::MPI_Comm_split_type(
+                comm,
+                ffi::RSMPI_COMM_TYPE_SHARED,
+                0,
+                constant::info_null(),
+                &mut host,
+            ),
+        )?;
+        check("MPI_Comm_size", ffi::MPI_Comm_size(host, &mut ranks_here))?;
+        let reduced = ffi::MPI_Allreduce(
+            mine.as_ptr().cast(),
+            union.as_mut_ptr().cast(),
+            AFFINITY_WORDS as c_int,
+            constant::uint64(),
+            constant::bor(),
+            host,
+        );
+        ffi::MPI_Comm_free(&mut host);
+        check("MPI_Allreduce", reduced)?;
+    }
+    Ok(ranks_here as usize > cores_in(&union))
+}
+
+impl MpiTransport {
+    /// Joins the MPI job (initializing MPI unless the program already did).
+    pub fn start() -> Result<MpiTransport> {
+        let (starter_len, heap_len) = config::segment_sizes()?;
+        let heap_offset = starter_len.div_ceil(HEAP_ALIGN) * HEAP_ALIGN;
+        let table_offset = (heap_offset + heap_len).div_ceil(64) * 64;
+        // Room for the alignment pad; a whole number of pages, so that libraries which
+        // place the ranks' windows one after another keep them equally aligned.
+        let total = table_offset
+            .checked_add(TABLE_BYTES + RUNTIME_WORDS_BYTES + WINDOW_ALIGN)
+            .and_then(|t| t.checked_next_multiple_of(4096))
+            .ok_or(Error::LengthOverflow {
+                what: "window size",
+            })?;
+        let mut initialized: c_int = 0;
+        // SAFETY: MPI_Initialized may be called at any time and writes one int.
+        check("MPI_Initialized", unsafe {
+            ffi::MPI_Initialized(&mut initialized)
+        })?;
+        let we_initialized = initialized == 0;
+        if we_initialized {
+            enable_async_progress();
+            let mut provided: c_int = 0;
+            // SAFETY: MPI is not initialized; null argc/argv are allowed by MPI-2 and later.
+            check("MPI_Init_thread", unsafe {
+                ffi::MPI_Init_thread(
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    constant::thread_multiple(),
+                    &mut provided,
+                )
+            })?;
+        }
+        let mut level: c_int = 0;
+        // SAFETY: MPI is initialized; writes one int.
+        check("MPI_Query_thread", unsafe {
+            ffi::MPI_Query_thread(&mut level)
+        })?;
+        if let Err(broken) = refuse_broken_component() {
+            if we_initialized {
+                // Every rank finds the same settings and ends MPI here, before any window.
+                // SAFETY: MPI was initialized above and nothing of gaspar's is open.
+                unsafe { ffi::MPI_Finalize() };
+            }
+            return Err(broken);
+        }
+        let single_thread = if level >= constant::thread_multiple() {
+            None
+        } else if we_initialized {
+            return Err(Error::invalid(
+                "mpi transport",
+                format!("this MPI library provides thread level {level}, not MPI_THREAD_MULTIPLE"),
+            ));
+        } else {
+            tracing::warn!(
+                level,
+                "MPI was initialized below MPI_THREAD_MULTIPLE: gaspar may be used only from \
+                 this thread"
+            );
+            Some((level, std::thread::current().id()))
+        };
+        let mut comm = constant::comm_null();
+        let crowded: bool;
+        let (mut rank, mut procs): (c_int, c_int) = (0, 0);
+        let mut base: *mut u8 = std::ptr::null_mut();
+        let mut win = constant::win_null();
+        let mut dynamic = constant::win_null();
+        // SAFETY: MPI is initialized; every out-pointer is a valid local; the window size
+        // fits MPI_Aint (checked above against overflow, and it is a byte count of memory
+        // this rank will map).
+        unsafe {
+            check(
+                "MPI_Comm_dup",
+                ffi::MPI_Comm_dup(constant::comm_world(), &mut comm),
+            )?;
+            check("MPI_Comm_rank", ffi::MPI_Comm_rank(comm, &mut rank))?;
+            check("MPI_Comm_size", ffi::MPI_Comm_size(comm, &mut procs))?;
+            // Each rank's window on its own pages (osc/sm, MPICH), equally aligned.
+            let mut info = constant::info_null();
+            check("MPI_Info_create", ffi::MPI_Info_create(&mut info))?;
+            check(
+                "MPI_Info_set",
+                ffi::MPI_Info_set(info, c"alloc_shared_noncontig".as_ptr(), c"true".as_ptr()),
+            )?;
+            let allocated = ffi::MPI_Win_allocate(
+                total as ffi::MPI_Aint,
+                1,
+                info,
+                comm,
+                &mut base as *mut *mut u8 as *mut std::ffi::c_void,
+                &mut win,
+            );
+            ffi::MPI_Info_free(&mut info);
+            check("MPI_Win_allocate", allocated)?;
+            check(
+                "MPI_Win_lock_all",
+                ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, win),
+            )?;
+            // MPI's default for windows, made explicit: the fast paths rely on it (see
+            // `succeeded`).
+            check(
+                "MPI_Win_set_errhandler",
+                ffi::MPI_Win_set_errhandler(win, constant::errors_are_fatal()),
+            )?;
+            // Not every one-sided component has dynamic windows (OpenMPI's osc/sm has
+            // not): without one, registration reports an error and all else works.
+            ffi::MPI_Comm_set_errhandler(comm, constant::errors_return());
+            if ffi::MPI_Win_create_dynamic(constant::info_null(), comm, &mut dynamic) == 0 {
+                check(
+                    "MPI_Win_set_errhandler",
+                    ffi::MPI_Win_set_errhandler(dynamic, constant::errors_are_fatal()),
+                )?;
+                check(
+                    "MPI_Win_lock_all",
+                    ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, dynamic),
+                )?;
+            } else {
+                dynamic = constant::win_null();
+            }
+            ffi::MPI_Comm_set_errhandler(comm, constant::errors_are_fatal());
+            let mut pads = vec![0u64; procs as usize];
+            let pad = alignment_pad(base as usize);
+            allgather_words(comm, pad, &mut pads)?;
+            common_pad(&pads)?;
+            crowded = host_crowded(comm)?;
+            // An empty registration table and a free accumulate lock (the window's memory
+            // is not zeroed by MPI).
+            std::ptr::write_bytes(
+                base.add((pad + table_offset) as usize),
+                0,
+                (TABLE_BYTES + RUNTIME_WORDS_BYTES) as usize,
+            );
+        }
+        static EXIT_CHECK: std::sync::Once = std::sync::Once::new();
+        EXIT_CHECK.call_once(|| {
+            // SAFETY: registers a function without arguments that touches only statics.
+            unsafe { nix::libc::atexit(exit_without_finalize) };
+        });
+        LIVE_RANK.store(i64::from(rank), Ordering::Release);
+        let pad = alignment_pad(base as usize);
+        let transport = MpiTransport {
+            rank: rank as u32,
+            procs: procs as u32,
+            comm,
+            win,
+            dynamic,
+            table_offset: pad + table_offset,
+            attached: std::sync::Mutex::new(vec![None; REGISTRATION_SLOTS]),
+            base,
+            starter_offset: pad,
+            starter_len,
+            heap_offset: pad + heap_offset,
+            heap_len,
+            fast_reach: match single_thread {
+                Some(_) => [0, 0],
+                None => [starter_len, heap_len].map(|len| len.min(i32::MAX as u64) + 1),
+            },
+            unflushed: Unflushed {
+                total: AtomicU64::new(0),
+                by_rank: (0..procs).map(|_| AtomicU64::new(0)).collect(),
+                flushing: std::sync::Mutex::new(()),
+            },
+            we_initialized,
+            finalized: AtomicBool::new(false),
+            single_thread,
+            patience: Patience::of_process(crowded, Sleep::BackOff)?,
+            crowded,
+        };
+        transport.barrier()?;
+        tracing::debug!(rank, procs, total, "mpi transport attached");
+        Ok(transport)
+    }
+}
+
+impl Drop for MpiTransport {
+    fn drop(&mut self) {
+        // Dropped unfinalized while unwinding: the job ends at exit with the panic status.
+        if !self.finalized.load(Ordering::Acquire) && std::thread::panicking() {
+            EXIT_STATUS.store(101, Ordering::Release);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_start_at_the_heap_alignment_on_every_rank_or_not_at_all() {
+        assert_eq!(alignment_pad(0x7f00_0000_0000), 0);
+        assert_eq!(alignment_pad(0x7f00_0000_0108), 56);
+        assert_eq!(alignment_pad(0x7f00_0000_0d39), 7);
+        assert_eq!(common_pad(&[56, 56, 56]).unwrap(), 56);
+        let message = common_pad(&[56, 24]).unwrap_err().to_string();
+        assert!(
+            message.contains("aligned the ranks' windows differently"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn osc_rdma_joins_a_list_of_exclusions_and_leaves_a_choice_alone() {
+        assert_eq!(exclude_rdma("").as_deref(), Some("^rdma"));
+        assert_eq!(
+            exclude_rdma("^ucx,pt2pt").as_deref(),
+            Some("^ucx,pt2pt,rdma")
+        );
+        assert_eq!(exclude_rdma("^ucx, rdma"), None);
+        assert_eq!(exclude_rdma("sm"), None);
+        assert_eq!(exclude_rdma("rdma"), None);
+        assert_eq!(exclude_rdma("ucx,sm"), None);
+    }
+}
