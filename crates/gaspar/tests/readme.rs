@@ -119,7 +119,8 @@ fn quick_start_demo() {
 }
 
 /// The examples: `cargo build --release --bins --examples`, then
-/// `target/release/gaspar run -n 4 target/release/examples/counter`.
+/// `target/release/gaspar run -n 4 target/release/examples/counter` and (the coarray
+/// section) `target/release/gaspar run -n 4 target/release/examples/coarray_heat`.
 #[test]
 fn release_examples_run_under_the_release_launcher() {
     let _tree = ReleaseTree::lock();
@@ -134,6 +135,12 @@ fn release_examples_run_under_the_release_launcher() {
         "{}",
         out.stderr
     );
+    let out = job("target/release/gaspar run -n 4 target/release/examples/coarray_heat");
+    out.assert_success();
+    for image in 1..=4 {
+        let line = format!("image {image}: coarray_heat ok: 200 steps on 32x48");
+        assert!(out.stdout.contains(&line), "{line:?}: {}", out.stdout);
+    }
 }
 
 /// `gaspar run -n 2 hostname`: PROG may be any program.
