@@ -238,24 +238,36 @@ fn library_version() -> String {
 
 /// The rank of this process's live (started, not finalized) mpi transport, or -1.
 pub(super) static LIVE_RANK: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
-/// The status the job ends with when a live rank exits: 101 after a panic (Rust's panic
-/// status, as the launcher reports it), 1 otherwise.
-pub(super) static EXIT_STATUS: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1);
+/// The status a live rank that failed on its own (101: it panicked, Rust's panic status as
+/// the launcher reports it) ends the job with at exit; 0 while it has not.
+pub(super) static OWN_FAILURE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
-/// At process exit: a rank that started the transport and did not finalize ends the whole
-/// job with a message, as gaspar's launcher reports it, instead of leaving the other ranks
-/// waiting or (under MPI libraries that do not check, MPICH) letting the job succeed.
-extern "C" fn exit_without_finalize() {
+/// At process exit (`exit_status` as given to `exit`): a rank that started the transport
+/// and did not finalize ends the whole job, as gaspar's launcher reports it, instead of
+/// leaving the other ranks waiting or (under MPI libraries that do not check, MPICH)
+/// letting the job succeed:
+/// - exiting with 0, it ends the job (`MPI_Abort`) with 1 and a line saying why;
+/// - after a panic, with the panic's status (the panic said why);
+/// - exiting with another failure status, it lets the exit go on: mpirun and mpiexec end
+///   the job when a rank fails, and name it. This is also how MPICH ends a rank when
+///   another called MPI_Abort: from inside whatever MPI call the rank was in (or its
+///   progress thread), with that rank's code, where an MPI_Abort of ours would fail MPICH's
+///   lock assertion and replace the code (`ERROR STOP 5` ended MPICH jobs with 1 or 9).
+fn exit_without_finalize(exit_status: c_int) {
     let rank = LIVE_RANK.load(Ordering::Acquire);
     if rank < 0 {
         return;
     }
-    let status = EXIT_STATUS.load(Ordering::Acquire);
-    if status == 1 {
-        // One write: ranks' messages must not interleave.
-        let line = format!("gaspar: rank {rank} exited without finalizing; ending the job\n");
-        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
-    }
+    let status = match (exit_status, OWN_FAILURE.load(Ordering::Acquire)) {
+        (_, failure) if failure != 0 => failure,
+        (0, _) => {
+            // One write: ranks' messages must not interleave.
+            let line = format!("gaspar: rank {rank} exited without finalizing; ending the job\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+            1
+        }
+        _ => return,
+    };
     let mut finalized: c_int = 0;
     // SAFETY: MPI_Finalized may be called at any time; MPI_Abort only before MPI_Finalize
     // (a program that finalized MPI under a live transport just fails).
@@ -266,6 +278,43 @@ extern "C" fn exit_without_finalize() {
         }
         nix::libc::_exit(status);
     }
+}
+
+#[cfg(target_env = "gnu")]
+extern "C" {
+    /// glibc's at-exit registration that passes the exit status.
+    fn on_exit(
+        hook: extern "C" fn(c_int, *mut std::ffi::c_void),
+        arg: *mut std::ffi::c_void,
+    ) -> c_int;
+}
+
+#[cfg(target_env = "gnu")]
+extern "C" fn exit_hook(exit_status: c_int, _arg: *mut std::ffi::c_void) {
+    exit_without_finalize(exit_status);
+}
+
+#[cfg(not(target_env = "gnu"))]
+extern "C" fn exit_hook() {
+    // Without the status, every exit of a live rank is treated as the rank's own.
+    exit_without_finalize(0);
+}
+
+/// Registers [`exit_without_finalize`] once per process.
+fn register_exit_hook() {
+    static EXIT_CHECK: std::sync::Once = std::sync::Once::new();
+    EXIT_CHECK.call_once(|| {
+        // SAFETY: registers a function that touches only statics and thread-locals.
+        #[cfg(target_env = "gnu")]
+        unsafe {
+            on_exit(exit_hook, std::ptr::null_mut())
+        };
+        // SAFETY: as above.
+        #[cfg(not(target_env = "gnu"))]
+        unsafe {
+            nix::libc::atexit(exit_hook)
+        };
+    });
 }
 
 /// Whether the ranks of `comm` on this host outnumber the cores they may run on (the
@@ -441,11 +490,7 @@ impl MpiTransport {
                 (TABLE_BYTES + RUNTIME_WORDS_BYTES) as usize,
             );
         }
-        static EXIT_CHECK: std::sync::Once = std::sync::Once::new();
-        EXIT_CHECK.call_once(|| {
-            // SAFETY: registers a function without arguments that touches only statics.
-            unsafe { nix::libc::atexit(exit_without_finalize) };
-        });
+        register_exit_hook();
         LIVE_RANK.store(i64::from(rank), Ordering::Release);
         let pad = alignment_pad(base as usize);
         let transport = MpiTransport {
@@ -486,7 +531,7 @@ impl Drop for MpiTransport {
     fn drop(&mut self) {
         // Dropped unfinalized while unwinding: the job ends at exit with the panic status.
         if !self.finalized.load(Ordering::Acquire) && std::thread::panicking() {
-            EXIT_STATUS.store(101, Ordering::Release);
+            OWN_FAILURE.store(101, Ordering::Release);
         }
     }
 }
