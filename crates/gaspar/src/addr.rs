@@ -147,6 +147,7 @@ impl GlobalAddr {
     /// assert!(GlobalAddr::new(0, 0, Segment::Heap, 4096).is_some());
     /// assert!(GlobalAddr::new(0, 4, Segment::Heap, 0).is_none()); // no color 4
     /// ```
+    #[inline]
     pub fn new(rank: u32, color: u32, segment: Segment, offset: u64) -> Option<GlobalAddr> {
         if u64::from(rank) >= MAX_RANKS
             || color >= COLORS

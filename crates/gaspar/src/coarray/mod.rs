@@ -375,12 +375,14 @@ impl Coarrays {
     }
 
     /// Records a put to `rank` that may still be in flight.
+    #[inline]
     fn put_issued(&mut self, rank: u32) {
         self.pending[rank as usize] = true;
         self.any_pending = true;
     }
 
     /// Completes the puts to `rank` before this image reads memory there.
+    #[inline]
     fn before_read(&mut self, rank: u32) -> CoResult<()> {
         if self.pending[rank as usize] {
             self.rt.fence(rank)?;

@@ -48,6 +48,7 @@ impl Team {
     }
 
     /// The job ranks of the team, in image order.
+    #[inline]
     pub(crate) fn ranks(&self) -> &[u32] {
         &self.ranks
     }

@@ -9,7 +9,8 @@ use crate::transport::Run;
 use super::convert::{check_conversion, convert, is_plain_copy};
 use super::error::{CoError, CoResult};
 use super::section::{dense, pair, Dim, Section};
-use super::{Coarrays, Elem, Image, Token};
+use super::{Coarrays, Elem, Image, Placement, Token};
+use crate::gmem::{GlobalAddr, Segment};
 
 /// The largest element a transfer of one element converts on the stack (complex(16)).
 const ONE_ELEMENT: usize = 32;
@@ -94,7 +95,37 @@ impl Coarrays {
     /// element fills the whole destination. Nonblocking: the put completes at the next
     /// image control statement; a get by this image from that image sees it.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn put(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        dst: &Section<'_>,
+        dst_elem: Elem,
+        src_buf: &[u8],
+        src: &Section<'_>,
+        src_elem: Elem,
+    ) -> CoResult<()> {
+        if let (Some((rank, target)), true) = (
+            self.scalar_target(token, offset, image, dst),
+            src.dims.is_empty() && is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len),
+        ) {
+            if let Some(bytes) = src_buf.get(src.start..src.start.wrapping_add(src.elem_len)) {
+                self.rt.put(target, bytes, Handle::NULL)?;
+                self.put_issued(rank);
+                return Ok(());
+            }
+        }
+        self.put_general(token, offset, image, dst, dst_elem, src_buf, src, src_elem)
+    }
+
+    /// [`put`](Self::put) past its fast path: every check, with the error naming what is
+    /// wrong; one contiguous run or one converted element here, the rest in
+    /// [`put_sections`](Self::put_sections).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn put_general(
         &mut self,
         token: &Token,
         offset: usize,
@@ -142,6 +173,34 @@ impl Coarrays {
         self.put_sections(
             token, offset, rank, low, dst, dst_elem, src_buf, src, src_elem,
         )
+    }
+
+    /// The fast path of one element of a symmetric coarray (`x[i] = v`, `v = x[i]`): the
+    /// job rank of `image` and the address of `section`'s element at `offset` of its part,
+    /// when `section` is a scalar and every check passes; `None` sends the caller down the
+    /// general path, which checks again and names what is wrong. Without building a
+    /// `CoResult` on the way: the coarray layer's goal is the raw put's cost.
+    #[inline(always)]
+    fn scalar_target(
+        &self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        section: &Section<'_>,
+    ) -> Option<(u32, GlobalAddr)> {
+        let Placement::Symmetric(block) = &token.placement else {
+            return None;
+        };
+        if !section.dims.is_empty() {
+            return None;
+        }
+        let rank = *self.team.ranks().get((image as usize).wrapping_sub(1))?;
+        let at = offset.checked_add(section.start)?;
+        if at.checked_add(section.elem_len)? > token.bytes {
+            return None;
+        }
+        let target = GlobalAddr::new(rank, 0, Segment::Heap, block.heap_offset() + at as u64)?;
+        Some((rank, target))
     }
 
     /// [`put`](Self::put) of anything but one contiguous run of one type.
@@ -207,7 +266,36 @@ impl Coarrays {
     /// directly in `dst_buf` when the types and shapes match; a source of one element
     /// fills the whole destination.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn get(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        src: &Section<'_>,
+        src_elem: Elem,
+        dst_buf: &mut [u8],
+        dst: &Section<'_>,
+        dst_elem: Elem,
+    ) -> CoResult<()> {
+        if let (Some((rank, source)), true) = (
+            self.scalar_target(token, offset, image, src),
+            dst.dims.is_empty() && is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len),
+        ) {
+            let end = dst.start.wrapping_add(dst.elem_len);
+            if let Some(into) = dst_buf.get_mut(dst.start..end) {
+                self.before_read(rank)?;
+                self.rt.get_blocking(into, source)?;
+                return Ok(());
+            }
+        }
+        self.get_general(token, offset, image, src, src_elem, dst_buf, dst, dst_elem)
+    }
+
+    /// [`get`](Self::get) past its fast path (see [`put_general`](Self::put_general)).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn get_general(
         &mut self,
         token: &Token,
         offset: usize,

@@ -182,7 +182,7 @@ impl Gma {
     /// acp.complete(h)?; // visible at rank 0 now
     /// # Ok::<(), gaspar::Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn put(&self, dst: GlobalAddr, src: &[u8], order: Handle) -> Result<Handle> {
         let d = self.locate_range(dst, src.len() as u64)?;
         self.wait_for(order)?;

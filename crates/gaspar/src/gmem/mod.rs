@@ -119,6 +119,7 @@ impl SymmetricAlloc {
     /// assert_eq!(block.heap_offset() % 64, 0);
     /// # Ok::<(), gaspar::Error>(())
     /// ```
+    #[inline]
     pub fn heap_offset(&self) -> u64 {
         self.allocation.offset
     }
@@ -190,6 +191,7 @@ impl LocalAlloc {
     /// assert!(mine.heap_offset() + 64 <= acp.heap_len());
     /// # Ok::<(), gaspar::Error>(())
     /// ```
+    #[inline]
     pub fn heap_offset(&self) -> u64 {
         self.allocation.offset
     }
