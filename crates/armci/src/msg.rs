@@ -449,27 +449,50 @@ enum Op {
     Min,
     AbsMax,
     AbsMin,
+    /// `&&` / `land`, `||` / `lor`: 1 when all / any operand is non-zero, else 0.
+    LogicalAnd,
+    LogicalOr,
+    /// `&` / `band`, `|` / `bor` / `or`: bitwise.
+    BitAnd,
+    BitOr,
 }
 
 trait Element: Pod + PartialOrd {
+    /// Whether the logical and bitwise operators apply (integers only, as in MPI).
+    const INTEGER: bool;
     fn sum(self, other: Self) -> Self;
     fn product(self, other: Self) -> Self;
     fn magnitude(self) -> Self;
+    /// Bitwise and / or; the identity on types that are not integers (never called there).
+    fn bit_and(self, other: Self) -> Self;
+    fn bit_or(self, other: Self) -> Self;
+    fn is_true(self) -> bool;
+    fn truth(value: bool) -> Self;
 }
 
 macro_rules! element {
     (int $($t:ty),*) => {$(
         impl Element for $t {
+            const INTEGER: bool = true;
             fn sum(self, o: Self) -> Self { self.wrapping_add(o) }
             fn product(self, o: Self) -> Self { self.wrapping_mul(o) }
             fn magnitude(self) -> Self { self.wrapping_abs() }
+            fn bit_and(self, o: Self) -> Self { self & o }
+            fn bit_or(self, o: Self) -> Self { self | o }
+            fn is_true(self) -> bool { self != 0 }
+            fn truth(value: bool) -> Self { Self::from(value) }
         }
     )*};
     (float $($t:ty),*) => {$(
         impl Element for $t {
+            const INTEGER: bool = false;
             fn sum(self, o: Self) -> Self { self + o }
             fn product(self, o: Self) -> Self { self * o }
             fn magnitude(self) -> Self { self.abs() }
+            fn bit_and(self, _: Self) -> Self { self }
+            fn bit_or(self, _: Self) -> Self { self }
+            fn is_true(self) -> bool { self != 0.0 }
+            fn truth(value: bool) -> Self { Self::from(u8::from(value)) }
         }
     )*};
 }
@@ -492,7 +515,19 @@ impl Op {
                 let (a, b) = (a.magnitude(), b.magnitude());
                 pick(a <= b, a, b)
             }
+            Op::LogicalAnd => T::truth(a.is_true() && b.is_true()),
+            Op::LogicalOr => T::truth(a.is_true() || b.is_true()),
+            Op::BitAnd => a.bit_and(b),
+            Op::BitOr => a.bit_or(b),
         }
+    }
+
+    /// Whether the operator applies to integers only (as in MPI).
+    fn integers_only(self) -> bool {
+        matches!(
+            self,
+            Op::LogicalAnd | Op::LogicalOr | Op::BitAnd | Op::BitOr
+        )
     }
 }
 
@@ -500,9 +535,12 @@ impl Op {
     /// What is left after combining: the abs operators give magnitudes even where no
     /// other operand was combined (a team of one).
     fn finish<T: Element>(self, result: &mut [T]) {
-        if matches!(self, Op::AbsMax | Op::AbsMin) {
-            for r in result.iter_mut() {
-                *r = r.magnitude();
+        for r in result.iter_mut() {
+            match self {
+                Op::AbsMax | Op::AbsMin => *r = r.magnitude(),
+                // Likewise 0 or 1 for the logical ones.
+                Op::LogicalAnd | Op::LogicalOr => *r = T::truth(r.is_true()),
+                _ => return,
             }
         }
     }
@@ -523,9 +561,15 @@ unsafe fn parse_op(s: &State, call: &str, op: *const c_char) -> Op {
         "min" => Op::Min,
         "absmax" => Op::AbsMax,
         "absmin" => Op::AbsMin,
+        "&&" | "land" => Op::LogicalAnd,
+        "||" | "lor" => Op::LogicalOr,
+        "&" | "band" => Op::BitAnd,
+        "|" | "bor" | "or" => Op::BitOr,
         other => s.fail(
             call,
-            format!("unknown operator {other:?} (+, *, max, min, absmax, absmin)"),
+            format!(
+                "unknown operator {other:?} (+, *, max, min, absmax, absmin, &&, ||, &, |)"
+            ),
         ),
     }
 }
@@ -555,6 +599,9 @@ unsafe fn reduce<T: Element>(
 ) {
     // SAFETY: forwarded contract.
     let op = unsafe { parse_op(s, call, op) };
+    if op.integers_only() && !T::INTEGER {
+        s.fail(call, "the logical and bitwise operators apply to integers only");
+    }
     let count = s.len(call, n) as usize;
     let bytes = (count * std::mem::size_of::<T>()) as u64;
     // SAFETY: `x` points to `n` elements (caller's contract).

@@ -173,6 +173,17 @@ int main(int argc, char **argv) {
     long lmin = 10 + me;
     armci_msg_lgop(&lmin, 1, "min");
     CHECK(lmin == 10, "lgop min");
+    /* The logical and bitwise operators (as ARMCI-MPI and Global Arrays use them). */
+    long flags[4] = {1, me == 0, 1L << me, 3};
+    armci_msg_lgop(flags, 1, "&&");
+    armci_msg_lgop(flags + 1, 1, "||");
+    armci_msg_lgop(flags + 2, 1, "|");
+    armci_msg_lgop(flags + 3, 1, "band");
+    CHECK(flags[0] == 1 && flags[1] == 1 && flags[2] == (1L << nproc) - 1 && flags[3] == 3,
+          "lgop && || | band: %ld %ld %ld %ld", flags[0], flags[1], flags[2], flags[3]);
+    int none = me == nproc; /* false everywhere */
+    armci_msg_igop(&none, 1, "lor");
+    CHECK(none == 0, "igop lor %d", none);
     char word[16] = "";
     if (me == 0) strcpy(word, "broadcast");
     armci_msg_bcast(word, sizeof word, 0);
