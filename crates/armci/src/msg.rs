@@ -567,9 +567,7 @@ unsafe fn parse_op(s: &State, call: &str, op: *const c_char) -> Op {
         "|" | "bor" | "or" => Op::BitOr,
         other => s.fail(
             call,
-            format!(
-                "unknown operator {other:?} (+, *, max, min, absmax, absmin, &&, ||, &, |)"
-            ),
+            format!("unknown operator {other:?} (+, *, max, min, absmax, absmin, &&, ||, &, |)"),
         ),
     }
 }
@@ -600,7 +598,10 @@ unsafe fn reduce<T: Element>(
     // SAFETY: forwarded contract.
     let op = unsafe { parse_op(s, call, op) };
     if op.integers_only() && !T::INTEGER {
-        s.fail(call, "the logical and bitwise operators apply to integers only");
+        s.fail(
+            call,
+            "the logical and bitwise operators apply to integers only",
+        );
     }
     let count = s.len(call, n) as usize;
     let bytes = (count * std::mem::size_of::<T>()) as u64;
@@ -777,7 +778,7 @@ pub unsafe extern "C" fn armci_msg_group_barrier(group: *mut Group) {
     s.check(call, members.team.barrier(&s.rt));
 }
 
-/// armci_msg_group_bcast_scope: `len` bytes of group rank `root`'s buffer to every member.
+/// armci_msg_group_bcast_scope: `len` bytes of absolute rank `root`'s buffer to every member.
 ///
 /// # Safety
 /// `buffer` points to `len` bytes on every member; `group` is valid.
@@ -793,10 +794,16 @@ pub unsafe extern "C" fn armci_msg_group_bcast_scope(
     let s = state(call);
     // SAFETY: forwarded contract.
     let members = unsafe { crate::group::members(s, call, group) };
+    // The root is an absolute (world) rank, as in ARMCI-MPI (GA's pgtest passes it so).
     let root = u32::try_from(root)
         .ok()
-        .filter(|&r| (r as usize) < members.ranks.len())
-        .unwrap_or_else(|| s.fail(call, format!("root {root} is not a rank of the group")));
+        .and_then(|r| members.ranks.iter().position(|&m| m == r))
+        .unwrap_or_else(|| {
+            s.fail(
+                call,
+                format!("root {root} (an absolute rank) is not a member of the group"),
+            )
+        }) as u32;
     members.my_index(s, call);
     // SAFETY: forwarded contract.
     unsafe { broadcast(s, call, members.team, buffer, len, root) }

@@ -43,7 +43,9 @@ impl Entry {
 }
 
 fn parse_list(list: &str) -> Vec<Entry> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers").join(list);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers")
+        .join(list);
     let text = std::fs::read_to_string(&path).unwrap();
     text.lines()
         .enumerate()
@@ -75,7 +77,11 @@ fn parse_list(list: &str) -> Vec<Entry> {
                 sources: sources.split_whitespace().map(str::to_owned).collect(),
                 ranks: ranks
                     .split(',')
-                    .map(|r| r.trim().parse().unwrap_or_else(|_| panic!("{at}: ranks {r:?}")))
+                    .map(|r| {
+                        r.trim()
+                            .parse()
+                            .unwrap_or_else(|_| panic!("{at}: ranks {r:?}"))
+                    })
                     .collect(),
                 expect,
                 not_yet,
@@ -159,7 +165,11 @@ fn build(entry: &Entry, dir: &Path, out_dir: &Path, flags: &[String], libs: &[&s
         .arg(&program)
         .status()
         .expect("mpicc");
-    assert!(status.success(), "building {} failed", entry.sources.join(" "));
+    assert!(
+        status.success(),
+        "building {} failed",
+        entry.sources.join(" ")
+    );
     program
 }
 
@@ -200,7 +210,13 @@ fn run(program: &Path, ranks: u32, expect: &Expect) -> Result<(), String> {
 fn check_suite(list: &str, dir: &Path, flags: &[String], libs: &[&str]) {
     // libarmci.so with this test's features (the mpi build).
     let status = Command::new(env!("CARGO"))
-        .args(["build", "-p", "gaspar-armci", "--features", "gaspar-armci/mpi"])
+        .args([
+            "build",
+            "-p",
+            "gaspar-armci",
+            "--features",
+            "gaspar-armci/mpi",
+        ])
         .args(target_dir().ends_with("release").then_some("--release"))
         .status()
         .unwrap();

@@ -65,7 +65,8 @@ int main(int argc, char **argv) {
     armci_msg_group_dgop(mx, 2, "max", mine);
     CHECK(mx[0] == 2 * (size - 1) + me % 2 && mx[1] == -(me % 2), "group max %g %g", mx[0], mx[1]);
     long word = me == ARMCI_Absolute_id(mine, size - 1) ? 4242 + me : 0;
-    armci_msg_group_bcast_scope(SCOPE_ALL, &word, sizeof word, size - 1, mine);
+    /* The root is an absolute rank, as in ARMCI-MPI. */
+    armci_msg_group_bcast_scope(SCOPE_ALL, &word, sizeof word, ARMCI_Absolute_id(mine, size - 1), mine);
     CHECK(word == 4242 + ARMCI_Absolute_id(mine, size - 1), "group bcast %ld", word);
     CHECK(ARMCI_Free_group(blocks[gr], mine) == 0, "free_group");
 
