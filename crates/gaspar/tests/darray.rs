@@ -52,6 +52,27 @@ fn invalid_indices_slices_ranks_and_grids_are_typed_errors() {
 }
 
 #[test]
+fn a_lock_is_an_acquire_after_which_automatic_entries_are_refilled() {
+    scenario_on_every_rank("lock");
+}
+
+/// An array dropped without `free` ends the job at the rank's next collective darray call,
+/// with a message naming it (as a dropped `SymmetricArray` does).
+#[test]
+fn a_dropped_array_ends_the_job_naming_the_leak() {
+    for t in transports() {
+        let out = run_on(t, 2, &[&example("darray_check"), &"leak"]);
+        assert!(!out.status.success(), "{t}: {}", out.stdout);
+        assert!(
+            out.stderr
+                .contains("dropped without free: DistArray<u64, 1> of extents [8] ("),
+            "{t}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
 fn the_access_latency_benchmark_checks_its_reads_and_reports_every_kind() {
     for t in transports() {
         for procs in [1u32, 2] {
