@@ -87,3 +87,39 @@ fn the_access_latency_benchmark_checks_its_reads_and_reports_every_kind() {
         }
     }
 }
+
+/// Every benchmark of the LAPPS paper (section 6.3), every variant, at a small size: each
+/// checks its result against a serial computation and says so.
+#[test]
+fn every_benchmark_and_variant_matches_its_serial_computation() {
+    let benchmarks = [
+        ("sobel", "40", "2"),
+        ("heat", "12", "2"),
+        ("transpose", "24", "2"),
+        ("dgemm", "40", "1"),
+        ("sparse", "16", "2"),
+    ];
+    let variants = ["base", "handopt", "ac", "mc", "ac-sd", "mc-sd"];
+    for t in transports() {
+        for (name, size, iterations) in benchmarks {
+            for (procs, variant) in variants
+                .iter()
+                .map(|v| (2u32, *v))
+                .chain([(3, "ac"), (3, "mc-sd")])
+            {
+                let program = example(&format!("darray_{name}"));
+                let out = run_on(t, procs, &[&program, &variant, &size, &iterations]);
+                out.assert_success();
+                let line = format!(
+                    "darray-bench {name} variant={variant} ranks={procs} size={size} \
+                     iterations={iterations} "
+                );
+                let reported = out
+                    .stdout
+                    .lines()
+                    .any(|l| l.starts_with(&line) && l.ends_with(" check=passed"));
+                assert!(reported, "{t}, {name} {variant} at {procs}: {}", out.stdout);
+            }
+        }
+    }
+}

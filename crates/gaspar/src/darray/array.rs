@@ -173,7 +173,21 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
 
     /// Writes element `index` at its owner (visible there on return) and in this rank's
     /// prefetched copy of it, if any (write-through).
+    #[inline]
     pub fn set(&self, index: [usize; D], value: T) -> Result<()> {
+        if self.mine.contains(index) {
+            let at = (self.mine.linear(index) * std::mem::size_of::<T>()) as u64;
+            let dst = self
+                .local_elements
+                .offset(at)
+                .ok_or(Error::LengthOverflow {
+                    what: "distributed array element",
+                })?;
+            return self
+                .ctx
+                .runtime()
+                .put_blocking(dst, bytemuck::bytes_of(&value));
+        }
         let owner = self.owner(index)?;
         self.ctx
             .runtime()
@@ -192,8 +206,24 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// Reads the elements of `slice` (inside the array), stored densely over it,
     /// dimension 0 fastest: one strided get per rank whose block it meets.
     pub fn read_slice(&self, slice: Domain<D>) -> Result<Vec<T>> {
-        self.check_slice("read_slice", &slice)?;
         let mut out = vec![T::zeroed(); slice.len()];
+        self.read_slice_into(slice, &mut out)?;
+        Ok(out)
+    }
+
+    /// Reads the elements of `slice` (inside the array) into `out`, which holds exactly
+    /// its elements, stored densely over it (dimension 0 fastest): one strided get per
+    /// rank whose block it meets.
+    pub fn read_slice_into(&self, slice: Domain<D>, out: &mut [T]) -> Result<()> {
+        self.check_slice("read_slice", &slice)?;
+        if out.len() != slice.len() {
+            return Err(DarrayError::LengthMismatch {
+                call: "read_slice_into",
+                values: out.len(),
+                slice_len: slice.len(),
+            }
+            .into());
+        }
         for rank in 0..self.ctx.procs() {
             let block = self.dist.block_of(rank);
             let part = slice.intersect(&block);
@@ -209,7 +239,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
                 block.dense_strides(),
             )?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Writes `values` (stored densely over `slice`, dimension 0 fastest) to the elements
