@@ -13,7 +13,7 @@
 #[path = "darray_bench/mod.rs"]
 mod bench;
 
-use bench::{close, timed, Outcome, Params, Variant};
+use bench::{close, timed, HandCopies, Outcome, Params, Variant};
 use gaspar::darray::{Darrays, DistArray, Domain};
 use gaspar::Result;
 
@@ -68,7 +68,8 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
     // hand-optimized copies of them are taken once (A and B do not change).
     let rows = Domain::new([mine.lo[0], 0], [mine.hi[0], n]);
     let cols = Domain::new([0, mine.lo[1]], [n, mine.hi[1]]);
-    let (mut a_copy, mut b_copy) = (vec![0.0; rows.len()], vec![0.0; cols.len()]);
+    let mut a_copies = HandCopies::new(&a, &[rows]);
+    let mut b_copies = HandCopies::new(&b, &[cols]);
     let (mut a_tile, mut b_tile, mut c_tile) =
         ([0.0; TILE * TILE], [0.0; TILE * TILE], [0.0; TILE * TILE]);
     let ((), measured) = timed(ctx, || {
@@ -77,8 +78,8 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
             b.col_wise_prefetch(how)?;
         }
         if params.variant == Variant::HandOpt {
-            a.read_slice_into(rows, &mut a_copy)?;
-            b.read_slice_into(cols, &mut b_copy)?;
+            a_copies.refresh(&a)?;
+            b_copies.refresh(&b)?;
         }
         for _ in 0..params.iterations {
             for i0 in starts(mine.lo[0], mine.hi[0]) {
@@ -92,8 +93,8 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
                         let a_part = Domain::new([i0, k0], [ih, kh]);
                         let b_part = Domain::new([k0, j0], [kh, jh]);
                         if params.variant == Variant::HandOpt {
-                            load_tile(a_part, &mut a_tile, |x| Ok(a_copy[rows.linear(x)]))?;
-                            load_tile(b_part, &mut b_tile, |x| Ok(b_copy[cols.linear(x)]))?;
+                            load_tile(a_part, &mut a_tile, |x| a_copies.read(&a, x))?;
+                            load_tile(b_part, &mut b_tile, |x| b_copies.read(&b, x))?;
                         } else {
                             load_tile(a_part, &mut a_tile, |x| a.get(x))?;
                             load_tile(b_part, &mut b_tile, |x| b.get(x))?;

@@ -12,7 +12,7 @@
 #[path = "darray_bench/mod.rs"]
 mod bench;
 
-use bench::{close, timed, Outcome, Params, Variant};
+use bench::{close, timed, HandCopies, Outcome, Params, Variant};
 use gaspar::darray::{Darrays, DistArray, Domain};
 use gaspar::Result;
 
@@ -66,10 +66,12 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
     for index in mine.iter() {
         grids[0].set(index, initial(index))?;
     }
-    // The hand-optimized copy: this rank's block and its halo, stored densely, refreshed
+    // The hand-optimized copies of the six faces around this rank's block, refreshed
     // before every step.
-    let halo = mine.grown(1, [true; 3]).intersect(&grids[0].domain());
-    let mut copy = vec![0.0; halo.len()];
+    let faces: Vec<Domain<3>> = (0..3)
+        .map(|k| mine.grown(1, std::array::from_fn(|j| j == k)))
+        .collect();
+    let mut copies = HandCopies::new(&grids[0], &faces);
     let ((), measured) = timed(ctx, || {
         if let Some(how) = params.variant.prefetch() {
             for grid in &mut grids {
@@ -79,9 +81,9 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
         for t in 0..params.iterations {
             let (src, dst) = (&grids[t % 2], &grids[(t + 1) % 2]);
             if params.variant == Variant::HandOpt {
-                src.read_slice_into(halo, &mut copy)?;
+                copies.refresh(src)?;
                 for index in mine.iter() {
-                    dst.set(index, step(index, n, |at| Ok(copy[halo.linear(at)]))?)?;
+                    dst.set(index, step(index, n, |at| copies.read(src, at))?)?;
                 }
             } else {
                 for index in mine.iter() {

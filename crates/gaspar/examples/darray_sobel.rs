@@ -12,7 +12,7 @@
 #[path = "darray_bench/mod.rs"]
 mod bench;
 
-use bench::{close, timed, Outcome, Params, Variant};
+use bench::{close, timed, HandCopies, Outcome, Params, Variant};
 use gaspar::darray::{Darrays, DistArray, Domain};
 use gaspar::Result;
 
@@ -55,9 +55,7 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
     for index in mine.iter() {
         image.set(index, pixel(index))?;
     }
-    // The hand-optimized copy: this rank's block and its halo, stored densely.
-    let halo = mine.grown(1, [true; 2]).intersect(&image.domain());
-    let mut copy = vec![0.0; halo.len()];
+    let mut copies = HandCopies::new(&image, &[mine.grown(1, [true; 2])]);
     let ((), measured) = timed(ctx, || {
         if let Some(how) = params.variant.prefetch() {
             image.stencil_prefetch(1, true, how)?;
@@ -66,10 +64,10 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
             match params.variant {
                 Variant::HandOpt => {
                     if pass == 0 {
-                        image.read_slice_into(halo, &mut copy)?;
+                        copies.refresh(&image)?;
                     }
                     for index in mine.iter() {
-                        edges.set(index, sobel(index, n, |at| Ok(copy[halo.linear(at)]))?)?;
+                        edges.set(index, sobel(index, n, |at| copies.read(&image, at))?)?;
                     }
                 }
                 _ => {

@@ -13,7 +13,7 @@
 #[path = "darray_bench/mod.rs"]
 mod bench;
 
-use bench::{close, fail, timed, Outcome, Params, Variant};
+use bench::{close, timed, HandCopies, Outcome, Params, Variant};
 use gaspar::darray::{Darrays, DistArray, Domain};
 use gaspar::Result;
 
@@ -91,8 +91,7 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
         starts.push(entries.len());
     }
     let needed = band(mine.lo[0], mine.hi[0], side);
-    let mut copies: Vec<(Domain<1>, Vec<f64>)> =
-        needed.iter().map(|d| (*d, vec![0.0; d.len()])).collect();
+    let mut copies = HandCopies::new(&x, &needed);
     let mut sums = vec![0.0; mine.len()];
     let ((), measured) = timed(ctx, || {
         if let Some(how) = params.variant.prefetch() {
@@ -100,22 +99,14 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
         }
         for _ in 0..params.iterations {
             if params.variant == Variant::HandOpt {
-                for (domain, copy) in &mut copies {
-                    x.read_slice_into(*domain, copy)?;
-                }
+                copies.refresh(&x)?;
             }
             for (r, sum) in sums.iter_mut().enumerate() {
                 let row = &entries[starts[r]..starts[r + 1]];
                 let mut dot = 0.0;
                 for &(col, value) in row {
                     let xc = match params.variant {
-                        Variant::HandOpt => {
-                            let (domain, copy) = copies
-                                .iter()
-                                .find(|(d, _)| d.contains([col]))
-                                .ok_or_else(|| fail(format!("column {col} is not in the band")))?;
-                            copy[domain.linear([col])]
-                        }
+                        Variant::HandOpt => copies.read(&x, [col])?,
                         _ => x.get([col])?,
                     };
                     dot += value * xc;

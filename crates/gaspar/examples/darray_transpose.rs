@@ -12,7 +12,7 @@
 #[path = "darray_bench/mod.rs"]
 mod bench;
 
-use bench::{close, fail, timed, Outcome, Params, Variant};
+use bench::{close, fail, timed, HandCopies, Outcome, Params, Variant};
 use gaspar::darray::{Darrays, DistArray, Domain, Grid};
 use gaspar::Result;
 
@@ -49,25 +49,25 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
     for index in mine.iter() {
         a.set(index, initial(index, n))?;
     }
-    // What this rank reads of A: the columns of its rows. The hand-optimized copy of it
-    // is refreshed every iteration.
+    // What this rank reads of A: the columns of its rows. The hand-optimized copies of
+    // it are refreshed every iteration.
     let mut reversed = mine;
     reversed.lo.reverse();
     reversed.hi.reverse();
-    let mut copy = vec![0.0; reversed.len()];
+    let mut copies = HandCopies::new(&a, &[reversed]);
     let ((), measured) = timed(ctx, || {
         if let Some(how) = params.variant.prefetch() {
             a.transpose_prefetch(how)?;
         }
         for _ in 0..params.iterations {
             if params.variant == Variant::HandOpt {
-                a.read_slice_into(reversed, &mut copy)?;
+                copies.refresh(&a)?;
             }
             for tile in tiles(mine) {
                 for index in tile.iter() {
                     let [i, j] = index;
                     let value = match params.variant {
-                        Variant::HandOpt => copy[reversed.linear([j, i])],
+                        Variant::HandOpt => copies.read(&a, [j, i])?,
                         _ => a.get([j, i])?,
                     };
                     b.set(index, b.get(index)? + value)?;

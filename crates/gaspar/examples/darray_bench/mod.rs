@@ -11,9 +11,10 @@
 //! Arguments: `VARIANT [SIZE [ITERATIONS]]`, VARIANT one of `base`, `handopt`, `ac`, `mc`,
 //! `ac-sd`, `mc-sd`.
 
+use std::cell::Cell;
 use std::time::Instant;
 
-use gaspar::darray::{Darrays, Prefetch};
+use gaspar::darray::{Darrays, DistArray, Domain, Prefetch};
 use gaspar::world::World;
 use gaspar::{Error, Result};
 
@@ -22,7 +23,9 @@ use gaspar::{Error, Result};
 pub enum Variant {
     /// Fine-grained remote reads.
     Base,
-    /// Hand-written local copies of the remote data.
+    /// Hand-written local copies of the remote data ([`HandCopies`]): the data movement of
+    /// LAPPS, written by the programmer; local elements are read from the array, as in
+    /// the paper's HandOpt.
     HandOpt,
     /// LAPPS prefetch, automatic consistency.
     Ac,
@@ -221,4 +224,65 @@ fn high_water_kib() -> u64 {
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// The HandOpt variant's copies: for each other rank, the part of `domains` it owns, read
+/// with one strided get per part whenever the program refreshes them.
+pub struct HandCopies<const D: usize> {
+    mine: Domain<D>,
+    copies: Vec<(Domain<D>, Vec<f64>)>,
+    /// The copy that served the last read (tried first).
+    last: Cell<usize>,
+}
+
+impl<const D: usize> HandCopies<D> {
+    /// The copies of what `array`'s other ranks own of `domains` (not read yet).
+    pub fn new(array: &DistArray<'_, f64, D>, domains: &[Domain<D>]) -> HandCopies<D> {
+        let dist = array.distribution();
+        let mut copies: Vec<(Domain<D>, Vec<f64>)> = Vec::new();
+        for source in (0..dist.grid().size()).filter(|&r| r != array.rank()) {
+            let block = dist.block_of(source);
+            for domain in domains {
+                let part = domain.intersect(&array.domain()).intersect(&block);
+                if !part.is_empty() && !copies.iter().any(|(d, _)| *d == part) {
+                    copies.push((part, vec![0.0; part.len()]));
+                }
+            }
+        }
+        HandCopies {
+            mine: array.local_domain(),
+            copies,
+            last: Cell::new(0),
+        }
+    }
+
+    /// Reads every copy again from `array`.
+    pub fn refresh(&mut self, array: &DistArray<'_, f64, D>) -> Result<()> {
+        for (domain, copy) in &mut self.copies {
+            array.read_slice_into(*domain, copy)?;
+        }
+        Ok(())
+    }
+
+    /// Element `index` of `array`: from the array when local, else from a copy (an error
+    /// when no copy holds it).
+    #[inline(always)]
+    pub fn read(&self, array: &DistArray<'_, f64, D>, index: [usize; D]) -> Result<f64> {
+        if self.mine.contains(index) {
+            return array.get(index);
+        }
+        if let Some((d, copy)) = self.copies.get(self.last.get()) {
+            if d.contains(index) {
+                return Ok(copy[d.linear(index)]);
+            }
+        }
+        let position = self
+            .copies
+            .iter()
+            .position(|(d, _)| d.contains(index))
+            .ok_or_else(|| fail(format!("{index:?} is neither local nor copied")))?;
+        self.last.set(position);
+        let (d, copy) = &self.copies[position];
+        Ok(copy[d.linear(index)])
+    }
 }
