@@ -11,7 +11,8 @@
 //! prefetch pattern on 1-D, 2-D and 3-D arrays against a local reference), `slices` (strided
 //! whole-array and slice copies on a 3-D array), `lock` (a lock is an acquire: automatic
 //! entries are refilled after it), `errors` (typed errors), `leak` (an array dropped without
-//! free: the next barrier ends the job).
+//! free: the next barrier ends the job), `threads` (threads of a rank read one prefetched
+//! array at once, also while an automatic entry is refilled).
 
 use gaspar::darray::{DarrayError, Darrays, DistArray, Domain, Grid, Prefetch};
 use gaspar::{Error, Result};
@@ -33,6 +34,7 @@ fn main() {
         "patterns" => patterns(&ctx),
         "errors" => errors(&ctx),
         "lock" => lock(&ctx),
+        "threads" => threads(&ctx),
         "leak" => leak(&ctx),
         other => Err(fail(format!("unknown scenario {other:?}"))),
     };
@@ -456,6 +458,53 @@ fn lock(ctx: &Darrays) -> Result<()> {
     ctx.unlock(next)?;
     check(a.remote_reads() == 0, || "every read was prefetched".into())?;
     ctx.barrier()?;
+    a.free()
+}
+
+/// Threads reading a whole prefetched block at once, after each of two generations of
+/// writes by its owner: every read is right and none goes remote; the automatic entry is
+/// refilled once per barrier, by whichever thread reads first.
+fn threads(ctx: &Darrays) -> Result<()> {
+    const THREADS: usize = 4;
+    let (me, procs) = (ctx.rank(), ctx.procs());
+    let mut a = DistArray::<u64, 2>::new(ctx, [6 * procs as usize, 5])?;
+    let next = (me + 1) % procs;
+    let theirs = a.distribution().block_of(next);
+    if procs > 1 {
+        a.request_prefetch(next, None, Prefetch::AUTOMATIC)?;
+    }
+    for generation in 1..=2u64 {
+        let value = |[i, j]: [usize; 2]| generation * 1000 + (i * 5 + j) as u64;
+        for index in a.local_domain().iter() {
+            a.set(index, value(index))?;
+        }
+        ctx.barrier()?;
+        let a = &a;
+        std::thread::scope(|scope| {
+            let readers: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    scope.spawn(move || -> Result<()> {
+                        for _ in 0..50 {
+                            for index in theirs.iter() {
+                                let got = a.get(index)?;
+                                check(got == value(index), || {
+                                    format!("generation {generation}: {index:?} read {got}")
+                                })?;
+                            }
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            readers.into_iter().try_for_each(|reader| {
+                reader
+                    .join()
+                    .map_err(|_| fail("a reader thread panicked".into()))?
+            })
+        })?;
+        ctx.barrier()?;
+    }
+    check(a.remote_reads() == 0, || "a read went remote".into())?;
     a.free()
 }
 

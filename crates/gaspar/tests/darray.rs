@@ -56,6 +56,11 @@ fn a_lock_is_an_acquire_after_which_automatic_entries_are_refilled() {
     scenario_on_every_rank("lock");
 }
 
+#[test]
+fn threads_of_a_rank_read_prefetched_data_at_once_also_during_a_refill() {
+    scenario_on_every_rank("threads");
+}
+
 /// An array dropped without `free` ends the job at the rank's next collective darray call,
 /// with a message naming it (as a dropped `SymmetricArray` does).
 #[test]
