@@ -128,3 +128,24 @@ fn every_benchmark_and_variant_matches_its_serial_computation() {
         }
     }
 }
+
+/// The synthetic benchmarks of section 6.2 check every value they read and report each
+/// measurement.
+#[test]
+fn the_synthetic_benchmarks_check_their_reads_and_report_each_measurement() {
+    for t in transports() {
+        let out = run_on(t, 2, &[&example("darray_synthetic"), &"32"]);
+        out.assert_success();
+        for kind in [
+            "init: all-to-all prefetch ac ",
+            "update: ",
+            "ratio: radius 4 ",
+        ] {
+            assert!(
+                out.stdout.lines().any(|l| l.starts_with(kind)),
+                "{t}: no {kind:?} line in {}",
+                out.stdout
+            );
+        }
+    }
+}

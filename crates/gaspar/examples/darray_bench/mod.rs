@@ -227,9 +227,9 @@ fn high_water_kib() -> u64 {
 }
 
 /// The HandOpt variant's copies: for each other rank, the part of `domains` it owns, read
-/// with one strided get per part whenever the program refreshes them.
+/// with one strided get per part whenever the program refreshes them. The copies' memory
+/// is allocated at the first refresh (the other variants hold none).
 pub struct HandCopies<const D: usize> {
-    mine: Domain<D>,
     copies: Vec<(Domain<D>, Vec<f64>)>,
     /// The copy that served the last read (tried first).
     last: Cell<usize>,
@@ -245,12 +245,11 @@ impl<const D: usize> HandCopies<D> {
             for domain in domains {
                 let part = domain.intersect(&array.domain()).intersect(&block);
                 if !part.is_empty() && !copies.iter().any(|(d, _)| *d == part) {
-                    copies.push((part, vec![0.0; part.len()]));
+                    copies.push((part, Vec::new()));
                 }
             }
         }
         HandCopies {
-            mine: array.local_domain(),
             copies,
             last: Cell::new(0),
         }
@@ -259,22 +258,23 @@ impl<const D: usize> HandCopies<D> {
     /// Reads every copy again from `array`.
     pub fn refresh(&mut self, array: &DistArray<'_, f64, D>) -> Result<()> {
         for (domain, copy) in &mut self.copies {
+            copy.resize(domain.len(), 0.0);
             array.read_slice_into(*domain, copy)?;
         }
         Ok(())
     }
 
-    /// Element `index` of `array`: from the array when local, else from a copy (an error
-    /// when no copy holds it).
+    /// Element `index` of `array`: from a copy when one holds it, else from the array
+    /// (local, or an error outside the array).
     #[inline(always)]
     pub fn read(&self, array: &DistArray<'_, f64, D>, index: [usize; D]) -> Result<f64> {
-        if self.mine.contains(index) {
-            return array.get(index);
-        }
         if let Some((d, copy)) = self.copies.get(self.last.get()) {
             if d.contains(index) {
                 return Ok(copy[d.linear(index)]);
             }
+        }
+        if array.local_domain().contains(index) {
+            return array.get(index);
         }
         let position = self
             .copies

@@ -98,9 +98,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
         let part = array.part(ctx.rank())?;
         ctx.runtime()
             .put_blocking(part.layout, bytemuck::cast_slice(&layout))?;
-        let zeros = vec![T::zeroed(); mine.len()];
-        ctx.runtime()
-            .put_blocking(part.elements, bytemuck::cast_slice(&zeros))?;
+        zero_fill(ctx, part.elements, mine.len() * std::mem::size_of::<T>())?;
         ctx.barrier()?;
         Ok(array)
     }
@@ -138,7 +136,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
 
     /// Reads element `index`: from the local block, prefetched data, or the owner, tried
     /// in that order. A fresh prefetched element is read without a lock.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, index: [usize; D]) -> Result<T> {
         if self.mine.contains(index) {
             let at = self.mine.linear(index) * std::mem::size_of::<T>();
@@ -421,6 +419,21 @@ impl<T, const D: usize> Drop for DistArray<'_, T, D> {
             ));
         }
     }
+}
+
+/// Writes `bytes` zero bytes from `first` on, a bounded piece at a time (no buffer the
+/// size of the block).
+fn zero_fill(ctx: &Darrays, first: GlobalAddr, bytes: usize) -> Result<()> {
+    const PIECE: usize = 64 * 1024;
+    let zeros = vec![0u8; PIECE.min(bytes)];
+    for start in (0..bytes).step_by(PIECE) {
+        let at = first.offset(start as u64).ok_or(Error::LengthOverflow {
+            what: "distributed array block",
+        })?;
+        ctx.runtime()
+            .put_blocking(at, &zeros[..PIECE.min(bytes - start)])?;
+    }
+    Ok(())
 }
 
 /// Checks, collectively, that every rank builds the same array: the same element size,
