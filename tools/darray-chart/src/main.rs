@@ -19,8 +19,8 @@ const VARIANTS: [(&str, RGBColor); 5] = [
     ("MC+SD", RGBColor(214, 39, 40)),
 ];
 
-/// Speedups per panel (transport, ranks), benchmark and variant.
-type Speedups = BTreeMap<(String, u32), BTreeMap<String, BTreeMap<String, f64>>>;
+/// Speedups per panel (shm first, transport, ranks), benchmark and variant.
+type Speedups = BTreeMap<(bool, String, u32), BTreeMap<String, BTreeMap<String, f64>>>;
 
 fn read_table(path: &str) -> Result<Speedups, Box<dyn Error>> {
     let mut panels = Speedups::new();
@@ -30,7 +30,11 @@ fn read_table(path: &str) -> Result<Speedups, Box<dyn Error>> {
             continue;
         }
         panels
-            .entry((fields[0].to_string(), fields[1].parse()?))
+            .entry((
+                fields[0] != "shm",
+                fields[0].to_string(),
+                fields[1].parse()?,
+            ))
             .or_default()
             .entry(fields[2].to_string())
             .or_default()
@@ -54,7 +58,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let height = 360 * panels.len().max(1) as u32;
     let root = BitMapBackend::new(&args[2], (1000, height)).into_drawing_area();
     root.fill(&WHITE)?;
-    for (area, ((transport, ranks), benchmarks)) in
+    for (area, ((_, transport, ranks), benchmarks)) in
         root.split_evenly((panels.len(), 1)).iter().zip(&panels)
     {
         let top = benchmarks
@@ -111,6 +115,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         )))?;
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperMiddle)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()?;
