@@ -56,7 +56,7 @@ fn value_at(index: [usize; 2]) -> f64 {
 }
 
 fn measure(ctx: &Darrays) -> Result<()> {
-    let a = DistArray::<f64, 2>::new(ctx, [SIDE, SIDE])?;
+    let mut a = DistArray::<f64, 2>::new(ctx, [SIDE, SIDE])?;
     for index in a.local_domain().iter() {
         a.set(index, value_at(index))?;
     }

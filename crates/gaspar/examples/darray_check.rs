@@ -9,9 +9,12 @@
 //! run), `access` (local, prefetched and remote reads agree; write-through), `consistency`
 //! (automatic refills after a barrier, manual only on update; evict), `patterns` (every
 //! prefetch pattern on 1-D, 2-D and 3-D arrays against a local reference), `slices` (strided
-//! whole-array and slice copies on a 3-D array), `errors` (typed errors).
+//! whole-array and slice copies on a 3-D array), `lock` (a lock is an acquire: automatic
+//! entries are refilled after it), `errors` (typed errors), `leak` (an array dropped without
+//! free: the next barrier ends the job), `threads` (threads of a rank read one prefetched
+//! array at once, also while an automatic entry is refilled).
 
-use gaspar::darray::{Darrays, DistArray, Domain, Grid, Prefetch};
+use gaspar::darray::{DarrayError, Darrays, DistArray, Domain, Grid, Prefetch};
 use gaspar::{Error, Result};
 
 fn main() {
@@ -30,6 +33,9 @@ fn main() {
         "slices" => slices(&ctx),
         "patterns" => patterns(&ctx),
         "errors" => errors(&ctx),
+        "lock" => lock(&ctx),
+        "threads" => threads(&ctx),
+        "leak" => leak(&ctx),
         other => Err(fail(format!("unknown scenario {other:?}"))),
     };
     match result {
@@ -94,7 +100,7 @@ fn serial_jacobi() -> Result<Vec<f64>> {
 /// The distributed run with `how` (no prefetch with `None`); returns the result and the
 /// remote reads it made.
 fn distributed_jacobi(ctx: &Darrays, how: Option<Prefetch>) -> Result<(Vec<f64>, u64)> {
-    let arrays = [
+    let mut arrays = [
         DistArray::<f64, 2>::new(ctx, GRID)?,
         DistArray::<f64, 2>::new(ctx, GRID)?,
     ];
@@ -104,7 +110,7 @@ fn distributed_jacobi(ctx: &Darrays, how: Option<Prefetch>) -> Result<(Vec<f64>,
     // A manually consistent prefetch copies the data now: after the owners wrote it.
     ctx.barrier()?;
     if let Some(how) = how {
-        for array in &arrays {
+        for array in &mut arrays {
             array.stencil_prefetch(1, false, how)?;
         }
     }
@@ -155,7 +161,7 @@ fn value_2d(index: [usize; 2]) -> i64 {
 
 fn access(ctx: &Darrays) -> Result<()> {
     let (me, procs) = (ctx.rank(), ctx.procs());
-    let a = DistArray::<i64, 2>::new(ctx, [10, 9])?;
+    let mut a = DistArray::<i64, 2>::new(ctx, [10, 9])?;
     for index in a.local_domain().iter() {
         a.set(index, value_2d(index))?;
     }
@@ -215,7 +221,7 @@ fn access(ctx: &Darrays) -> Result<()> {
     a.evict_prefetch();
     // 1-D and 3-D arrays: every read agrees with the owner's writes.
     let line = DistArray::<u32, 1>::new(ctx, [11])?;
-    let cube = DistArray::<u16, 3>::new(ctx, [5, 4, 3])?;
+    let mut cube = DistArray::<u16, 3>::new(ctx, [5, 4, 3])?;
     for index in line.local_domain().iter() {
         line.set(index, 3 * index[0] as u32)?;
     }
@@ -241,16 +247,16 @@ fn access(ctx: &Darrays) -> Result<()> {
 fn consistency(ctx: &Darrays) -> Result<()> {
     let (me, procs) = (ctx.rank(), ctx.procs());
     let per_rank = 4;
-    let auto = DistArray::<u64, 1>::new(ctx, [per_rank * procs as usize])?;
-    let manual = DistArray::<u64, 1>::new(ctx, [per_rank * procs as usize])?;
-    let fill = |generation: u64| -> Result<()> {
+    let mut auto = DistArray::<u64, 1>::new(ctx, [per_rank * procs as usize])?;
+    let mut manual = DistArray::<u64, 1>::new(ctx, [per_rank * procs as usize])?;
+    let fill = |auto: &DistArray<'_, u64, 1>, manual: &DistArray<'_, u64, 1>, generation: u64| {
         for index in auto.local_domain().iter() {
             auto.set(index, generation * 1000 + index[0] as u64)?;
             manual.set(index, generation * 1000 + index[0] as u64)?;
         }
-        Ok(())
+        Ok::<(), Error>(())
     };
-    fill(1)?;
+    fill(&auto, &manual, 1)?;
     ctx.barrier()?;
     let next = (me + 1) % procs;
     if procs > 1 {
@@ -268,7 +274,7 @@ fn consistency(ctx: &Darrays) -> Result<()> {
     // The owners write generation 2; after the barrier the automatic entry is stale and
     // refilled, the manual one keeps generation 1 until updated.
     ctx.barrier()?;
-    fill(2)?;
+    fill(&auto, &manual, 2)?;
     ctx.barrier()?;
     check(auto.get(probe)? == 2000 + probe[0] as u64, || {
         "automatic refill".into()
@@ -346,40 +352,167 @@ fn slices(ctx: &Darrays) -> Result<()> {
     a.free()
 }
 
+/// Checks that `result` failed with the darray error `expected` says it is.
+fn expect_darray_error<T: std::fmt::Debug>(
+    what: &str,
+    result: Result<T>,
+    expected: impl Fn(&DarrayError) -> bool,
+) -> Result<()> {
+    match result {
+        Err(Error::Darray(e)) if expected(&e) => Ok(()),
+        other => Err(fail(format!("{what}: {other:?}"))),
+    }
+}
+
 fn errors(ctx: &Darrays) -> Result<()> {
-    let a = DistArray::<u8, 2>::new(ctx, [4, 3])?;
-    check(a.get([4, 0]).is_err(), || "index past the end".into())?;
-    check(a.set([0, 3], 1).is_err(), || "set past the end".into())?;
-    check(a.read_slice(Domain::new([0, 0], [5, 1])).is_err(), || {
-        "slice".into()
+    let (me, procs) = (ctx.rank(), ctx.procs());
+    let mut a = DistArray::<u8, 2>::new(ctx, [4, 3])?;
+    expect_darray_error("index past the end", a.get([4, 0]), |e| {
+        *e == DarrayError::IndexOutside {
+            index: vec![4, 0],
+            extents: vec![4, 3],
+        }
     })?;
-    check(
-        a.write_slice(Domain::new([0, 0], [2, 1]), &[1]).is_err(),
-        || "count".into(),
+    expect_darray_error("set past the end", a.set([0, 3], 1), |e| {
+        matches!(e, DarrayError::IndexOutside { .. })
+    })?;
+    expect_darray_error(
+        "slice",
+        a.read_slice(Domain::new([0, 0], [5, 1])),
+        |e| matches!(e, DarrayError::SliceOutside { call: "read_slice", hi, .. } if *hi == [5, 1]),
     )?;
-    check(
-        a.request_prefetch(ctx.rank(), None, Prefetch::AUTOMATIC)
-            .is_err(),
-        || "prefetch from self".into(),
+    expect_darray_error(
+        "count",
+        a.write_slice(Domain::new([0, 0], [2, 1]), &[1]),
+        |e| {
+            *e == DarrayError::LengthMismatch {
+                call: "write_slice",
+                values: 1,
+                slice_len: 2,
+            }
+        },
     )?;
-    check(
-        a.request_prefetch(ctx.procs(), None, Prefetch::AUTOMATIC)
-            .is_err(),
-        || "prefetch from a rank past the job".into(),
+    expect_darray_error(
+        "prefetch from self",
+        a.request_prefetch(me, None, Prefetch::AUTOMATIC),
+        |e| *e == DarrayError::SourceIsLocal { source_rank: me },
     )?;
-    if ctx.procs() > 1 {
-        let other = (ctx.rank() + 1) % ctx.procs();
+    expect_darray_error(
+        "prefetch from a rank past the job",
+        a.request_prefetch(procs, None, Prefetch::AUTOMATIC),
+        |e| {
+            *e == DarrayError::SourceOutOfRange {
+                source_rank: procs,
+                procs,
+            }
+        },
+    )?;
+    if procs > 1 {
+        let other = (me + 1) % procs;
         let outside = Domain::new([0, 0], [4, 3]);
-        check(
-            a.request_prefetch(other, Some(outside), Prefetch::AUTOMATIC)
-                .is_err(),
-            || "slice outside the source's block".into(),
+        expect_darray_error(
+            "slice outside the source's block",
+            a.request_prefetch(other, Some(outside), Prefetch::AUTOMATIC),
+            |e| matches!(e, DarrayError::SliceNotInSource { source_rank, .. } if *source_rank == other),
         )?;
     }
-    check(Grid::<2>::new([3, 3], ctx.procs()).is_err(), || {
-        "a grid of the wrong size".into()
+    expect_darray_error(
+        "a grid of the wrong size",
+        Grid::<2>::new([3, 3], procs),
+        |e| matches!(e, DarrayError::GridMismatch { procs: p, .. } if *p == procs),
+    )?;
+    expect_darray_error("unlock of a lock not held", ctx.unlock(0), |e| {
+        *e == DarrayError::LockNotHeld { rank: 0 }
+    })?;
+    expect_darray_error("lock past the job", ctx.lock(procs), |e| {
+        *e == DarrayError::LockOutOfRange { rank: procs, procs }
     })?;
     a.free()
+}
+
+/// Each rank prefetches the next rank's block (automatic consistency), then writes that
+/// block at its owner with `write_slice` (which leaves prefetched copies alone): the copy
+/// keeps the old value until this rank takes a lock, an acquire, and is refilled after.
+fn lock(ctx: &Darrays) -> Result<()> {
+    let (me, procs) = (ctx.rank(), ctx.procs());
+    let mut a = DistArray::<u32, 1>::new(ctx, [3 * procs as usize])?;
+    let next = (me + 1) % procs;
+    let theirs = a.distribution().block_of(next);
+    a.write_slice(theirs, &vec![1; theirs.len()])?;
+    ctx.barrier()?;
+    if procs > 1 {
+        a.request_prefetch(next, None, Prefetch::AUTOMATIC)?;
+    }
+    check(a.get(theirs.lo)? == 1, || "first fill".into())?;
+    a.write_slice(theirs, &vec![2; theirs.len()])?;
+    let kept = if procs > 1 { 1 } else { 2 };
+    check(a.get(theirs.lo)? == kept, || {
+        "no synchronization: the copy is kept".into()
+    })?;
+    let before = ctx.acquires();
+    ctx.lock(next)?;
+    check(ctx.acquires() == before + 1, || {
+        "a lock is an acquire".into()
+    })?;
+    check(a.get(theirs.lo)? == 2, || "refilled after the lock".into())?;
+    ctx.unlock(next)?;
+    check(a.remote_reads() == 0, || "every read was prefetched".into())?;
+    ctx.barrier()?;
+    a.free()
+}
+
+/// Threads reading a whole prefetched block at once, after each of two generations of
+/// writes by its owner: every read is right and none goes remote; the automatic entry is
+/// refilled once per barrier, by whichever thread reads first.
+fn threads(ctx: &Darrays) -> Result<()> {
+    const THREADS: usize = 4;
+    let (me, procs) = (ctx.rank(), ctx.procs());
+    let mut a = DistArray::<u64, 2>::new(ctx, [6 * procs as usize, 5])?;
+    let next = (me + 1) % procs;
+    let theirs = a.distribution().block_of(next);
+    if procs > 1 {
+        a.request_prefetch(next, None, Prefetch::AUTOMATIC)?;
+    }
+    for generation in 1..=2u64 {
+        let value = |[i, j]: [usize; 2]| generation * 1000 + (i * 5 + j) as u64;
+        for index in a.local_domain().iter() {
+            a.set(index, value(index))?;
+        }
+        ctx.barrier()?;
+        let a = &a;
+        std::thread::scope(|scope| {
+            let readers: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    scope.spawn(move || -> Result<()> {
+                        for _ in 0..50 {
+                            for index in theirs.iter() {
+                                let got = a.get(index)?;
+                                check(got == value(index), || {
+                                    format!("generation {generation}: {index:?} read {got}")
+                                })?;
+                            }
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            readers.into_iter().try_for_each(|reader| {
+                reader
+                    .join()
+                    .map_err(|_| fail("a reader thread panicked".into()))?
+            })
+        })?;
+        ctx.barrier()?;
+    }
+    check(a.remote_reads() == 0, || "a read went remote".into())?;
+    a.free()
+}
+
+/// Drops an array without freeing it: the barrier after it ends the job, naming it.
+fn leak(ctx: &Darrays) -> Result<()> {
+    let a = DistArray::<u64, 1>::new(ctx, [8])?;
+    drop(a);
+    ctx.barrier()
 }
 
 fn patterns(ctx: &Darrays) -> Result<()> {
@@ -397,7 +530,7 @@ type Covers<const D: usize> = Box<dyn Fn([usize; D]) -> bool>;
 /// Every pattern on `a` (cubic extents): after it, this rank's prefetched bytes are the
 /// covered remote elements, every covered element reads its value without going remote,
 /// and the other remote elements are not prefetched.
-fn patterns_in<const D: usize>(ctx: &Darrays, a: DistArray<'_, u32, D>) -> Result<()> {
+fn patterns_in<const D: usize>(ctx: &Darrays, mut a: DistArray<'_, u32, D>) -> Result<()> {
     let whole = a.domain();
     let mine = a.local_domain();
     let n = whole.hi[0];

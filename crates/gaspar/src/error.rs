@@ -180,6 +180,9 @@ pub enum Error {
         /// Its error code.
         code: i32,
     },
+    /// A distributed-array call whose arguments do not fit the array.
+    #[error(transparent)]
+    Darray(#[from] crate::darray::DarrayError),
     /// An operating-system call failed.
     #[error("{call}: {source}")]
     Os {

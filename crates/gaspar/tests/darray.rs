@@ -52,6 +52,32 @@ fn invalid_indices_slices_ranks_and_grids_are_typed_errors() {
 }
 
 #[test]
+fn a_lock_is_an_acquire_after_which_automatic_entries_are_refilled() {
+    scenario_on_every_rank("lock");
+}
+
+#[test]
+fn threads_of_a_rank_read_prefetched_data_at_once_also_during_a_refill() {
+    scenario_on_every_rank("threads");
+}
+
+/// An array dropped without `free` ends the job at the rank's next collective darray call,
+/// with a message naming it (as a dropped `SymmetricArray` does).
+#[test]
+fn a_dropped_array_ends_the_job_naming_the_leak() {
+    for t in transports() {
+        let out = run_on(t, 2, &[&example("darray_check"), &"leak"]);
+        assert!(!out.status.success(), "{t}: {}", out.stdout);
+        assert!(
+            out.stderr
+                .contains("dropped without free: DistArray<u64, 1> of extents [8] ("),
+            "{t}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
 fn the_access_latency_benchmark_checks_its_reads_and_reports_every_kind() {
     for t in transports() {
         for procs in [1u32, 2] {
@@ -63,6 +89,63 @@ fn the_access_latency_benchmark_checks_its_reads_and_reports_every_kind() {
                     && l.contains("remote")
             });
             assert_eq!(reported, procs > 1, "{t}, {procs} ranks: {}", out.stdout);
+        }
+    }
+}
+
+/// Every benchmark of the LAPPS paper (section 6.3), every variant, at a small size: each
+/// checks its result against a serial computation and says so.
+#[test]
+fn every_benchmark_and_variant_matches_its_serial_computation() {
+    let benchmarks = [
+        ("sobel", "40", "2"),
+        ("heat", "12", "2"),
+        ("transpose", "24", "2"),
+        ("dgemm", "40", "1"),
+        ("sparse", "16", "2"),
+    ];
+    let variants = ["base", "handopt", "ac", "mc", "ac-sd", "mc-sd"];
+    for t in transports() {
+        for (name, size, iterations) in benchmarks {
+            for (procs, variant) in variants
+                .iter()
+                .map(|v| (2u32, *v))
+                .chain([(3, "ac"), (3, "mc-sd")])
+            {
+                let program = example(&format!("darray_{name}"));
+                let out = run_on(t, procs, &[&program, &variant, &size, &iterations]);
+                out.assert_success();
+                let line = format!(
+                    "darray-bench {name} variant={variant} ranks={procs} size={size} \
+                     iterations={iterations} "
+                );
+                let reported = out
+                    .stdout
+                    .lines()
+                    .any(|l| l.starts_with(&line) && l.ends_with(" check=passed"));
+                assert!(reported, "{t}, {name} {variant} at {procs}: {}", out.stdout);
+            }
+        }
+    }
+}
+
+/// The synthetic benchmarks of section 6.2 check every value they read and report each
+/// measurement.
+#[test]
+fn the_synthetic_benchmarks_check_their_reads_and_report_each_measurement() {
+    for t in transports() {
+        let out = run_on(t, 2, &[&example("darray_synthetic"), &"32"]);
+        out.assert_success();
+        for kind in [
+            "init: all-to-all prefetch ac ",
+            "update: ",
+            "ratio: radius 4 ",
+        ] {
+            assert!(
+                out.stdout.lines().any(|l| l.starts_with(kind)),
+                "{t}: no {kind:?} line in {}",
+                out.stdout
+            );
         }
     }
 }

@@ -8,7 +8,10 @@ use bytemuck::Pod;
 
 use super::distribution::{Block, Grid};
 use super::domain::Domain;
-use super::prefetch::{Prefetch, Request, SourcePart};
+use super::error::DarrayError;
+use super::prefetch::{Entry, Prefetch, Request, SourcePart};
+use super::serial::{domain_words, METADATA_WORDS};
+use super::table::PrefetchTable;
 use super::Darrays;
 use crate::error::{Error, Result};
 use crate::gma::GlobalPtr;
@@ -16,7 +19,7 @@ use crate::gmem::{GlobalAddr, SymmetricAlloc};
 use crate::world::World;
 
 /// Bytes before the elements in each rank's part: the published layout (the rank's block
-/// as 6 words, see [`SourcePart`]), padded so that elements of any alignment up to 64 start
+/// as [`METADATA_WORDS`] words, see [`SourcePart`]), padded so that elements of any alignment up to 64 start
 /// aligned.
 const LAYOUT_BYTES: u64 = 64;
 
@@ -29,14 +32,21 @@ const LAYOUT_BYTES: u64 = 64;
 /// whichever holds it. Bulk transfers ([`read_slice`](Self::read_slice),
 /// [`write_slice`](Self::write_slice)) are one strided transfer per owner.
 ///
-/// Free it with [`free`](Self::free) on every rank; dropping it instead leaks its
-/// memory on every rank.
+/// Prefetch requests and evictions take `&mut self`; reads take `&self`, so threads of a
+/// rank read concurrently, and a fresh prefetched element is read without a lock.
+///
+/// Free it with [`free`](Self::free) on every rank. Dropping it instead is a bug, reported
+/// as [`SymmetricArray`](crate::SymmetricArray) reports it: the rank's next collective
+/// darray call ([`Darrays::barrier`], an array's construction or `free`,
+/// [`Darrays::finalize`]) ends the job with a message naming the array.
 pub struct DistArray<'a, T, const D: usize> {
     ctx: &'a Darrays,
-    id: u64,
     dist: Block<D>,
     block: Option<SymmetricAlloc>,
     mine: Domain<D>,
+    /// Element 0 of this rank's block.
+    local_elements: GlobalAddr,
+    prefetched: PrefetchTable<T, D>,
     /// Element reads served by a get from another rank.
     remote_reads: AtomicU64,
     _type: PhantomData<fn() -> T>,
@@ -53,11 +63,9 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// extents and grid; a difference is an error on every rank.
     pub fn on_grid(ctx: &'a Darrays, extents: [usize; D], grid: Grid<D>) -> Result<Self> {
         if D == 0 || D > 3 {
-            return Err(Error::invalid(
-                "DistArray",
-                format!("{D} dimensions (1 to 3 are)"),
-            ));
+            return Err(DarrayError::Dimensions { dims: D }.into());
         }
+        ctx.check_leaks();
         let grid = Grid::new(grid.dims(), ctx.procs())?;
         agree_on_shape::<T, D>(ctx, extents, grid)?;
         let dist = Block::new(extents, grid);
@@ -67,27 +75,30 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
             .ok_or(Error::LengthOverflow {
                 what: "distributed array block",
             })?;
-        let block = ctx.rt.alloc(element_bytes)?;
+        let block = ctx.runtime().alloc(element_bytes)?;
         let mine = dist.block_of(ctx.rank());
+        let local_elements =
+            block
+                .ga(ctx.rank())?
+                .offset(LAYOUT_BYTES)
+                .ok_or(Error::LengthOverflow {
+                    what: "distributed array block",
+                })?;
         let array = DistArray {
             ctx,
-            id: ctx.next_array(),
             dist,
             block: Some(block),
             mine,
+            local_elements,
+            prefetched: PrefetchTable::new(),
             remote_reads: AtomicU64::new(0),
             _type: PhantomData,
         };
-        let mut layout = [0u64; 6];
-        for k in 0..D {
-            (layout[k], layout[3 + k]) = (mine.lo[k] as u64, mine.hi[k] as u64);
-        }
+        let layout: [u64; METADATA_WORDS] = domain_words(&mine);
         let part = array.part(ctx.rank())?;
-        ctx.rt
+        ctx.runtime()
             .put_blocking(part.layout, bytemuck::cast_slice(&layout))?;
-        let zeros = vec![T::zeroed(); mine.len()];
-        ctx.rt
-            .put_blocking(part.elements, bytemuck::cast_slice(&zeros))?;
+        zero_fill(ctx, part.elements, mine.len() * std::mem::size_of::<T>())?;
         ctx.barrier()?;
         Ok(array)
     }
@@ -115,39 +126,72 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// The rank owning `index` (an error outside the index space).
     pub fn owner(&self, index: [usize; D]) -> Result<u32> {
         self.dist.owner(index).ok_or_else(|| {
-            Error::invalid(
-                "DistArray index",
-                format!("{index:?} lies outside the array's {:?}", self.domain()),
-            )
+            DarrayError::IndexOutside {
+                index: index.to_vec(),
+                extents: self.domain().hi.to_vec(),
+            }
+            .into()
         })
     }
 
-    /// Reads element `index`: from the local block, prefetched data, or the owner.
+    /// Reads element `index`: from the local block, prefetched data, or the owner, tried
+    /// in that order. A fresh prefetched element is read without a lock.
+    #[inline(always)]
     pub fn get(&self, index: [usize; D]) -> Result<T> {
-        let owner = self.owner(index)?;
-        if owner != self.ctx.rank() {
-            if let Some(value) = self.access_prefetch(owner, index)? {
-                return Ok(value);
-            }
-            self.remote_reads.fetch_add(1, Ordering::Relaxed);
+        if self.mine.contains(index) {
+            let at = self.mine.linear(index) * std::mem::size_of::<T>();
+            return self.read_element(self.local_elements, at as u64);
         }
+        if let Some((entry, at)) = self.prefetched.find(index) {
+            return entry.value(self.ctx.runtime(), at, self.ctx.acquires());
+        }
+        self.get_remote(index)
+    }
+
+    #[cold]
+    fn get_remote(&self, index: [usize; D]) -> Result<T> {
+        let owner = self.owner(index)?;
+        self.remote_reads.fetch_add(1, Ordering::Relaxed);
+        let at = self.dist.block_of(owner).linear(index) * std::mem::size_of::<T>();
+        self.read_element(self.part(owner)?.elements, at as u64)
+    }
+
+    /// The element `at` bytes after `first`.
+    #[inline(always)]
+    fn read_element(&self, first: GlobalAddr, at: u64) -> Result<T> {
+        let src = first.offset(at).ok_or(Error::LengthOverflow {
+            what: "distributed array element",
+        })?;
         let mut value = T::zeroed();
-        self.ctx.rt.get_blocking(
-            bytemuck::bytes_of_mut(&mut value),
-            self.element(owner, index)?,
-        )?;
+        self.ctx
+            .runtime()
+            .get_blocking(bytemuck::bytes_of_mut(&mut value), src)?;
         Ok(value)
     }
 
     /// Writes element `index` at its owner (visible there on return) and in this rank's
     /// prefetched copy of it, if any (write-through).
+    #[inline]
     pub fn set(&self, index: [usize; D], value: T) -> Result<()> {
+        if self.mine.contains(index) {
+            let at = (self.mine.linear(index) * std::mem::size_of::<T>()) as u64;
+            let dst = self
+                .local_elements
+                .offset(at)
+                .ok_or(Error::LengthOverflow {
+                    what: "distributed array element",
+                })?;
+            return self
+                .ctx
+                .runtime()
+                .put_blocking(dst, bytemuck::bytes_of(&value));
+        }
         let owner = self.owner(index)?;
         self.ctx
-            .rt
+            .runtime()
             .put_blocking(self.element(owner, index)?, bytemuck::bytes_of(&value))?;
         if owner != self.ctx.rank() {
-            self.ctx.buffer.write_through(self.id, owner, index, value);
+            self.prefetched.write_through(index, value);
         }
         Ok(())
     }
@@ -160,8 +204,24 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// Reads the elements of `slice` (inside the array), stored densely over it,
     /// dimension 0 fastest: one strided get per rank whose block it meets.
     pub fn read_slice(&self, slice: Domain<D>) -> Result<Vec<T>> {
-        self.check_slice("read_slice", &slice)?;
         let mut out = vec![T::zeroed(); slice.len()];
+        self.read_slice_into(slice, &mut out)?;
+        Ok(out)
+    }
+
+    /// Reads the elements of `slice` (inside the array) into `out`, which holds exactly
+    /// its elements, stored densely over it (dimension 0 fastest): one strided get per
+    /// rank whose block it meets.
+    pub fn read_slice_into(&self, slice: Domain<D>, out: &mut [T]) -> Result<()> {
+        self.check_slice("read_slice", &slice)?;
+        if out.len() != slice.len() {
+            return Err(DarrayError::LengthMismatch {
+                call: "read_slice_into",
+                values: out.len(),
+                slice_len: slice.len(),
+            }
+            .into());
+        }
         for rank in 0..self.ctx.procs() {
             let block = self.dist.block_of(rank);
             let part = slice.intersect(&block);
@@ -169,7 +229,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
                 continue;
             }
             let src = self.element(rank, part.lo)?;
-            self.ctx.rt.get_section(
+            self.ctx.runtime().get_section(
                 &mut out[slice.linear(part.lo)..],
                 slice.dense_strides(),
                 part.extents(),
@@ -177,7 +237,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
                 block.dense_strides(),
             )?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Writes `values` (stored densely over `slice`, dimension 0 fastest) to the elements
@@ -186,10 +246,12 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     pub fn write_slice(&self, slice: Domain<D>, values: &[T]) -> Result<()> {
         self.check_slice("write_slice", &slice)?;
         if values.len() != slice.len() {
-            return Err(Error::invalid(
-                "write_slice",
-                format!("{} values for a slice of {}", values.len(), slice.len()),
-            ));
+            return Err(DarrayError::LengthMismatch {
+                call: "write_slice",
+                values: values.len(),
+                slice_len: slice.len(),
+            }
+            .into());
         }
         for rank in 0..self.ctx.procs() {
             let block = self.dist.block_of(rank);
@@ -198,7 +260,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
                 continue;
             }
             let dst = self.element(rank, part.lo)?;
-            self.ctx.rt.put_section(
+            self.ctx.runtime().put_section(
                 &values[slice.linear(part.lo)..],
                 slice.dense_strides(),
                 part.extents(),
@@ -218,71 +280,79 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// block (its whole block with `None`) into this rank's buffer. A slice outside the
     /// source's block, or this rank as the source, is an error.
     pub fn request_prefetch(
-        &self,
+        &mut self,
         source: u32,
         slice: Option<Domain<D>>,
         how: Prefetch,
     ) -> Result<()> {
-        if source >= self.ctx.procs() {
-            return Err(Error::RankOutOfRange {
-                rank: source,
-                procs: self.ctx.procs(),
-            });
+        let procs = self.ctx.procs();
+        if source >= procs {
+            return Err(DarrayError::SourceOutOfRange {
+                source_rank: source,
+                procs,
+            }
+            .into());
         }
         if source == self.ctx.rank() {
-            return Err(Error::invalid(
-                "request_prefetch",
-                "the source is this rank: its block is local",
-            ));
+            return Err(DarrayError::SourceIsLocal {
+                source_rank: source,
+            }
+            .into());
         }
         let block = self.dist.block_of(source);
         let slice = slice.unwrap_or(block);
         if !block.contains_domain(&slice) {
-            return Err(Error::invalid(
-                "request_prefetch",
-                format!("the slice {slice:?} is not inside rank {source}'s block {block:?}"),
-            ));
+            return Err(DarrayError::SliceNotInSource {
+                source_rank: source,
+                lo: slice.lo.to_vec(),
+                hi: slice.hi.to_vec(),
+            }
+            .into());
         }
         if slice.is_empty() {
             return Ok(());
         }
         let request = Request {
-            array: self.id,
             source_rank: source,
             source: self.part(source)?,
             slice,
             how,
         };
-        self.ctx
-            .buffer
-            .request::<T, D>(&self.ctx.rt, request, self.ctx.acquires())
+        let entry = Entry::<T, D>::request(self.ctx.runtime(), request, self.ctx.acquires())?;
+        let bytes = self.prefetched.push(entry);
+        self.ctx.add_prefetched(bytes);
+        Ok(())
     }
 
     /// Low-level access (LAPPS's `accessPrefetch`): the prefetched value of `index` from
     /// `source`, or `None` when it is not prefetched. A stale automatically consistent
     /// entry is refilled first.
     pub fn access_prefetch(&self, source: u32, index: [usize; D]) -> Result<Option<T>> {
-        self.ctx
-            .buffer
-            .access(&self.ctx.rt, self.id, source, index, self.ctx.acquires())
+        match self.prefetched.find_from(source, index) {
+            Some((entry, at)) => entry
+                .value(self.ctx.runtime(), at, self.ctx.acquires())
+                .map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Refills every prefetched slice of this array now (the only refresh of manually
     /// consistent data).
     pub fn update_prefetch(&self) -> Result<()> {
-        self.ctx
-            .buffer
-            .update::<T, D>(&self.ctx.rt, self.id, self.ctx.acquires())
+        self.prefetched
+            .update(self.ctx.runtime(), self.ctx.acquires())
     }
 
-    /// Drops this rank's prefetched data of this array; returns its bytes.
-    pub fn evict_prefetch(&self) -> usize {
-        self.ctx.buffer.evict(self.id)
+    /// Drops this rank's prefetched data of this array; returns the bytes it freed.
+    pub fn evict_prefetch(&mut self) -> usize {
+        let bytes = self.prefetched.evict();
+        self.ctx.remove_prefetched(bytes);
+        bytes
     }
 
     /// Bytes of this rank's prefetched data of this array.
     pub fn prefetch_bytes(&self) -> usize {
-        self.ctx.buffer.bytes_of(Some(self.id))
+        self.prefetched.bytes()
     }
 
     /// Collective: evicts this rank's prefetched data of the array and frees the array on
@@ -291,7 +361,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
         self.evict_prefetch();
         self.ctx.barrier()?;
         match self.block.take() {
-            Some(block) => self.ctx.rt.free(block),
+            Some(block) => self.ctx.runtime().free(block),
             None => Ok(()),
         }
     }
@@ -325,15 +395,45 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
         if self.domain().contains_domain(slice) {
             Ok(())
         } else {
-            Err(Error::invalid(
+            Err(DarrayError::SliceOutside {
                 call,
-                format!(
-                    "the slice {slice:?} is not inside the array's {:?}",
-                    self.domain()
-                ),
-            ))
+                lo: slice.lo.to_vec(),
+                hi: slice.hi.to_vec(),
+                extents: self.domain().hi.to_vec(),
+            }
+            .into())
         }
     }
+}
+
+impl<T, const D: usize> Drop for DistArray<'_, T, D> {
+    fn drop(&mut self) {
+        self.ctx.remove_prefetched(self.prefetched.bytes());
+        if let (Some(block), false) = (&self.block, std::thread::panicking()) {
+            self.ctx.report_leak(format!(
+                "DistArray<{}, {D}> of extents {:?} ({} bytes at heap offset {:#x})",
+                std::any::type_name::<T>(),
+                self.dist.domain().hi,
+                block.len(),
+                block.heap_offset()
+            ));
+        }
+    }
+}
+
+/// Writes `bytes` zero bytes from `first` on, a bounded piece at a time (no buffer the
+/// size of the block).
+fn zero_fill(ctx: &Darrays, first: GlobalAddr, bytes: usize) -> Result<()> {
+    const PIECE: usize = 64 * 1024;
+    let zeros = vec![0u8; PIECE.min(bytes)];
+    for start in (0..bytes).step_by(PIECE) {
+        let at = first.offset(start as u64).ok_or(Error::LengthOverflow {
+            what: "distributed array block",
+        })?;
+        ctx.runtime()
+            .put_blocking(at, &zeros[..PIECE.min(bytes - start)])?;
+    }
+    Ok(())
 }
 
 /// Checks, collectively, that every rank builds the same array: the same element size,
@@ -350,18 +450,16 @@ fn agree_on_shape<T, const D: usize>(
         shape[2 + k] = extents[k] as u64;
         shape[5 + k] = u64::from(grid.dims()[k]);
     }
-    let world: &World = &ctx.rt;
+    let world: &World = ctx.runtime();
     let mut all = vec![0u64; 8 * ctx.procs() as usize];
     world.team().allgather(world, &shape, &mut all)?;
     match all.chunks(8).position(|other| other != shape) {
         None => Ok(()),
-        Some(rank) => Err(Error::invalid(
-            "DistArray",
-            format!(
-                "rank {rank} builds a different array (dimensions, element size, extents, \
-                 grid: {:?}; this rank: {shape:?})",
-                &all[8 * rank..8 * rank + 8]
-            ),
-        )),
+        Some(rank) => Err(DarrayError::ShapeMismatch {
+            rank: rank as u32,
+            theirs: all[8 * rank..8 * rank + 8].to_vec(),
+            mine: shape.to_vec(),
+        }
+        .into()),
     }
 }

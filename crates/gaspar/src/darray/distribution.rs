@@ -2,7 +2,8 @@
 //! index space each rank owns ([`Block`]), computed as Chapel's `Block` distribution does.
 
 use super::domain::Domain;
-use crate::error::{Error, Result};
+use super::error::DarrayError;
+use crate::error::Result;
 
 /// A `D`-dimensional grid of ranks. Rank r sits at the coordinates of r in the grid
 /// stored with the last dimension varying fastest (Chapel's `targetLocales` order).
@@ -32,10 +33,11 @@ impl<const D: usize> Grid<D> {
     pub fn new(dims: [u32; D], procs: u32) -> Result<Grid<D>> {
         let size = dims.iter().try_fold(1u32, |acc, &d| acc.checked_mul(d));
         if size != Some(procs) {
-            return Err(Error::invalid(
-                "darray grid",
-                format!("a {dims:?} grid of ranks does not hold the job's {procs} ranks"),
-            ));
+            return Err(DarrayError::GridMismatch {
+                dims: dims.to_vec(),
+                procs,
+            }
+            .into());
         }
         Ok(Grid { dims })
     }

@@ -13,7 +13,7 @@ use crate::error::Result;
 impl<T: Pod + Send + Sync, const D: usize> DistArray<'_, T, D> {
     /// Prefetches the rows of this rank's block: every element whose index along
     /// dimension 0 this rank owns (the blocks of the ranks in its row of the grid).
-    pub fn row_wise_prefetch(&self, how: Prefetch) -> Result<()> {
+    pub fn row_wise_prefetch(&mut self, how: Prefetch) -> Result<()> {
         let mine = self.local_domain();
         let mut rows = self.domain();
         (rows.lo[0], rows.hi[0]) = (mine.lo[0], mine.hi[0]);
@@ -22,7 +22,7 @@ impl<T: Pod + Send + Sync, const D: usize> DistArray<'_, T, D> {
 
     /// Prefetches the columns of this rank's block: every element whose index along the
     /// last dimension this rank owns.
-    pub fn col_wise_prefetch(&self, how: Prefetch) -> Result<()> {
+    pub fn col_wise_prefetch(&mut self, how: Prefetch) -> Result<()> {
         let mine = self.local_domain();
         let mut cols = self.domain();
         (cols.lo[D - 1], cols.hi[D - 1]) = (mine.lo[D - 1], mine.hi[D - 1]);
@@ -31,7 +31,7 @@ impl<T: Pod + Send + Sync, const D: usize> DistArray<'_, T, D> {
 
     /// Prefetches what a transpose reads: the elements at this rank's indices reversed
     /// (in 2-D, `A[j, i]` for every `(i, j)` this rank owns).
-    pub fn transpose_prefetch(&self, how: Prefetch) -> Result<()> {
+    pub fn transpose_prefetch(&mut self, how: Prefetch) -> Result<()> {
         let mine = self.local_domain();
         let mut reversed = mine;
         reversed.lo.reverse();
@@ -40,16 +40,17 @@ impl<T: Pod + Send + Sync, const D: usize> DistArray<'_, T, D> {
     }
 
     /// Prefetches the whole array (every other rank's block).
-    pub fn all_to_all_prefetch(&self, how: Prefetch) -> Result<()> {
+    pub fn all_to_all_prefetch(&mut self, how: Prefetch) -> Result<()> {
         self.custom_prefetch(&[self.domain()], how)
     }
 
     /// Prefetches the indices of `domains` (this rank's own list): the parts that other
     /// ranks own, one request per source rank and domain. Local indices and indices
     /// outside the array are left out.
-    pub fn custom_prefetch(&self, domains: &[Domain<D>], how: Prefetch) -> Result<()> {
+    pub fn custom_prefetch(&mut self, domains: &[Domain<D>], how: Prefetch) -> Result<()> {
         let whole = self.domain();
-        for source in (0..self.distribution().grid().size()).filter(|&r| r != self.rank()) {
+        let me = self.rank();
+        for source in (0..self.distribution().grid().size()).filter(|&r| r != me) {
             let block = self.distribution().block_of(source);
             let mut requested: Vec<Domain<D>> = Vec::new();
             for domain in domains {

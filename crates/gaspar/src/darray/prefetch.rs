@@ -1,17 +1,26 @@
-//! The prefetch core (LAPPS's low-level interface): the rank's [`PrefetchBuffer`] of
-//! entries, each one slice of one source rank's block of one array, with its consistency
-//! record, filled by one-sided strided gets.
+//! The prefetch core (LAPPS's low-level interface): one [`Entry`] holds a copy of one slice
+//! of one source rank's block, filled by one-sided strided gets, with its consistency
+//! record. Reading a fresh entry takes no lock: one atomic load of the fill's acquire count
+//! (automatic consistency only) and the element's word(s).
 
-use std::any::Any;
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use bytemuck::Pod;
 
 use super::domain::Domain;
+use super::error::DarrayError;
+use super::serial::{words_domain, SerialLayout, METADATA_WORDS};
+use super::words::Words;
 use crate::error::{Error, Result};
 use crate::gma::GlobalPtr;
 use crate::gmem::GlobalAddr;
 use crate::strided::Strided;
+
+/// Most bytes a fill stages at once (it gets the slice in pieces of at most this size and
+/// copies each into the entry), so a fill's transient memory stays small.
+const FILL_STAGE_BYTES: usize = 64 * 1024;
 
 /// How a prefetch keeps its data consistent and how it finds the source's data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,8 +57,8 @@ impl Prefetch {
 }
 
 /// Where a source rank's part of an array lies: its published layout (the block it owns,
-/// as 6 words: the lows of dimensions 0..3, then the highs; unused dimensions 0) and its
-/// elements, stored densely over that block.
+/// as metadata words, see [`METADATA_WORDS`]) and its elements, stored densely over that
+/// block.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SourcePart {
     /// The layout words.
@@ -61,240 +70,200 @@ pub(super) struct SourcePart {
 impl SourcePart {
     /// Reads the source's block from its published layout (one get).
     pub fn read_block<const D: usize>(&self, rt: &Strided) -> Result<Domain<D>> {
-        let mut words = [0u64; 6];
+        let mut words = [0u64; METADATA_WORDS];
         rt.get_blocking(bytemuck::cast_slice_mut(&mut words), self.layout)?;
-        Ok(Domain {
-            lo: std::array::from_fn(|k| words[k] as usize),
-            hi: std::array::from_fn(|k| words[3 + k] as usize),
-        })
+        Ok(words_domain(&words))
     }
-}
-
-/// The data of an entry and the acquire count it was filled at (`None`: never filled).
-struct Filled<T> {
-    at: Option<u64>,
-    data: Vec<T>,
-}
-
-/// One entry's typed part: a slice of the source's block and its copy.
-struct Prefetched<T, const D: usize> {
-    slice: Domain<D>,
-    source: SourcePart,
-    /// The source's block, when the domain is static (read at the request).
-    static_block: Option<Domain<D>>,
-    consistent: bool,
-    filled: RwLock<Filled<T>>,
-}
-
-impl<T: Pod, const D: usize> Prefetched<T, D> {
-    fn read(&self) -> RwLockReadGuard<'_, Filled<T>> {
-        self.filled.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn write(&self) -> RwLockWriteGuard<'_, Filled<T>> {
-        self.filled.write().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Copies the slice from the source into `filled` (a strided get; the source is
-    /// passive) and records the acquire count `now`.
-    fn fill(&self, rt: &Strided, filled: &mut Filled<T>, now: u64) -> Result<()> {
-        let block = match self.static_block {
-            Some(block) => block,
-            None => self.source.read_block(rt)?,
-        };
-        if !block.contains_domain(&self.slice) {
-            return Err(Error::invalid(
-                "prefetch fill",
-                format!(
-                    "the slice {:?} no longer lies in the source's block {block:?}",
-                    self.slice
-                ),
-            ));
-        }
-        let first = (block.linear(self.slice.lo) * std::mem::size_of::<T>()) as u64;
-        let src = self
-            .source
-            .elements
-            .offset(first)
-            .ok_or(Error::LengthOverflow {
-                what: "prefetch source offset",
-            })?;
-        rt.get_section(
-            &mut filled.data,
-            self.slice.dense_strides(),
-            self.slice.extents(),
-            GlobalPtr::new(src),
-            block.dense_strides(),
-        )?;
-        filled.at = Some(now);
-        Ok(())
-    }
-
-    /// The prefetched value of `index` (in the slice), refilled first when stale.
-    fn value(&self, rt: &Strided, index: [usize; D], now: u64) -> Result<T> {
-        let at = self.slice.linear(index);
-        {
-            let filled = self.read();
-            if !self.consistent || filled.at == Some(now) {
-                return Ok(filled.data[at]);
-            }
-        }
-        let mut filled = self.write();
-        if filled.at != Some(now) {
-            self.fill(rt, &mut filled, now)?;
-        }
-        Ok(filled.data[at])
-    }
-}
-
-/// One entry of the buffer.
-struct Entry {
-    array: u64,
-    source: u32,
-    bytes: usize,
-    /// A `Prefetched<T, D>` of the array's `T` and `D`.
-    typed: Box<dyn Any + Send + Sync>,
-}
-
-/// A rank's prefetched data, for every array: a list of entries. Readers of entries do
-/// not serialize (each entry has its own readers-writer lock); requests and evictions
-/// take the list's write lock.
-#[derive(Default)]
-pub(super) struct PrefetchBuffer {
-    entries: RwLock<Vec<Entry>>,
 }
 
 /// What a request asks for.
 pub(super) struct Request<const D: usize> {
-    pub array: u64,
     pub source_rank: u32,
     pub source: SourcePart,
     pub slice: Domain<D>,
     pub how: Prefetch,
 }
 
-impl PrefetchBuffer {
-    fn entries(&self) -> RwLockReadGuard<'_, Vec<Entry>> {
-        self.entries.read().unwrap_or_else(PoisonError::into_inner)
-    }
+/// A prefetched copy of one slice of one source's block.
+pub(super) struct Entry<T, const D: usize> {
+    source_rank: u32,
+    layout: SerialLayout<D>,
+    source: SourcePart,
+    /// The source's block, when the domain is static (read at the request).
+    static_block: Option<Domain<D>>,
+    consistent: bool,
+    /// 1 + the acquire count at the last fill; 0 before the first.
+    filled_at: AtomicU64,
+    /// Held by the one thread refilling the entry (readers of a fresh entry never take it).
+    refill: Mutex<()>,
+    data: Words,
+    _type: PhantomData<fn() -> T>,
+}
 
-    fn entries_mut(&self) -> RwLockWriteGuard<'_, Vec<Entry>> {
-        self.entries.write().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Adds an entry for `request`. A static domain reads the source's layout now; a
-    /// manually consistent entry is filled now, an automatically consistent one at its
-    /// first read (paper 5.3.1).
-    pub fn request<T: Pod + Send + Sync, const D: usize>(
-        &self,
-        rt: &Strided,
-        request: Request<D>,
-        now: u64,
-    ) -> Result<()> {
-        let static_block = if request.how.static_domain {
-            Some(request.source.read_block(rt)?)
-        } else {
-            None
+impl<T: Pod, const D: usize> Entry<T, D> {
+    /// The entry `request` asks for. A static domain reads the source's layout now; a
+    /// manually consistent entry is filled now (at acquire count `now`), an automatically
+    /// consistent one at its first read (paper 5.3.1).
+    pub fn request(rt: &Strided, request: Request<D>, now: u64) -> Result<Entry<T, D>> {
+        let static_block = match request.how.static_domain {
+            true => Some(request.source.read_block(rt)?),
+            false => None,
         };
-        let len = request.slice.len();
-        let prefetched = Prefetched::<T, D> {
-            slice: request.slice,
+        let layout = SerialLayout::new(request.slice, std::mem::size_of::<T>());
+        let entry = Entry {
+            source_rank: request.source_rank,
+            layout,
             source: request.source,
             static_block,
             consistent: request.how.consistent,
-            filled: RwLock::new(Filled {
-                at: None,
-                data: vec![T::zeroed(); len],
-            }),
+            filled_at: AtomicU64::new(0),
+            refill: Mutex::new(()),
+            data: Words::zeroed(layout.data_bytes()),
+            _type: PhantomData,
         };
-        if !request.how.consistent {
-            let mut filled = prefetched.write();
-            prefetched.fill(rt, &mut filled, now)?;
+        if !entry.consistent {
+            entry.refill(rt, now)?;
         }
-        self.entries_mut().push(Entry {
-            array: request.array,
-            source: request.source_rank,
-            bytes: len * std::mem::size_of::<T>(),
-            typed: Box::new(prefetched),
-        });
-        Ok(())
+        Ok(entry)
     }
 
-    /// The prefetched value of `index` of `array` from `source`, or `None` when it is not
-    /// prefetched. A stale automatically consistent entry is refilled first.
-    pub fn access<T: Pod, const D: usize>(
-        &self,
-        rt: &Strided,
-        array: u64,
-        source: u32,
-        index: [usize; D],
-        now: u64,
-    ) -> Result<Option<T>> {
-        let entries = self.entries();
-        for entry in entries.iter() {
-            if entry.array != array || entry.source != source {
-                continue;
-            }
-            if let Some(p) = entry.typed.downcast_ref::<Prefetched<T, D>>() {
-                if p.slice.contains(index) {
-                    return p.value(rt, index, now).map(Some);
-                }
-            }
-        }
-        Ok(None)
+    /// The source rank.
+    pub fn source_rank(&self) -> u32 {
+        self.source_rank
     }
 
-    /// Writes `value` into every prefetched copy of `index` of `array` from `source`
-    /// (the write-through's local half; the caller wrote the owner).
-    pub fn write_through<T: Pod, const D: usize>(
-        &self,
-        array: u64,
-        source: u32,
-        index: [usize; D],
-        value: T,
-    ) {
-        for entry in self.entries().iter() {
-            if entry.array != array || entry.source != source {
-                continue;
-            }
-            if let Some(p) = entry.typed.downcast_ref::<Prefetched<T, D>>() {
-                if p.slice.contains(index) {
-                    p.write().data[p.slice.linear(index)] = value;
-                }
-            }
-        }
-    }
-
-    /// Refills every entry of `array` now.
-    pub fn update<T: Pod, const D: usize>(&self, rt: &Strided, array: u64, now: u64) -> Result<()> {
-        for entry in self.entries().iter().filter(|e| e.array == array) {
-            if let Some(p) = entry.typed.downcast_ref::<Prefetched<T, D>>() {
-                let mut filled = p.write();
-                p.fill(rt, &mut filled, now)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Drops every entry of `array`; returns the bytes of data they held.
-    pub fn evict(&self, array: u64) -> usize {
-        let mut entries = self.entries_mut();
-        let before: usize = entries.iter().map(|e| e.bytes).sum();
-        entries.retain(|e| e.array != array);
-        before - entries.iter().map(|e| e.bytes).sum::<usize>()
-    }
-
-    /// Bytes of data held for `array` (every array with `None`).
-    pub fn bytes_of(&self, array: Option<u64>) -> usize {
-        self.entries()
-            .iter()
-            .filter(|e| array.map_or(true, |a| a == e.array))
-            .map(|e| e.bytes)
-            .sum()
-    }
-
-    /// Bytes of data held for every array.
+    /// Bytes of prefetched data held (the data's storage rounds it up to whole words).
     pub fn bytes(&self) -> usize {
-        self.bytes_of(None)
+        self.layout.data_bytes()
+    }
+
+    /// Byte offset of `index` in the entry's data, `None` when it does not hold `index`.
+    #[inline(always)]
+    pub fn offset_of(&self, index: [usize; D]) -> Option<usize> {
+        self.layout.byte_offset(index)
+    }
+
+    /// The element at byte `at` (from [`offset_of`](Self::offset_of)); an automatically
+    /// consistent entry filled before acquire count `now` is refilled first.
+    #[inline(always)]
+    pub fn value(&self, rt: &Strided, at: usize, now: u64) -> Result<T> {
+        if self.consistent && self.filled_at.load(Ordering::Acquire) != now + 1 {
+            self.refill_if_stale(rt, now)?;
+        }
+        Ok(self.data.load(at))
+    }
+
+    /// Writes `value` at byte `at` of the copy (the write-through's local half).
+    pub fn write(&self, at: usize, value: T) {
+        self.data.store(at, bytemuck::bytes_of(&value));
+    }
+
+    /// Refills the entry now, at acquire count `now`.
+    pub fn refill(&self, rt: &Strided, now: u64) -> Result<()> {
+        let _one_filler = self.refill.lock().unwrap_or_else(PoisonError::into_inner);
+        self.fill(rt)?;
+        self.filled_at.store(now + 1, Ordering::Release);
+        Ok(())
+    }
+
+    #[cold]
+    fn refill_if_stale(&self, rt: &Strided, now: u64) -> Result<()> {
+        let _one_filler = self.refill.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.filled_at.load(Ordering::Acquire) != now + 1 {
+            self.fill(rt)?;
+            self.filled_at.store(now + 1, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Copies the slice from the source (strided gets; the source is passive), in pieces
+    /// of at most [`FILL_STAGE_BYTES`]. The caller holds `refill`.
+    fn fill(&self, rt: &Strided) -> Result<()> {
+        let slice = self.layout.slice();
+        let block = match self.static_block {
+            Some(block) => block,
+            None => self.source.read_block(rt)?,
+        };
+        if !block.contains_domain(&slice) {
+            return Err(DarrayError::SourceChanged {
+                source_rank: self.source_rank,
+                lo: slice.lo.to_vec(),
+                hi: slice.hi.to_vec(),
+            }
+            .into());
+        }
+        let stage_len = (FILL_STAGE_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+        let mut stage = vec![T::zeroed(); stage_len.min(slice.len())];
+        for piece in pieces(slice, stage_len) {
+            let first = (block.linear(piece.lo) * std::mem::size_of::<T>()) as u64;
+            let src = self
+                .source
+                .elements
+                .offset(first)
+                .ok_or(Error::LengthOverflow {
+                    what: "prefetch source offset",
+                })?;
+            let staged = &mut stage[..piece.len()];
+            rt.get_section(
+                staged,
+                piece.dense_strides(),
+                piece.extents(),
+                GlobalPtr::new(src),
+                block.dense_strides(),
+            )?;
+            let at = slice.linear(piece.lo) * std::mem::size_of::<T>();
+            self.data.store(at, bytemuck::cast_slice(staged));
+        }
+        Ok(())
+    }
+}
+
+/// `slice` cut into pieces of at most `most` elements (at least one element each), each
+/// contiguous in the slice's dense storage: whole in the dimensions below the one cut,
+/// one index in those above it.
+fn pieces<const D: usize>(slice: Domain<D>, most: usize) -> Vec<Domain<D>> {
+    let mut out = Vec::new();
+    cut(slice, D.saturating_sub(1), most, &mut out);
+    out
+}
+
+fn cut<const D: usize>(domain: Domain<D>, k: usize, most: usize, out: &mut Vec<Domain<D>>) {
+    if domain.len() <= most {
+        out.push(domain);
+        return;
+    }
+    let below: usize = domain.extents()[..k].iter().product();
+    if below <= most || k == 0 {
+        let step = (most / below.max(1)).max(1);
+        for lo in (domain.lo[k]..domain.hi[k]).step_by(step) {
+            let mut piece = domain;
+            (piece.lo[k], piece.hi[k]) = (lo, (lo + step).min(domain.hi[k]));
+            out.push(piece);
+        }
+    } else {
+        for i in domain.lo[k]..domain.hi[k] {
+            let mut slab = domain;
+            (slab.lo[k], slab.hi[k]) = (i, i + 1);
+            cut(slab, k - 1, most, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_tile_the_slice_in_storage_order_within_the_limit() {
+        let slice = Domain::new([1, 2, 3], [6, 9, 7]);
+        for most in [1, 4, 5, 12, 35, 36, 1000] {
+            let mut next = 0;
+            for piece in pieces(slice, most) {
+                assert!(piece.len() <= most.max(1), "{piece:?} over {most}");
+                assert_eq!(slice.linear(piece.lo), next, "contiguous, {most}");
+                next += piece.len();
+            }
+            assert_eq!(next, slice.len());
+        }
     }
 }

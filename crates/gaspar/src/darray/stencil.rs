@@ -15,7 +15,7 @@ impl<T: Pod + Send + Sync, const D: usize> DistArray<'_, T, D> {
     /// dimension (a plus-shaped operator). Indices outside the array are left out. One
     /// entry per source rank and direction; each rank requests its own halo (see
     /// [`custom_prefetch`](Self::custom_prefetch)).
-    pub fn stencil_prefetch(&self, depth: usize, corners: bool, how: Prefetch) -> Result<()> {
+    pub fn stencil_prefetch(&mut self, depth: usize, corners: bool, how: Prefetch) -> Result<()> {
         let mine = self.local_domain();
         if mine.is_empty() || depth == 0 {
             return Ok(());

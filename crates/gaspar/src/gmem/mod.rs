@@ -292,6 +292,9 @@ impl Collective {
     }
 }
 
+/// Allocations [`GlobalMemory`] remembers for its heap check's hot path.
+const REACH_SLOTS: usize = 4;
+
 /// The global-memory layer of one rank.
 ///
 /// ```no_run
@@ -304,11 +307,12 @@ impl Collective {
 pub struct GlobalMemory {
     world: World,
     heap: SharedHeap,
-    /// The last live symmetric allocation a heap access was found inside, as one word
-    /// (heap offset / [`heap::ALIGN`] in the high 32 bits, length in the low 32; 0 for
-    /// none): an access inside it skips the allocator's lookup (the 8-byte hot path).
+    /// The last live symmetric allocations heap accesses were found inside, each as one
+    /// word (heap offset / [`heap::ALIGN`] in the high 32 bits, length in the low 32; 0
+    /// for none), in the slot its offset picks: an access inside one skips the allocator's
+    /// lookup (the 8-byte hot path), also when a loop alternates between a few arrays.
     /// Emptied, under the heap's lock, whenever a block stops being live.
-    last_reach: AtomicU64,
+    last_reach: [AtomicU64; REACH_SLOTS],
     /// Collective calls made so far (see [`Collective::encode`]). Held for the whole of
     /// a collective, so that collectives called by several threads of this rank run one
     /// after another, each with its own sequence number.
@@ -343,7 +347,7 @@ impl GlobalMemory {
         GlobalMemory {
             world,
             heap: Arc::new(Mutex::new(HeapAllocator::new(heap_len))),
-            last_reach: AtomicU64::new(0),
+            last_reach: Default::default(),
             collectives: Mutex::new(0),
             registry: Mutex::new(Registry::default()),
         }
@@ -437,12 +441,14 @@ impl GlobalMemory {
     /// allocator.
     #[inline]
     fn check_heap(&self, ga: GlobalAddr, offset: u64, len: u64) -> Result<()> {
-        let last = self.last_reach.load(Ordering::Relaxed);
-        let start = (last >> 32) * heap::ALIGN;
-        let span = last & u64::from(u32::MAX);
-        let into = offset.wrapping_sub(start);
-        if into <= span && len <= span - into {
-            return Ok(());
+        for slot in &self.last_reach {
+            let last = slot.load(Ordering::Relaxed);
+            let start = (last >> 32) * heap::ALIGN;
+            let span = last & u64::from(u32::MAX);
+            let into = offset.wrapping_sub(start);
+            if into <= span && len <= span - into {
+                return Ok(());
+            }
         }
         self.check_heap_slow(ga, offset, len)
     }
@@ -465,7 +471,7 @@ impl GlobalMemory {
                 if let (false, Ok(span)) = (a.local, u32::try_from(a.len)) {
                     // Under the heap's lock, so that a free cannot slip in between.
                     let start = a.offset / heap::ALIGN;
-                    self.last_reach
+                    self.last_reach[start as usize % REACH_SLOTS]
                         .store((start << 32) | u64::from(span), Ordering::Relaxed);
                 }
                 Ok(())
@@ -485,7 +491,9 @@ impl GlobalMemory {
     fn release<R>(&self, f: impl FnOnce(&mut HeapAllocator) -> R) -> R {
         let mut heap = lock(&self.heap);
         let result = f(&mut heap);
-        self.last_reach.store(0, Ordering::Relaxed);
+        for slot in &self.last_reach {
+            slot.store(0, Ordering::Relaxed);
+        }
         result
     }
 

@@ -1,0 +1,107 @@
+//! The block distribution's serialization helpers (LAPPS Appendix A's utility functions):
+//! how a slice of a block is laid out in a prefetch buffer ([`SerialLayout`]) and how a
+//! domain travels as metadata words.
+
+use super::domain::Domain;
+
+/// Words of a domain's metadata: the lows of dimensions 0..3, then the highs (unused
+/// dimensions 0).
+pub const METADATA_WORDS: usize = 6;
+
+/// A slice of `T` elements stored densely (dimension 0 varying fastest) in a buffer: the
+/// layout of prefetched data, and of the data a block's owner sends for a slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SerialLayout<const D: usize> {
+    slice: Domain<D>,
+    element_bytes: usize,
+}
+
+impl<const D: usize> SerialLayout<D> {
+    /// `slice` of elements of `element_bytes` bytes.
+    pub fn new(slice: Domain<D>, element_bytes: usize) -> SerialLayout<D> {
+        SerialLayout {
+            slice,
+            element_bytes,
+        }
+    }
+
+    /// The slice laid out.
+    pub fn slice(&self) -> Domain<D> {
+        self.slice
+    }
+
+    /// Bytes of the serialized data (LAPPS's `getSerializedSize`).
+    pub fn data_bytes(&self) -> usize {
+        self.slice.len() * self.element_bytes
+    }
+
+    /// The metadata describing the slice (LAPPS's `serializeMetadata`).
+    pub fn metadata(&self) -> [u64; METADATA_WORDS] {
+        domain_words(&self.slice)
+    }
+
+    /// Byte offset of `index` in the data, `None` outside the slice (LAPPS's
+    /// `getByteOffsetFromIdx`).
+    #[inline(always)]
+    pub fn byte_offset(&self, index: [usize; D]) -> Option<usize> {
+        self.slice
+            .contains(index)
+            .then(|| self.slice.linear(index) * self.element_bytes)
+    }
+
+    /// The index of the element at byte `offset`, `None` past the data or inside an
+    /// element (LAPPS's `getIdxFromByteOffset`).
+    pub fn index_at(&self, offset: usize) -> Option<[usize; D]> {
+        if self.element_bytes == 0
+            || offset % self.element_bytes != 0
+            || offset >= self.data_bytes()
+        {
+            return None;
+        }
+        let mut rest = offset / self.element_bytes;
+        let extents = self.slice.extents();
+        Some(std::array::from_fn(|k| {
+            let i = self.slice.lo[k] + rest % extents[k];
+            rest /= extents[k];
+            i
+        }))
+    }
+}
+
+/// A domain as metadata words (see [`METADATA_WORDS`]).
+pub fn domain_words<const D: usize>(domain: &Domain<D>) -> [u64; METADATA_WORDS] {
+    let mut words = [0u64; METADATA_WORDS];
+    for k in 0..D {
+        (words[k], words[3 + k]) = (domain.lo[k] as u64, domain.hi[k] as u64);
+    }
+    words
+}
+
+/// The domain that metadata `words` describe (LAPPS's `getDeserializationContainer`
+/// starts from it: a dense buffer over this domain).
+pub fn words_domain<const D: usize>(words: &[u64; METADATA_WORDS]) -> Domain<D> {
+    Domain {
+        lo: std::array::from_fn(|k| words[k] as usize),
+        hi: std::array::from_fn(|k| words[3 + k] as usize),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_and_indices_invert_each_other_and_metadata_round_trips() {
+        let slice = Domain::new([2, 5, 1], [4, 8, 3]);
+        let layout = SerialLayout::new(slice, 8);
+        assert_eq!(layout.data_bytes(), 2 * 3 * 2 * 8);
+        for index in slice.iter() {
+            let offset = layout.byte_offset(index).expect("inside the slice");
+            assert_eq!(layout.index_at(offset), Some(index));
+        }
+        assert_eq!(layout.byte_offset([1, 5, 1]), None);
+        assert_eq!(layout.index_at(3), None);
+        assert_eq!(layout.index_at(layout.data_bytes()), None);
+        assert_eq!(words_domain::<3>(&layout.metadata()), slice);
+    }
+}
