@@ -347,6 +347,12 @@ impl Gma {
         pattern: &Pattern<'_>,
         order: Handle,
     ) -> Result<Handle> {
+        if let Some(chunk) = single_chunk(pattern, src.len()) {
+            // One chunk (ARMCI's 0-level strided calls, contiguous sections): a plain put,
+            // without the derived datatypes the mpi transport would build for a pattern
+            // (3-5x the put itself at 8 bytes).
+            return self.put(dst, &src[..chunk], order);
+        }
         let d = self.locate_extent(dst, || Ok(pattern.checked_extents(src.len())?.1))?;
         self.wait_for(order)?;
         self.transport().put_pattern(d, src, pattern)?;
@@ -361,6 +367,10 @@ impl Gma {
         pattern: &Pattern<'_>,
         order: Handle,
     ) -> Result<Handle> {
+        if let Some(chunk) = single_chunk(pattern, dst.len()) {
+            // One chunk: a plain get (see `put_pattern`).
+            return self.get(&mut dst[..chunk], src, order);
+        }
         let s = self.locate_extent(src, || Ok(pattern.checked_extents(dst.len())?.1))?;
         self.wait_for(order)?;
         self.transport().get_pattern(s, dst, pattern)?;
@@ -598,4 +608,12 @@ fn pieces<'a>(
     lens: impl Iterator<Item = usize> + 'a,
 ) -> impl Iterator<Item = (u64, u64)> + 'a {
     offsets.iter().zip(lens).map(|(&o, len)| (o, len as u64))
+}
+
+/// The length of `pattern`'s only chunk, when every level repeats once and the chunk fits
+/// in a local buffer of `local_len` bytes; `None` sends the caller down the pattern path
+/// (which also reports a chunk that does not fit).
+fn single_chunk(pattern: &Pattern<'_>, local_len: usize) -> Option<usize> {
+    let chunk = usize::try_from(pattern.chunk).ok()?;
+    (pattern.counts.iter().all(|&c| c == 1) && chunk <= local_len).then_some(chunk)
 }
