@@ -1,6 +1,6 @@
 //! The measurement behind the method table: every candidate method, at every size class
 //! and placement, between a private mapping (a rank's own buffer) and a memfd mapping
-//! (a peer's segment), both ways, as puts and gets copy.
+//! (a peer's segment), each way (as puts and as gets copy) in trials of its own.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -53,24 +53,26 @@ impl Buffers {
         Ok(buffers)
     }
 
-    /// Seconds per byte of one copy of `len` bytes with `method`, each way (own buffer
-    /// to segment at `ahead` bytes further into its page, and segment to own buffer
-    /// likewise), over a trial of about [`TRIAL_BYTES`].
-    fn trial(&mut self, method: Method, len: usize, ahead: usize) -> f64 {
+    /// Seconds per byte of a copy of `len` bytes with `method`, one way (own buffer to
+    /// segment when `put`, else segment to own buffer; the destination `ahead` bytes
+    /// further into its page), over a trial of about [`TRIAL_BYTES`] of copies in the same
+    /// direction, as a stream of puts or gets copies. One copy first, not timed, puts the
+    /// caches where the method itself leaves them (streaming stores evict the destination,
+    /// and the next method measured must not pay for that).
+    fn trial(&mut self, method: Method, len: usize, ahead: usize, put: bool) -> f64 {
         let copies = (TRIAL_BYTES / len).max(1);
-        let own = self.own.as_mut_ptr();
-        let shared = self.shared.as_mut_ptr();
+        let (own, shared) = (self.own.as_mut_ptr(), self.shared.as_mut_ptr());
+        let (src, dst) = if put { (own, shared) } else { (shared, own) };
+        // SAFETY: both mappings are `class_size(CLASSES - 1) + 8192` bytes long and
+        // `len + ahead` is at most that; the two mappings are distinct, so disjoint;
+        // `len > 64` as every class is.
+        let copy = || unsafe { method.copy(black_box(src), black_box(dst.add(ahead)), len) };
+        copy();
         let start = Instant::now();
         for _ in 0..copies {
-            // SAFETY: both mappings are `class_size(CLASSES - 1) + 8192` bytes long and
-            // `len + ahead` is at most that; the two mappings are distinct, so disjoint;
-            // `len > 64` as every class is.
-            unsafe {
-                method.copy(black_box(own), black_box(shared.add(ahead)), len);
-                method.copy(black_box(shared), black_box(own.add(ahead)), len);
-            }
+            copy();
         }
-        black_box((own, shared));
+        black_box((src, dst));
         start.elapsed().as_secs_f64() / (copies * len) as f64
     }
 }
@@ -100,17 +102,17 @@ pub(super) fn measure_table() -> Result<MethodTable> {
             .collect();
         for placement in Placement::ALL {
             let ahead = placement.measured_ahead();
-            let mut best = vec![f64::INFINITY; methods.len()];
-            // One warm-up trial each, not counted.
-            for &m in &methods {
-                buffers.trial(m, len, ahead);
-            }
+            // The best put and the best get of each method, over the rounds.
+            let mut best = vec![[f64::INFINITY; 2]; methods.len()];
             for _ in 0..rounds(len) {
                 for (i, &m) in methods.iter().enumerate() {
-                    best[i] = best[i].min(buffers.trial(m, len, ahead));
+                    for (way, put) in [true, false].into_iter().enumerate() {
+                        best[i][way] = best[i][way].min(buffers.trial(m, len, ahead, put));
+                    }
                 }
             }
-            table.set(class, placement, choose(&methods, &best));
+            let both_ways: Vec<f64> = best.iter().map(|[put, get]| put + get).collect();
+            table.set(class, placement, choose(&methods, &both_ways));
         }
     }
     Ok(table)
