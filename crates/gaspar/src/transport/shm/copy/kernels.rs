@@ -207,6 +207,16 @@ pub(super) unsafe fn copy_inline16(src: *const u8, dst: *mut u8, len: usize) {
     compiler_fence(Ordering::SeqCst);
 }
 
+/// Copies exactly `N` bytes, the length known to the compiler (inlined as straight moves).
+///
+/// # Safety
+/// `src..src+N` readable, `dst..dst+N` writable, disjoint.
+#[inline(always)]
+pub(super) unsafe fn copy_fixed<const N: usize>(src: *const u8, dst: *mut u8) {
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, N) }
+}
+
 /// Copies up to 64 bytes inline, with two possibly overlapping moves of the largest power
 /// of two that fits (what memcpy does for small sizes, without the call).
 ///
@@ -234,25 +244,27 @@ pub(super) unsafe fn copy_small(src: *const u8, dst: *mut u8, len: usize) {
         unsafe { (dst as *mut u32).write_volatile((src as *const u32).read_volatile()) };
         return;
     }
-    // SAFETY: in every arm both moves stay inside `0..len` of each buffer, because the
+    // SAFETY: in every arm each move stays inside `0..len` of each buffer, because the
     // arm's width is at most `len`; the buffers are disjoint, so order does not matter.
+    // Each load is followed by its store (four loads held at once were spilled to the
+    // stack and read back, a store-forwarding stall per chunk of strided transfers).
     unsafe {
+        let move16 = |at: usize| {
+            wr(
+                dst.add(at) as *mut [u8; 16],
+                rd(src.add(at) as *const [u8; 16]),
+            )
+        };
         match len {
             32..=64 => {
-                let (a, b) = (
-                    rd(src as *const [u8; 32]),
-                    rd(src.add(len - 32) as *const [u8; 32]),
-                );
-                wr(dst as *mut [u8; 32], a);
-                wr(dst.add(len - 32) as *mut [u8; 32], b);
+                move16(0);
+                move16(16);
+                move16(len - 32);
+                move16(len - 16);
             }
             16..=31 => {
-                let (a, b) = (
-                    rd(src as *const [u8; 16]),
-                    rd(src.add(len - 16) as *const [u8; 16]),
-                );
-                wr(dst as *mut [u8; 16], a);
-                wr(dst.add(len - 16) as *mut [u8; 16], b);
+                move16(0);
+                move16(len - 16);
             }
             8..=15 => {
                 let (a, b) = (rd(src as *const u64), rd(src.add(len - 8) as *const u64));
@@ -346,6 +358,24 @@ mod tests {
                 assert_eq!(&dst[to..to + len], &src[from..]);
                 assert!(dst[..to].iter().chain(&dst[to + len..]).all(|&b| b == 0xa5));
             }
+        }
+    }
+
+    #[test]
+    fn fixed_widths_copy_exactly_their_width() {
+        fn fixed<const N: usize>(from: usize, to: usize) {
+            let src: Vec<u8> = (0..from + N).map(|i| (i * 5 + 1) as u8).collect();
+            let mut dst = vec![0xa5u8; to + N + 8];
+            // SAFETY: both ranges are in bounds of distinct vectors.
+            unsafe { copy_fixed::<N>(src.as_ptr().add(from), dst.as_mut_ptr().add(to)) };
+            assert_eq!(&dst[to..to + N], &src[from..]);
+            assert!(dst[..to].iter().chain(&dst[to + N..]).all(|&b| b == 0xa5));
+        }
+        for (from, to) in [(0, 0), (1, 3), (7, 0), (0, 63)] {
+            fixed::<8>(from, to);
+            fixed::<16>(from, to);
+            fixed::<32>(from, to);
+            fixed::<64>(from, to);
         }
     }
 

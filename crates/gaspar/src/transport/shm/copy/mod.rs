@@ -8,7 +8,9 @@ pub mod table;
 
 use crate::transport::Pattern;
 
-use self::kernels::{copy_inline16, copy_small, Method};
+use std::sync::atomic::{compiler_fence, Ordering};
+
+use self::kernels::{copy_fixed, copy_inline16, copy_small, Method};
 
 /// Which way a pattern's bytes move.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -34,7 +36,8 @@ pub(super) unsafe fn move_pattern(
     let chunk = pattern.chunk as usize;
     let (l, r) = (local as usize, remote as usize);
     let disjoint = l + local_extent as usize <= r || r + remote_extent as usize <= l;
-    // One loop per copy routine, each with its routine inlined.
+    // One loop per copy routine and direction, each with its routine inlined (the
+    // direction tested inside the loop cost a branch and spilled registers per chunk).
     #[inline(always)]
     fn each(
         pattern: &Pattern<'_>,
@@ -42,17 +45,27 @@ pub(super) unsafe fn move_pattern(
         direction: Direction,
         copy: impl Fn(*const u8, *mut u8),
     ) {
-        let Ok(()) = pattern.for_each(|lo, ro| -> Result<(), std::convert::Infallible> {
-            let (lp, rp) = (
-                local.wrapping_add(lo as usize),
-                remote.wrapping_add(ro as usize),
-            );
-            match direction {
-                Direction::LocalToRemote => copy(lp, rp),
-                Direction::RemoteToLocal => copy(rp, lp as *mut u8),
+        let moved: Result<(), std::convert::Infallible> = match direction {
+            Direction::LocalToRemote => {
+                pattern.for_each(|lo, ro| -> Result<(), std::convert::Infallible> {
+                    copy(
+                        local.wrapping_add(lo as usize),
+                        remote.wrapping_add(ro as usize),
+                    );
+                    Ok(())
+                })
             }
-            Ok(())
-        });
+            Direction::RemoteToLocal => {
+                pattern.for_each(|lo, ro| -> Result<(), std::convert::Infallible> {
+                    copy(
+                        remote.wrapping_add(ro as usize),
+                        (local as *mut u8).wrapping_add(lo as usize),
+                    );
+                    Ok(())
+                })
+            }
+        };
+        let Ok(()) = moved;
     }
     let ends = (local, remote);
     // The placement of the first chunks stands for all: chunks of one pattern are
@@ -68,7 +81,18 @@ pub(super) unsafe fn move_pattern(
             return each(pattern, ends, direction, |s, d| copy_bytes(s, d, chunk));
         }
         if chunk <= 64 {
-            return each(pattern, ends, direction, |s, d| copy_small(s, d, chunk));
+            // The common widths with their length known to the compiler (straight moves,
+            // as a C loop of memcpy(d, s, 64) gets), the others through `copy_small`.
+            match chunk {
+                8 => each(pattern, ends, direction, |s, d| copy_fixed::<8>(s, d)),
+                16 => each(pattern, ends, direction, |s, d| copy_fixed::<16>(s, d)),
+                32 => each(pattern, ends, direction, |s, d| copy_fixed::<32>(s, d)),
+                64 => each(pattern, ends, direction, |s, d| copy_fixed::<64>(s, d)),
+                _ => each(pattern, ends, direction, |s, d| copy_small(s, d, chunk)),
+            }
+            // No load of the pattern is hoisted out of a caller's polling loop.
+            compiler_fence(Ordering::SeqCst);
+            return;
         }
         match table::method_for(chunk, from, to) {
             Method::Inline16 => inline_chunks(pattern, ends, direction, chunk),
