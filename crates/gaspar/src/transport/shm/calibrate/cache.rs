@@ -22,7 +22,14 @@ pub struct CpuKey {
 impl CpuKey {
     /// The key of the processor this process runs on.
     pub fn current() -> CpuKey {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        use std::io::Read;
+        // The first processor's block is all the key needs: on a machine of hundreds of
+        // cores the whole file is large, and every rank reads it at start-up.
+        let mut bytes = Vec::new();
+        if let Ok(file) = std::fs::File::open("/proc/cpuinfo") {
+            let _ = file.take(64 << 10).read_to_end(&mut bytes);
+        }
+        let cpuinfo = String::from_utf8_lossy(&bytes);
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         CpuKey::from_cpuinfo(&cpuinfo, host.trim())
     }

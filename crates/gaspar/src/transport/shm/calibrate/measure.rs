@@ -82,7 +82,7 @@ impl Buffers {
 /// (each of their trials is long enough to average over the noise).
 fn rounds(len: usize) -> usize {
     if len >= 1 << 20 {
-        3
+        5
     } else {
         7
     }
