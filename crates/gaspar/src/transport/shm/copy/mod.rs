@@ -148,6 +148,17 @@ unsafe fn inline_chunks(
     }
 }
 
+/// Copies `src` into `dst` (of the same length) with the copy engine: what packing and
+/// unpacking buffers of strided transfers use, so that they copy as puts and gets do.
+#[inline]
+pub(crate) fn copy_slice(dst: &mut [u8], src: &[u8]) {
+    let len = dst.len().min(src.len());
+    debug_assert_eq!(dst.len(), src.len(), "copy_slice of unequal lengths");
+    // SAFETY: `len` bytes are readable in `src` and writable in `dst`; the borrows make
+    // the two disjoint.
+    unsafe { copy_bytes(src.as_ptr(), dst.as_mut_ptr(), len) }
+}
+
 /// Copies `len` bytes: memmove when the ranges overlap, the small inline routine up to
 /// 64 bytes, otherwise the installed table's method for the size and placement.
 ///
