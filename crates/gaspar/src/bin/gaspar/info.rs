@@ -41,9 +41,10 @@ fn copy_table() {
     match &status.table {
         Ok(table) => {
             println!(
-                "method per size and placement (destination's page offset relative to the \
-                 source's; +odd: not a whole number of 64-byte lines apart), with its measured \
-                 speed-up over memcpy:"
+                "method per size and placement, with its measured speed-up over memcpy \
+                 (placement: the destination's page offset relative to the source's: same, \
+                 ahead/behind by up to 1023 bytes, apart by 1024-3072; +odd: not a multiple \
+                 of 64 bytes apart):"
             );
             print!("{table}");
         }

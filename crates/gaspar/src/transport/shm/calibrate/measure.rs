@@ -65,7 +65,7 @@ impl Buffers {
         let (src, dst) = if put { (own, shared) } else { (shared, own) };
         // SAFETY: both mappings are `class_size(CLASSES - 1) + 8192` bytes long and
         // `len + ahead` is at most that; the two mappings are distinct, so disjoint;
-        // `len > 64` as every class is.
+        // `len >= 64` as every class is.
         let copy = || unsafe { method.copy(black_box(src), black_box(dst.add(ahead)), len) };
         copy();
         let start = Instant::now();
