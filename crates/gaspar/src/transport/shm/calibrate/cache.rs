@@ -15,7 +15,8 @@ const MAGIC: &str = "gaspar copy table v1";
 pub struct CpuKey {
     /// The processor's model name.
     pub model: String,
-    /// A hash of host name, vendor, family, model, stepping, microcode and flags.
+    /// A hash of gaspar's version, host name, vendor, family, model, stepping, microcode
+    /// and flags.
     pub hash: String,
 }
 
@@ -57,6 +58,8 @@ impl CpuKey {
             })
         };
         let mut hash = Fnv::new();
+        // A new gaspar may copy and measure differently.
+        hash.add(env!("CARGO_PKG_VERSION"));
         hash.add(host);
         for name in FIELDS {
             hash.add(name);
