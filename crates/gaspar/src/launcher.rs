@@ -303,6 +303,16 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     }
     let (starter_len, heap_len) = config::segment_sizes()?;
     let grace = Duration::from_millis(config::KILL_GRACE_MS.number()?);
+    // The copy table is measured here, once, if this machine has none: never in the
+    // ranks, which read it (a failure only leaves them with memcpy, and is said).
+    match crate::copy_engine::ensure_calibrated() {
+        Ok((_, Some(measured))) => tracing::info!(
+            "copy engine calibrated in {:.2} s",
+            measured.took.as_secs_f64()
+        ),
+        Ok((_, None)) => {}
+        Err(e) => tracing::warn!("copy engine not calibrated ({e}); ranks copy with memcpy"),
+    }
     let job = segment::new_job_id()?;
     let segments = JobSegments::create(&job, spec.procs, starter_len, heap_len)?;
 

@@ -73,6 +73,17 @@ mod symmetric;
 pub(crate) mod transport;
 pub mod world;
 
+/// The `shm` transport's copy engine: the copy method it uses per size and placement,
+/// measured on this machine's processor (`gaspar calibrate`, shown by `gaspar info`).
+pub mod copy_engine {
+    pub use crate::transport::shm::calibrate::cache::CpuKey;
+    pub use crate::transport::shm::calibrate::{
+        calibrate, ensure_calibrated, status, Calibration, Status,
+    };
+    pub use crate::transport::shm::copy::kernels::Method;
+    pub use crate::transport::shm::copy::table::{Choice, MethodTable, Placement};
+}
+
 pub use error::{Error, Result};
 pub use gma::{AtomicWord, Compare, Fetched, GlobalPtr, Gma, Handle, SignalOp};
 pub use gmem::{GlobalAddr, Key, LocalAlloc, SymmetricAlloc};

@@ -24,7 +24,7 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::gma::{GlobalPtr, Gma, Handle};
 use crate::gmem::GlobalAddr;
-use crate::transport::{Run, Transport};
+use crate::transport::{copy_local, Run, Transport};
 
 /// The packing buffer and the scatter list of buffered transfers (reused, not
 /// reallocated per transfer).
@@ -153,8 +153,10 @@ impl Strided {
                     start = remote;
                 }
                 let from = (s + o) as usize;
-                scratch.buffer[fill as usize..(fill + piece) as usize]
-                    .copy_from_slice(&src[from..from + piece as usize]);
+                copy_local(
+                    &mut scratch.buffer[fill as usize..(fill + piece) as usize],
+                    &src[from..from + piece as usize],
+                );
                 fill += piece;
                 o += piece;
             }
@@ -222,7 +224,10 @@ impl Strided {
             let mut pos = 0usize;
             for &(local, piece) in &scratch.pieces {
                 let (local, piece) = (local as usize, piece as usize);
-                dst[local..local + piece].copy_from_slice(&scratch.buffer[pos..pos + piece]);
+                copy_local(
+                    &mut dst[local..local + piece],
+                    &scratch.buffer[pos..pos + piece],
+                );
                 pos += piece;
             }
             scratch.pieces.clear();

@@ -24,6 +24,8 @@ pub(crate) mod team;
 pub(crate) mod wait;
 
 pub use self::any::AnyTransport;
+/// Local copies (packing buffers) with the copy engine the CPU was calibrated for.
+pub(crate) use self::shm::copy::copy_slice as copy_local;
 use self::team::{TeamCall, TransportTeam};
 use crate::addr::{GlobalAddr, Segment};
 use crate::error::{Error, Result};

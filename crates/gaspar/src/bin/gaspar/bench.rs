@@ -1,5 +1,6 @@
 //! `gaspar bench`: gaspar's put, get, atomics and barrier on 2 ranks, beside plain
-//! memcpy and OpenMPI's MPI-3 RMA (osc/sm) from the same run, with ratios; then, at several
+//! memcpy and OpenMPI's MPI-3 RMA (osc/sm) from the same run, with ratios (bandwidth at
+//! four placements of the buffers, memcpy between the same buffers: `placements`); then, at several
 //! job sizes (more ranks than cores included), the barrier alone beside OpenMPI's
 //! MPI_Barrier, and a signal ping-pong between ranks 0 and 1 (8 bytes of data, then a
 //! signal word the other side waits on) while the other ranks wait in a barrier, beside
@@ -17,9 +18,10 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use gaspar::launcher::LaunchSpec;
-use gaspar::{Compare, GlobalPtr, Handle};
+use gaspar::{Compare, GlobalPtr};
 
 mod allreduce;
+mod placements;
 
 /// Largest transfer measured.
 const MAX_SIZE: u64 = 4 << 20;
@@ -339,10 +341,12 @@ fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
         rt.abort("the benchmark needs exactly 2 ranks");
     }
     let (reps, iters) = (args.reps, args.iters);
-    let block = rt.alloc(MAX_SIZE + 64)?;
+    let block_len = MAX_SIZE + 2 * placements::SLACK;
+    let block = rt.alloc(block_len)?;
     let target = block.ga(1)?;
-    let word = GlobalPtr::<u64>::new(target.offset(MAX_SIZE).expect("inside the block"));
-    let mut local = vec![1u8; MAX_SIZE as usize];
+    let word = GlobalPtr::<u64>::new(target.offset(block_len - 64).expect("inside the block"));
+    let mut storage = vec![1u8; (MAX_SIZE + 2 * placements::SLACK) as usize];
+    let local = placements::page_aligned(&mut storage);
     let mut figures = Figures::new();
     let me = rt.rank();
     let mut measure = |name: &str, size: u64, f: &mut dyn FnMut() -> f64| -> gaspar::Result<()> {
@@ -352,7 +356,6 @@ fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
         }
         rt.barrier()
     };
-    let check = |r: gaspar::Result<Handle>| r.expect("benchmark operation failed");
     measure("put_lat", 8, &mut || {
         time_loop(reps, iters, || {
             rt.put_blocking(target, &local[..8]).expect("put");
@@ -374,19 +377,20 @@ fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
             word.compare_swap(&rt, 0, 0).expect("compare_swap");
         })
     })?;
-    for size in sizes() {
-        let n = size as usize;
-        measure("put_bw", size, &mut || {
-            time_loop(reps, bw_iters(size), || {
-                rt.put_blocking(target, &local[..n]).expect("put");
-            })
-        })?;
-        measure("get_bw", size, &mut || {
-            time_loop(reps, bw_iters(size), || {
-                check(rt.get(&mut local[..n], target, Handle::NULL));
-            })
-        })?;
+    rt.barrier()?;
+    if me == 0 {
+        // Rank 1's block from its first page boundary on (the heap's alignment here).
+        let mapped = rt.mapped_address(target, block_len)?;
+        let skip = mapped.map_or(0, |address| (4096 - address % 4096) % 4096);
+        let remote = target.offset(skip as u64).expect("inside the block");
+        let buffers = placements::Buffers {
+            local,
+            remote,
+            mapped: mapped.map(|address| address + skip),
+        };
+        placements::measure(&rt, buffers, reps, &mut figures)?;
     }
+    rt.barrier()?;
     #[cfg(feature = "mpi")]
     in_job_peer(&rt, target, word, (reps, iters), &mut figures)?;
     // Barrier: both ranks loop; rank 0 reports.
@@ -575,11 +579,16 @@ fn human_size(size: u64) -> String {
     }
 }
 
+/// Whether figure `name` is a bandwidth (`put_bw`, `get_bw_ahead`, ...).
+fn is_bandwidth(name: &str) -> bool {
+    name.ends_with("_bw") || name.contains("_bw_")
+}
+
 /// A figure as printed: latency in ns, bandwidth in GB/s.
 fn shown(name: &str, size: u64, ns: Option<f64>) -> String {
     match ns {
         None => "n/a".into(),
-        Some(ns) if name.ends_with("_bw") => format!("{:.2} GB/s", size as f64 / ns),
+        Some(ns) if is_bandwidth(name) => format!("{:.2} GB/s", size as f64 / ns),
         Some(ns) => format!("{ns:.1} ns"),
     }
 }
@@ -588,7 +597,7 @@ fn shown(name: &str, size: u64, ns: Option<f64>) -> String {
 /// better), bandwidth ratio for bandwidth (higher is better).
 fn ratio(name: &str, ours: f64, peer: Option<f64>) -> Option<f64> {
     let peer = peer?;
-    Some(if name.ends_with("_bw") {
+    Some(if is_bandwidth(name) {
         peer / ours
     } else {
         ours / peer
@@ -698,7 +707,8 @@ fn two_rank_tables(
     );
     let _ = writeln!(
         stdout,
-        "gaspar bench: 2 ranks on {}, median of {} repetitions, median of {} alternating rounds; peer: {mpi_note}",
+        "gaspar bench: 2 ranks on {}, median of {} repetitions, median of {} alternating rounds; peer: {mpi_note}; \
+         memcpy: between the same buffers (bandwidth: _ahead/_behind = destination 256 B ahead of/behind the source in its page, _odd = 1 B ahead)",
         args.transport, args.reps, args.rounds.max(1)
     );
     let _ = writeln!(
@@ -707,8 +717,17 @@ fn two_rank_tables(
         "operation", "size", "gaspar", "memcpy", "OpenMPI", "vs OpenMPI", "vs memcpy"
     );
     let in_job = |name: &str| name.starts_with("alt_") || name.starts_with("raw_");
-    for ((name, size), &ns) in ours.iter().filter(|((n, _), _)| !in_job(n)) {
-        let m = copy.get(&(name.clone(), *size)).copied();
+    let same_buffers = |name: &str| name.starts_with("memcpy_");
+    for ((name, size), &ns) in ours
+        .iter()
+        .filter(|((n, _), _)| !in_job(n) && !same_buffers(n))
+    {
+        // memcpy between the same buffers where rank 0 measured it, else between two
+        // buffers of this process.
+        let m = ours
+            .get(&(format!("memcpy_{name}"), *size))
+            .or_else(|| copy.get(&(name.clone(), *size)))
+            .copied();
         let p = mpi.get(&(name.clone(), *size)).copied();
         let fmt_ratio =
             |r: Option<f64>| r.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "-".into());

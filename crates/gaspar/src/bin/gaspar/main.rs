@@ -4,7 +4,9 @@ mod bench;
 #[cfg(feature = "mpi")]
 mod bench_raw;
 mod caf;
+mod calibrate;
 mod demo;
+mod info;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -53,8 +55,12 @@ enum Command {
     /// Compile and link a coarray Fortran program against libcaf_gaspar (gfortran
     /// `-fcoarray=lib`), as OpenCoarrays' `caf` does; run it with `gaspar run -n N ./a.out`.
     Caf(caf::CafArgs),
-    /// Print the configuration table (environment settings and their values).
+    /// Print the configuration table (environment settings and their values) and the
+    /// copy engine's method table for this processor.
     Info,
+    /// Measure the copy engine's method table on this processor again (about a second)
+    /// and store it for later jobs.
+    Calibrate,
     /// One rank of `gaspar demo` (started by the launcher).
     #[command(hide = true)]
     DemoRank,
@@ -158,23 +164,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Caf(args) => caf::run(args),
         Command::BenchRank(args) => bench::rank(args),
-        Command::Info => {
-            println!("gaspar {}", env!("CARGO_PKG_VERSION"));
-            println!("transports: {}", gaspar::transports().join(" "));
-            println!(
-                "{:<22} {:<10} {:<10} description",
-                "setting", "default", "value"
-            );
-            for s in gaspar::config::SETTINGS {
-                println!(
-                    "{:<22} {:<10} {:<10} {}",
-                    s.name,
-                    s.default,
-                    s.raw(),
-                    s.description
-                );
-            }
-            ExitCode::SUCCESS
-        }
+        Command::Info => info::run(),
+        Command::Calibrate => calibrate::run(),
     }
 }

@@ -35,6 +35,7 @@ impl ShmTransport {
     /// Attaches to the job described by the environment (`gaspar run`), or makes a private
     /// 1-rank job when there is none.
     pub fn attach_from_env() -> Result<ShmTransport> {
+        super::calibrate::install_cached();
         let Ok(job) = std::env::var(JOB) else {
             let (starter_len, heap_len) = config::segment_sizes()?;
             let layout = Layout::new(1, starter_len, heap_len).ok_or(Error::LengthOverflow {

@@ -5,9 +5,10 @@
 //! attach (`process_vm_readv`/`process_vm_writev`). Atomics on it are refused: no CPU
 //! atomic can reach another process's private memory.
 
+pub mod calibrate;
 mod channel;
 mod collective;
-mod copy;
+pub(crate) mod copy;
 mod cross_memory;
 pub(crate) mod env;
 pub(crate) mod job;

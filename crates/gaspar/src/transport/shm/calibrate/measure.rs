@@ -1,0 +1,161 @@
+//! The measurement behind the method table: every candidate method, at every size class
+//! and placement, between a private mapping (a rank's own buffer) and a memfd mapping
+//! (a peer's segment), each way (as puts and as gets copy) in trials of its own.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::hint::black_box;
+use std::time::Instant;
+
+use memmap2::{MmapMut, MmapOptions};
+use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
+
+use crate::error::{Error, Result};
+use crate::transport::shm::copy::kernels::Method;
+use crate::transport::shm::copy::table::{class_size, Choice, MethodTable, Placement, CLASSES};
+
+/// A method must beat memcpy by this factor to be chosen over it: memcpy is the
+/// reference, and a smaller gain is within the noise of a shared machine.
+const MARGIN: f64 = 0.97;
+
+/// Bytes copied per timed trial (at least one copy each way): long enough for the clock,
+/// short enough that the whole table takes about a second.
+const TRIAL_BYTES: usize = 128 << 10;
+
+/// The two mappings copies run between, each one page longer than the largest class
+/// plus the farthest placement.
+struct Buffers {
+    own: MmapMut,
+    shared: MmapMut,
+}
+
+impl Buffers {
+    fn new() -> Result<Buffers> {
+        let len = class_size(CLASSES - 1) + 2 * 4096;
+        let own = MmapOptions::new()
+            .len(len)
+            .map_anon()
+            .map_err(|e| Error::os("mmap (calibration buffer)", e))?;
+        let label = CString::new("gaspar-calibration").expect("no NUL");
+        let fd = memfd_create(&label, MemFdCreateFlag::MFD_CLOEXEC)
+            .map_err(|e| Error::os("memfd_create (calibration)", e))?;
+        let file = File::from(fd);
+        file.set_len(len as u64)
+            .map_err(|e| Error::os("ftruncate (calibration)", e))?;
+        // SAFETY: the memfd was just created by this function and no one else has it, so
+        // nothing changes its length or contents behind the mapping.
+        let shared = unsafe { MmapOptions::new().len(len).map_mut(&file) }
+            .map_err(|e| Error::os("mmap (calibration segment)", e))?;
+        let mut buffers = Buffers { own, shared };
+        // Touch every page first, so that no trial pays for page faults.
+        buffers.own.fill(1);
+        buffers.shared.fill(2);
+        Ok(buffers)
+    }
+
+    /// Seconds per byte of a copy of `len` bytes with `method`, one way (own buffer to
+    /// segment when `put`, else segment to own buffer; the destination `ahead` bytes
+    /// further into its page), over a trial of about [`TRIAL_BYTES`] of copies in the same
+    /// direction, as a stream of puts or gets copies. One copy first, not timed, puts the
+    /// caches where the method itself leaves them (streaming stores evict the destination,
+    /// and the next method measured must not pay for that).
+    fn trial(&mut self, method: Method, len: usize, ahead: usize, put: bool) -> f64 {
+        let copies = (TRIAL_BYTES / len).max(1);
+        let (own, shared) = (self.own.as_mut_ptr(), self.shared.as_mut_ptr());
+        let (src, dst) = if put { (own, shared) } else { (shared, own) };
+        // SAFETY: both mappings are `class_size(CLASSES - 1) + 8192` bytes long and
+        // `len + ahead` is at most that; the two mappings are distinct, so disjoint;
+        // `len >= 64` as every class is.
+        let copy = || unsafe { method.copy(black_box(src), black_box(dst.add(ahead)), len) };
+        copy();
+        let start = Instant::now();
+        for _ in 0..copies {
+            copy();
+        }
+        black_box((src, dst));
+        start.elapsed().as_secs_f64() / (copies * len) as f64
+    }
+}
+
+/// How many rounds of trials a class gets: the best of each method over the rounds
+/// counts, so more rounds resist a noisy neighbour better; large classes get fewer
+/// (each of their trials is long enough to average over the noise).
+fn rounds(len: usize) -> usize {
+    if len >= 1 << 20 {
+        5
+    } else {
+        7
+    }
+}
+
+/// Measures the table: per size class and placement, every candidate method in rounds
+/// (interleaved, so that a slow spell hits all of them), the best of each kept; the
+/// fastest is chosen if it beats memcpy by [`MARGIN`], else memcpy.
+pub(super) fn measure_table() -> Result<MethodTable> {
+    let mut buffers = Buffers::new()?;
+    let mut table = MethodTable::default();
+    for class in 0..CLASSES {
+        let len = class_size(class);
+        let methods: Vec<Method> = Method::ALL
+            .into_iter()
+            .filter(|m| m.candidate(len))
+            .collect();
+        for placement in Placement::ALL {
+            let ahead = placement.measured_ahead();
+            // The best put and the best get of each method, over the rounds.
+            let mut best = vec![[f64::INFINITY; 2]; methods.len()];
+            for _ in 0..rounds(len) {
+                for (i, &m) in methods.iter().enumerate() {
+                    for (way, put) in [true, false].into_iter().enumerate() {
+                        best[i][way] = best[i][way].min(buffers.trial(m, len, ahead, put));
+                    }
+                }
+            }
+            let both_ways: Vec<f64> = best.iter().map(|[put, get]| put + get).collect();
+            table.set(class, placement, choose(&methods, &both_ways));
+        }
+    }
+    Ok(table)
+}
+
+/// The choice among `methods` (memcpy first) given each one's best time.
+fn choose(methods: &[Method], best: &[f64]) -> Choice {
+    let memcpy = best[0];
+    let (fastest, time) = methods
+        .iter()
+        .zip(best)
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(&m, &t)| (m, t))
+        .unwrap_or((Method::Memcpy, memcpy));
+    if time < memcpy * MARGIN {
+        Choice {
+            method: fastest,
+            // Three decimals, as the cache file keeps it.
+            speedup: (memcpy / time * 1000.0).round() / 1000.0,
+        }
+    } else {
+        Choice {
+            method: Method::Memcpy,
+            speedup: 1.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memcpy_stays_unless_beaten_by_the_margin() {
+        let methods = [Method::Memcpy, Method::RepMovsb, Method::Pieces2K];
+        assert_eq!(
+            choose(&methods, &[1.0, 0.99, 0.98]).method,
+            Method::Memcpy,
+            "within the margin"
+        );
+        let chosen = choose(&methods, &[1.0, 0.5, 0.8]);
+        assert_eq!(chosen.method, Method::RepMovsb);
+        assert!((chosen.speedup - 2.0).abs() < 1e-12);
+        assert_eq!(choose(&methods, &[1.0, 1.5, 2.0]).method, Method::Memcpy);
+    }
+}

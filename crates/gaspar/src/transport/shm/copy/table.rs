@@ -1,0 +1,350 @@
+//! The method table: for each size class and placement of the two ranges, the copy
+//! [`Method`] measured fastest on this CPU, and the one table this process copies with.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use super::kernels::Method;
+
+/// Smallest size class: copies of 2^6..2^7 bytes (64 and less go to the small routine).
+const FIRST_CLASS: u32 = 6;
+/// Largest size class: 2^23 bytes (8 MiB) and more.
+const LAST_CLASS: u32 = 23;
+/// Number of size classes.
+pub const CLASSES: usize = (LAST_CLASS - FIRST_CLASS + 1) as usize;
+
+/// Where the destination sits relative to the source within a 4 KiB page, and whether the
+/// two are equally aligned within a 64-byte line: what decides, besides the size, which
+/// copy is fastest (4K aliasing, split lines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Placement {
+    /// Same page offset.
+    Same,
+    /// Destination 64..1023 bytes ahead of the source (mod 4096), whole lines apart.
+    AheadLine,
+    /// Destination 1..1023 bytes ahead, not whole lines apart.
+    AheadOdd,
+    /// Destination 64..1023 bytes behind the source (mod 4096), whole lines apart.
+    BehindLine,
+    /// Destination 1..1023 bytes behind, not whole lines apart.
+    BehindOdd,
+    /// 1024..3072 bytes apart either way, whole lines apart.
+    ApartLine,
+    /// 1024..3072 bytes apart either way, not whole lines apart.
+    ApartOdd,
+}
+
+impl Placement {
+    /// Every placement, in the table's column order.
+    pub const ALL: [Placement; 7] = [
+        Placement::Same,
+        Placement::AheadLine,
+        Placement::AheadOdd,
+        Placement::BehindLine,
+        Placement::BehindOdd,
+        Placement::ApartLine,
+        Placement::ApartOdd,
+    ];
+
+    /// The placement of a copy from `src` to `dst`.
+    #[inline(always)]
+    pub fn of(src: usize, dst: usize) -> Placement {
+        let ahead = dst.wrapping_sub(src) % 4096;
+        let line = ahead % 64 == 0;
+        match (ahead, line) {
+            (0, _) => Placement::Same,
+            (1..=1023, true) => Placement::AheadLine,
+            (1..=1023, false) => Placement::AheadOdd,
+            (3073.., true) => Placement::BehindLine,
+            (3073.., false) => Placement::BehindOdd,
+            (_, true) => Placement::ApartLine,
+            (_, false) => Placement::ApartOdd,
+        }
+    }
+
+    /// How far ahead (mod 4096) the calibration puts the destination for this placement.
+    pub fn measured_ahead(self) -> usize {
+        match self {
+            Placement::Same => 0,
+            Placement::AheadLine => 128,
+            Placement::AheadOdd => 129,
+            Placement::BehindLine => 4096 - 128,
+            Placement::BehindOdd => 4096 - 127,
+            Placement::ApartLine => 2048,
+            Placement::ApartOdd => 2049,
+        }
+    }
+
+    /// The column name in the cache file and in `gaspar info`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Same => "same",
+            Placement::AheadLine => "ahead",
+            Placement::AheadOdd => "ahead+odd",
+            Placement::BehindLine => "behind",
+            Placement::BehindOdd => "behind+odd",
+            Placement::ApartLine => "apart",
+            Placement::ApartOdd => "apart+odd",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The size class of a copy of `len` (> 64) bytes: floor(log2(len)), clamped to the table.
+#[inline(always)]
+pub fn class_of(len: usize) -> usize {
+    let log = usize::BITS - 1 - len.max(1).leading_zeros();
+    (log.clamp(FIRST_CLASS, LAST_CLASS) - FIRST_CLASS) as usize
+}
+
+/// The size the calibration measures for class `class` (its lower bound).
+pub fn class_size(class: usize) -> usize {
+    1 << (FIRST_CLASS as usize + class)
+}
+
+/// One entry: the method, and how much faster than memcpy it was measured (memcpy's time
+/// over the method's; 1.0 for memcpy itself or where nothing was measured).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Choice {
+    /// The method.
+    pub method: Method,
+    /// memcpy's time / this method's time, as measured.
+    pub speedup: f64,
+}
+
+impl Choice {
+    const MEMCPY: Choice = Choice {
+        method: Method::Memcpy,
+        speedup: 1.0,
+    };
+}
+
+/// The copy method per (size class, placement).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MethodTable {
+    choices: [[Choice; 7]; CLASSES],
+}
+
+impl Default for MethodTable {
+    /// memcpy everywhere: the safe choice where nothing was measured.
+    fn default() -> Self {
+        MethodTable {
+            choices: [[Choice::MEMCPY; 7]; CLASSES],
+        }
+    }
+}
+
+impl MethodTable {
+    /// The method for copying `len` (> 64) bytes from `src` to `dst`.
+    #[inline(always)]
+    pub fn method(&self, len: usize, src: usize, dst: usize) -> Method {
+        self.choices[class_of(len)][Placement::of(src, dst).index()].method
+    }
+
+    /// The entry of a class and placement.
+    pub fn choice(&self, class: usize, placement: Placement) -> Choice {
+        self.choices[class][placement.index()]
+    }
+
+    /// Sets the entry of a class and placement.
+    pub fn set(&mut self, class: usize, placement: Placement, choice: Choice) {
+        self.choices[class][placement.index()] = choice;
+    }
+
+    /// The table as text: a header line, then one line per size class with one
+    /// `method:speedup` cell per placement. [`MethodTable::parse`] reads it back.
+    pub fn to_text(&self) -> String {
+        let mut text = String::from("size");
+        for p in Placement::ALL {
+            text.push(' ');
+            text.push_str(p.name());
+        }
+        text.push('\n');
+        for (class, row) in self.choices.iter().enumerate() {
+            text.push_str(&class_size(class).to_string());
+            for c in row {
+                text.push_str(&format!(" {}:{:.3}", c.method.name(), c.speedup));
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    /// Reads what [`MethodTable::to_text`] wrote; `None` if anything is missing, extra or
+    /// unknown, or names a method that cannot be used for its size on this build.
+    pub fn parse(text: &str) -> Option<MethodTable> {
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next()?.split_whitespace().collect();
+        let expected: Vec<&str> = std::iter::once("size")
+            .chain(Placement::ALL.iter().map(|p| p.name()))
+            .collect();
+        if header != expected {
+            return None;
+        }
+        let mut table = MethodTable::default();
+        for class in 0..CLASSES {
+            let mut cells = lines.next()?.split_whitespace();
+            if cells.next()?.parse::<usize>().ok()? != class_size(class) {
+                return None;
+            }
+            for p in Placement::ALL {
+                let (name, speedup) = cells.next()?.split_once(':')?;
+                let method = Method::from_name(name)?;
+                let speedup: f64 = speedup.parse().ok()?;
+                if !method.candidate(class_size(class)) || !speedup.is_finite() || speedup <= 0.0 {
+                    return None;
+                }
+                table.set(class, p, Choice { method, speedup });
+            }
+            if cells.next().is_some() {
+                return None;
+            }
+        }
+        lines.all(|l| l.trim().is_empty()).then_some(table)
+    }
+}
+
+impl fmt::Display for MethodTable {
+    /// The table for people: sizes in B/KiB/MiB, each cell the method and its measured
+    /// speed-up over memcpy.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:>8}", "size")?;
+        for p in Placement::ALL {
+            write!(f, " {:>16}", p.name())?;
+        }
+        writeln!(f)?;
+        for (class, row) in self.choices.iter().enumerate() {
+            let size = class_size(class);
+            let shown = match size {
+                s if s >= 1 << 20 => format!("{} MiB", s >> 20),
+                s if s >= 1 << 10 => format!("{} KiB", s >> 10),
+                s => format!("{s} B"),
+            };
+            write!(f, "{shown:>8}")?;
+            for c in row {
+                write!(
+                    f,
+                    " {:>16}",
+                    format!("{} {:.2}x", c.method.name(), c.speedup)
+                )?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}
+
+/// The table this process copies with, once installed.
+static INSTALLED: OnceLock<MethodTable> = OnceLock::new();
+
+/// Makes `table` the one this process copies with, unless one already is (a process
+/// keeps its first table: copies in flight must not change method).
+pub fn install(table: MethodTable) {
+    let _ = INSTALLED.set(table);
+}
+
+/// The method for copying `len` (> 64) bytes from `src` to `dst`: the installed table's
+/// choice, memcpy if none is installed.
+#[inline(always)]
+pub fn method_for(len: usize, src: usize, dst: usize) -> Method {
+    match INSTALLED.get() {
+        Some(table) => table.method(len, src, dst),
+        None => Method::Memcpy,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placements_follow_the_page_offsets() {
+        assert_eq!(Placement::of(4096, 8192), Placement::Same);
+        assert_eq!(Placement::of(0, 128), Placement::AheadLine);
+        assert_eq!(Placement::of(0, 129), Placement::AheadOdd);
+        assert_eq!(Placement::of(128, 0), Placement::BehindLine);
+        assert_eq!(Placement::of(129, 0), Placement::BehindOdd);
+        assert_eq!(Placement::of(0, 2048), Placement::ApartLine);
+        assert_eq!(Placement::of(0, 2049), Placement::ApartOdd);
+        assert_eq!(Placement::of(1, 1 + 4096 * 3 + 1023), Placement::AheadOdd);
+        assert_eq!(Placement::of(5000, 5000 + 1024), Placement::ApartLine);
+        for p in Placement::ALL {
+            assert_eq!(Placement::of(4096, 4096 + p.measured_ahead()), p);
+        }
+    }
+
+    #[test]
+    fn size_classes_are_powers_of_two_clamped() {
+        assert_eq!(class_of(65), 0);
+        assert_eq!(class_of(127), 0);
+        assert_eq!(class_of(128), 1);
+        assert_eq!(class_of(4096), 6);
+        assert_eq!(class_of(8 << 20), CLASSES - 1);
+        assert_eq!(class_of(1 << 40), CLASSES - 1);
+        for class in 0..CLASSES {
+            assert_eq!(class_of(class_size(class)), class);
+            assert_eq!(class_of(2 * class_size(class) - 1), class);
+        }
+    }
+
+    #[test]
+    fn selection_reads_the_entry_of_size_and_placement() {
+        let mut table = MethodTable::default();
+        let choice = Choice {
+            method: Method::Pieces2K,
+            speedup: 1.4,
+        };
+        table.set(class_of(64 << 10), Placement::AheadLine, choice);
+        assert_eq!(table.method(64 << 10, 0, 256), Method::Pieces2K);
+        assert_eq!(
+            table.method((128 << 10) - 1, 4096, 4096 + 512),
+            Method::Pieces2K
+        );
+        assert_eq!(table.method(64 << 10, 0, 0), Method::Memcpy);
+        assert_eq!(table.method(128 << 10, 0, 256), Method::Memcpy);
+        assert_eq!(table.method(32 << 10, 0, 256), Method::Memcpy);
+    }
+
+    #[test]
+    fn text_round_trips_and_damage_is_refused() {
+        let mut table = MethodTable::default();
+        table.set(
+            CLASSES - 1,
+            Placement::Same,
+            Choice {
+                method: Method::Pieces2K,
+                speedup: 1.25,
+            },
+        );
+        table.set(
+            0,
+            Placement::ApartOdd,
+            Choice {
+                method: Method::Inline16,
+                speedup: 2.5,
+            },
+        );
+        let text = table.to_text();
+        assert_eq!(MethodTable::parse(&text), Some(table));
+        // Every proper prefix of the lines is refused, and so is any changed cell.
+        let lines: Vec<&str> = text.lines().collect();
+        for keep in 0..lines.len() {
+            assert_eq!(MethodTable::parse(&lines[..keep].join("\n")), None);
+        }
+        for damaged in [
+            text.replacen("pieces2k", "pieces3k", 1),
+            text.replacen("memcpy:1.000", "memcpy:-1", 1),
+            text.replacen("memcpy:1.000", "memcpy", 1),
+            text.replacen("size", "bytes", 1),
+            text.replacen("\n64 ", "\n65 ", 1),
+            text.clone() + "128 extra\n",
+            // Streaming stores are never a candidate for 64-byte copies.
+            text.replacen("inline16:2.500", "nt-stores:2.500", 1),
+        ] {
+            assert_eq!(MethodTable::parse(&damaged), None, "{damaged}");
+        }
+    }
+}
