@@ -95,7 +95,7 @@ impl Coarrays {
     /// element fills the whole destination. Nonblocking: the put completes at the next
     /// image control statement; a get by this image from that image sees it.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub fn put(
         &mut self,
         token: &Token,
@@ -266,7 +266,7 @@ impl Coarrays {
     /// directly in `dst_buf` when the types and shapes match; a source of one element
     /// fills the whole destination.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub fn get(
         &mut self,
         token: &Token,
