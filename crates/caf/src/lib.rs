@@ -14,6 +14,7 @@
 //! `random`, `teams`.
 
 mod abi;
+mod accessor;
 mod atomic;
 mod by_ref;
 mod collective;
@@ -21,6 +22,7 @@ mod component;
 mod descriptor;
 mod error;
 mod event;
+mod gcc16;
 mod lock;
 mod memory;
 mod panic;

@@ -18,6 +18,7 @@ use std::ffi::{c_char, c_int, c_void};
 use gaspar::coarray::Coarrays;
 
 use crate::abi::{RegisterType, DEREGISTER_DEALLOCATE_ONLY};
+use crate::accessor;
 use crate::component::ComponentHeap;
 use crate::descriptor::Descriptor;
 use crate::error::CafError;
@@ -64,6 +65,8 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                 let local = engine.local_addr(&memory)?;
                 if holds == Holds::Data {
                     heap.add_data(local, size);
+                    let part = engine.part(&memory, engine.this_image())?;
+                    accessor::parts::insert(part.ga_bits, local);
                 }
                 // Only an allocatable coarray's descriptor outlives this call (a static
                 // coarray is registered with a temporary one).
@@ -72,6 +75,8 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                     memory: Memory::Symmetric(memory),
                     holds,
                     desc: if keep { desc } else { std::ptr::null_mut() },
+                    // SAFETY: null or a descriptor gfortran built (this function's contract).
+                    plain: unsafe { intrinsic_elements(desc) },
                 };
                 // SAFETY: `token` is writable (checked non-null; this function's contract).
                 unsafe { *token = fresh.into_raw() };
@@ -84,6 +89,16 @@ pub unsafe extern "C" fn _gfortran_caf_register(
         }
         Ok(())
     });
+}
+
+/// True when the descriptor a coarray is registered with names an intrinsic element type
+/// (integer, logical, real, complex, character).
+///
+/// # Safety
+/// `desc` is null or a descriptor gfortran built.
+unsafe fn intrinsic_elements(desc: *const Descriptor) -> bool {
+    // SAFETY: caller's contract.
+    !desc.is_null() && matches!(unsafe { (*desc).dtype.type_code }, 1..=4 | 6)
 }
 
 /// True when `slot` (where gfortran keeps a token) lies in coarray memory: a component's.
@@ -111,6 +126,7 @@ unsafe fn component_token<'a>(
             memory: Memory::Unallocated,
             holds: Holds::Data,
             desc: std::ptr::null(),
+            plain: false,
         }
         .into_raw();
         heap.add_token(fresh as usize);
@@ -203,6 +219,8 @@ pub unsafe extern "C" fn _gfortran_caf_deregister(
             Memory::Symmetric(memory) => {
                 if caf.holds == Holds::Data {
                     let local = state.engine.local_addr(&memory)?;
+                    let part = state.engine.part(&memory, state.engine.this_image())?;
+                    accessor::parts::remove(part.ga_bits);
                     if let (_, Some(heap)) = state.existing_components() {
                         heap.remove_data(local);
                     }

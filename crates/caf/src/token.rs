@@ -42,6 +42,10 @@ pub(crate) struct CafToken {
     /// bounds, the same on every image, are what a reference chain's first array
     /// reference indexes.
     pub(crate) desc: *const Descriptor,
+    /// Whether the elements are of an intrinsic type (no pointer an accessor could follow
+    /// into the owner's ordinary memory): an accessor may then run against the owner's
+    /// part where it is mapped in this process.
+    pub(crate) plain: bool,
 }
 
 impl CafToken {

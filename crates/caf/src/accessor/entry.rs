@@ -1,0 +1,673 @@
+//! The accessor transfers: `get_from_remote`, `send_to_remote`, `transfer_between_remotes`,
+//! `is_present_on_remote`. Each finds where the accessor runs ([`Where`]) and runs it
+//! there.
+
+use std::ffi::{c_int, c_void};
+
+use gaspar::coarray::Coarrays;
+
+use super::owner::{self, Call, DescBuf, Fetched, Into, Sent, Target};
+use super::service;
+use super::wire::{Op, Reply, Request};
+use crate::descriptor::{self, Descriptor};
+use crate::error::CafError;
+use crate::runtime;
+use crate::stat::StatArgs;
+use crate::token::{self, Holds};
+
+/// Where an accessor call runs.
+enum Where {
+    /// In this process: the part is this image's, or mapped here and of a type without
+    /// pointers.
+    Here(Box<Target>),
+    /// In the owner's service thread.
+    Owner {
+        rank: u32,
+        ga_bits: u64,
+        coarray_desc: Option<Vec<u8>>,
+    },
+}
+
+/// Where the accessor for `image`'s part of `token` runs; `coarray_desc` is the coarray's
+/// descriptor (null for coarrays without one).
+///
+/// # Safety
+/// `token` is a token `register` made (or null); `coarray_desc` null or a descriptor.
+unsafe fn locate(
+    engine: &Coarrays,
+    token: *mut c_void,
+    image: c_int,
+    coarray_desc: *const c_void,
+    team: *const c_void,
+) -> Result<Where, CafError> {
+    if !team.is_null() {
+        return Err(CafError::Unsupported(
+            "a coindexed access with TEAM= or TEAM_NUMBER=".into(),
+        ));
+    }
+    // SAFETY: this function's contract.
+    let caf = unsafe { token::borrow(token)? };
+    let memory = caf.memory_of(Holds::Data)?;
+    let image = token::image(image)?;
+    let part = engine.part(memory, image)?;
+    let desc = if coarray_desc.is_null() {
+        None
+    } else {
+        // SAFETY: a descriptor (this function's contract).
+        Some(unsafe { DescBuf::copy_of(coarray_desc)? })
+    };
+    if image == engine.this_image() {
+        return Ok(Where::Here(Box::new(Target {
+            base: engine.local_addr(memory)?,
+            desc,
+        })));
+    }
+    match part.mapped {
+        Some(base) if caf.plain => Ok(Where::Here(Box::new(Target { base, desc }))),
+        _ => Ok(Where::Owner {
+            rank: part.rank,
+            ga_bits: part.ga_bits,
+            coarray_desc: desc.map(|d| d.bytes().to_vec()),
+        }),
+    }
+}
+
+/// The additional data gfortran packed, as a mutable slice.
+///
+/// # Safety
+/// `add_data` is null or `size` writable bytes.
+unsafe fn add_data<'a>(add_data: *mut c_void, size: usize) -> &'a mut [u8] {
+    if add_data.is_null() || size == 0 {
+        &mut []
+    } else {
+        // SAFETY: caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(add_data.cast::<u8>(), size) }
+    }
+}
+
+/// An optional length gfortran passes by address.
+///
+/// # Safety
+/// `p` is null or readable.
+unsafe fn opt(p: *const usize) -> Option<usize> {
+    // SAFETY: caller's contract.
+    (!p.is_null()).then(|| unsafe { *p })
+}
+
+fn no_team(team: *mut c_void, team_number: *mut c_int) -> *const c_void {
+    if !team.is_null() {
+        team.cast_const()
+    } else {
+        team_number.cast_const().cast()
+    }
+}
+
+/// `x = a(...)[image]` and every coindexed read: runs getter `getter_index` on the image
+/// owning the data and leaves the result where gfortran asked (`*dst_data` for a scalar,
+/// `opt_dst_desc` for an array, reallocated when `may_realloc_dst`).
+///
+/// # Safety
+/// The arguments are as gfortran 15/16 pass them.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
+    token: *mut c_void,
+    opt_src_desc: *const c_void,
+    opt_src_charlen: *const usize,
+    image_index: c_int,
+    dst_size: usize,
+    dst_data: *mut *mut c_void,
+    opt_dst_charlen: *mut usize,
+    opt_dst_desc: *mut Descriptor,
+    may_realloc_dst: bool,
+    getter_index: c_int,
+    add_data_ptr: *mut c_void,
+    add_data_size: usize,
+    stat: *mut c_int,
+    team: *mut c_void,
+    team_number: *mut c_int,
+) {
+    // SAFETY: STAT= as gfortran passes it.
+    let stat = unsafe { StatArgs::stat_only(stat) };
+    runtime::statement("coindexed read", stat, |engine| {
+        // SAFETY: this function's contract, for every block below.
+        let place = unsafe {
+            locate(
+                engine,
+                token,
+                image_index,
+                opt_src_desc,
+                no_team(team, team_number),
+            )?
+        };
+        let mut call = Call {
+            index: getter_index,
+            // SAFETY: as above.
+            add_data: unsafe { add_data(add_data_ptr, add_data_size) },
+            image: image_index,
+            // SAFETY: as above.
+            dst_charlen: unsafe { opt(opt_dst_charlen) },
+            // SAFETY: as above.
+            src_charlen: unsafe { opt(opt_src_charlen) },
+        };
+        match place {
+            // SAFETY: as above.
+            Where::Here(mut target) => unsafe {
+                get_here(
+                    &mut call,
+                    &mut target,
+                    dst_data,
+                    opt_dst_desc,
+                    may_realloc_dst,
+                    opt_dst_charlen,
+                    opt_src_charlen,
+                )
+            },
+            Where::Owner {
+                rank,
+                ga_bits,
+                coarray_desc,
+            } => {
+                let dst_desc = if opt_dst_desc.is_null() {
+                    None
+                } else {
+                    // SAFETY: as above.
+                    Some(
+                        unsafe { DescBuf::copy_of(opt_dst_desc.cast())? }
+                            .bytes()
+                            .to_vec(),
+                    )
+                };
+                let request = Request {
+                    index: getter_index,
+                    image: image_index,
+                    ga_bits,
+                    coarray_desc,
+                    add_data: call.add_data.to_vec(),
+                    dst_charlen: call.dst_charlen.map(|v| v as u64),
+                    src_charlen: call.src_charlen.map(|v| v as u64),
+                    op: Op::Get {
+                        scalar_bytes: dst_size as u64,
+                        dst_desc,
+                    },
+                };
+                let fetched = fetched(service::call(rank, &request)?)?;
+                // SAFETY: as above.
+                unsafe {
+                    deliver(
+                        fetched,
+                        dst_data,
+                        opt_dst_desc,
+                        may_realloc_dst,
+                        opt_dst_charlen,
+                    )
+                }
+            }
+        }
+    });
+}
+
+/// A getter run here, as single.c runs it: into the caller's destination, with the
+/// contents copied back into a destination that may not be reallocated.
+///
+/// # Safety
+/// As [`_gfortran_caf_get_from_remote`].
+unsafe fn get_here(
+    call: &mut Call<'_>,
+    target: &mut Target,
+    dst_data: *mut *mut c_void,
+    dst_desc: *mut Descriptor,
+    may_realloc: bool,
+    dst_charlen: *mut usize,
+    src_charlen: *const usize,
+) -> Result<(), CafError> {
+    let dst: *mut c_void = if dst_desc.is_null() {
+        dst_data.cast()
+    } else {
+        dst_desc.cast()
+    };
+    let mut old = std::ptr::null_mut();
+    if !dst_desc.is_null() && !may_realloc {
+        // SAFETY: a descriptor gfortran built (caller's contract).
+        unsafe {
+            old = (*dst_desc).base_addr;
+            (*dst_desc).base_addr = std::ptr::null_mut();
+        }
+    }
+    // SAFETY: caller's contract.
+    unsafe { owner::get_in_place(call, target, dst, dst_charlen, src_charlen)? };
+    if !dst_desc.is_null() && !old.is_null() && !may_realloc {
+        // SAFETY: a descriptor the getter filled with data it allocated.
+        unsafe {
+            let fresh = (*dst_desc).base_addr;
+            if fresh != old {
+                let bytes = DescBuf::copy_of(dst_desc.cast())?;
+                let len = bytes.elem_len() * bytes.count();
+                std::ptr::copy_nonoverlapping(fresh.cast::<u8>(), old.cast::<u8>(), len);
+                libc::free(fresh);
+                (*dst_desc).base_addr = old;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fetched(reply: Reply) -> Result<Fetched, CafError> {
+    match reply {
+        Reply::Fetched {
+            data,
+            desc,
+            dst_charlen,
+        } => Ok(Fetched {
+            data,
+            desc: desc.as_deref().map(DescBuf::from_bytes).transpose()?,
+            dst_charlen: dst_charlen.map(|v| v as usize),
+        }),
+        other => Err(CafError::Argument(format!(
+            "the owner answered a read with {other:?}"
+        ))),
+    }
+}
+
+/// Puts what the owner read where gfortran asked for it.
+///
+/// # Safety
+/// As [`_gfortran_caf_get_from_remote`].
+unsafe fn deliver(
+    fetched: Fetched,
+    dst_data: *mut *mut c_void,
+    dst_desc: *mut Descriptor,
+    may_realloc: bool,
+    dst_charlen: *mut usize,
+) -> Result<(), CafError> {
+    if let (Some(len), false) = (fetched.dst_charlen, dst_charlen.is_null()) {
+        // SAFETY: writable (caller's contract).
+        unsafe { *dst_charlen = len };
+    }
+    let data = &fetched.data;
+    match (dst_desc.is_null(), fetched.desc) {
+        (true, _) => {
+            if dst_data.is_null() {
+                return Err(CafError::Argument(
+                    "no destination for a coindexed read".into(),
+                ));
+            }
+            // SAFETY: `dst_data` holds the address of the destination scalar (gfortran
+            // points it at its result variable), or null: then a buffer is allocated.
+            unsafe {
+                if (*dst_data).is_null() {
+                    *dst_data = libc::malloc(data.len().max(1));
+                }
+                std::ptr::copy_nonoverlapping(data.as_ptr(), (*dst_data).cast::<u8>(), data.len());
+            }
+            Ok(())
+        }
+        (false, Some(result)) => {
+            // SAFETY: a descriptor gfortran built (caller's contract).
+            let live = unsafe { DescBuf::copy_of(dst_desc.cast())? };
+            let base = live.base();
+            let fits = !base.is_null() && (!may_realloc || live.count() == result.count());
+            // SAFETY: the destination holds `count` contiguous elements when it fits (as
+            // single.c assumes); otherwise it is reallocated to hold the result.
+            unsafe {
+                if fits {
+                    let len = data.len().min(live.elem_len() * live.count());
+                    std::ptr::copy_nonoverlapping(data.as_ptr(), base.cast::<u8>(), len);
+                } else {
+                    let fresh = libc::realloc(base, data.len().max(1));
+                    std::ptr::copy_nonoverlapping(data.as_ptr(), fresh.cast::<u8>(), data.len());
+                    let header = result.bytes();
+                    std::ptr::copy_nonoverlapping(
+                        header.as_ptr(),
+                        dst_desc.cast::<u8>(),
+                        header.len(),
+                    );
+                    (*dst_desc).base_addr = fresh;
+                }
+            }
+            Ok(())
+        }
+        (false, None) => Err(CafError::Argument(
+            "the owner returned a scalar for an array read".into(),
+        )),
+    }
+}
+
+/// The elements of the caller's source (a descriptor's, in array element order, or
+/// `size` bytes at `data`), to ship to the owner.
+///
+/// # Safety
+/// `desc` null or a descriptor; `data` readable for `size` bytes when `desc` is null.
+unsafe fn source(desc: *const c_void, data: *const c_void, size: usize) -> Result<Sent, CafError> {
+    if desc.is_null() {
+        let bytes = if data.is_null() || size == 0 {
+            Vec::new()
+        } else {
+            // SAFETY: caller's contract.
+            unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size) }.to_vec()
+        };
+        return Ok(Sent {
+            data: bytes,
+            desc: None,
+        });
+    }
+    // SAFETY: caller's contract.
+    let layout = unsafe { descriptor::read(desc.cast())? };
+    // SAFETY: as above.
+    let mut copy = unsafe { DescBuf::copy_of(desc)? };
+    let base = copy.base().cast::<u8>();
+    let mut bytes = Vec::with_capacity(layout.count() * layout.elem_len);
+    for offset in layout.offsets() {
+        // SAFETY: each element the descriptor describes is readable.
+        bytes.extend_from_slice(unsafe {
+            std::slice::from_raw_parts(base.offset(offset), layout.elem_len)
+        });
+    }
+    copy.make_contiguous();
+    Ok(Sent {
+        data: bytes,
+        desc: Some(copy),
+    })
+}
+
+/// `a(...)[image] = x` and every coindexed write: runs receiver `accessor_index` on the
+/// image owning the data.
+///
+/// # Safety
+/// The arguments are as gfortran 15/16 pass them.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
+    token: *mut c_void,
+    opt_dst_desc: *const c_void,
+    opt_dst_charlen: *const usize,
+    image_index: c_int,
+    src_size: usize,
+    src_data: *const c_void,
+    opt_src_charlen: *const usize,
+    opt_src_desc: *const c_void,
+    accessor_index: c_int,
+    add_data_ptr: *mut c_void,
+    add_data_size: usize,
+    stat: *mut c_int,
+    team: *mut c_void,
+    team_number: *mut c_int,
+) {
+    // SAFETY: STAT= as gfortran passes it.
+    let stat = unsafe { StatArgs::stat_only(stat) };
+    runtime::statement("coindexed write", stat, |engine| {
+        // SAFETY: this function's contract, for every block below.
+        let place = unsafe {
+            locate(
+                engine,
+                token,
+                image_index,
+                opt_dst_desc,
+                no_team(team, team_number),
+            )?
+        };
+        let mut call = Call {
+            index: accessor_index,
+            // SAFETY: as above.
+            add_data: unsafe { add_data(add_data_ptr, add_data_size) },
+            image: image_index,
+            // SAFETY: as above.
+            dst_charlen: unsafe { opt(opt_dst_charlen) },
+            // SAFETY: as above.
+            src_charlen: unsafe { opt(opt_src_charlen) },
+        };
+        match place {
+            Where::Here(mut target) => {
+                let src = if opt_src_desc.is_null() {
+                    src_data
+                } else {
+                    opt_src_desc
+                };
+                // SAFETY: as above.
+                unsafe {
+                    owner::send_in_place(
+                        &mut call,
+                        &mut target,
+                        src,
+                        opt_dst_charlen,
+                        opt_src_charlen,
+                    )
+                }
+            }
+            Where::Owner {
+                rank,
+                ga_bits,
+                coarray_desc,
+            } => {
+                // SAFETY: as above.
+                let sent = unsafe { source(opt_src_desc, src_data, src_size)? };
+                let request = Request {
+                    index: accessor_index,
+                    image: image_index,
+                    ga_bits,
+                    coarray_desc,
+                    add_data: call.add_data.to_vec(),
+                    dst_charlen: call.dst_charlen.map(|v| v as u64),
+                    src_charlen: call.src_charlen.map(|v| v as u64),
+                    op: Op::Send {
+                        data: sent.data,
+                        src_desc: sent.desc.map(|d| d.bytes().to_vec()),
+                    },
+                };
+                match service::call(rank, &request)? {
+                    Reply::Sent => Ok(()),
+                    other => Err(CafError::Argument(format!(
+                        "the owner answered a write with {other:?}"
+                    ))),
+                }
+            }
+        }
+    });
+}
+
+/// `a(...)[i] = b(...)[j]`: reads with the source's getter on image `src_image_index`,
+/// writes with the destination's receiver on `dst_image_index`.
+///
+/// # Safety
+/// The arguments are as gfortran 15/16 pass them.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
+    dst_token: *mut c_void,
+    opt_dst_desc: *mut c_void,
+    opt_dst_charlen: *mut usize,
+    dst_image_index: c_int,
+    dst_access_index: c_int,
+    dst_add_data: *mut c_void,
+    dst_add_data_size: usize,
+    src_token: *mut c_void,
+    opt_src_desc: *const c_void,
+    opt_src_charlen: *const usize,
+    src_image_index: c_int,
+    src_access_index: c_int,
+    src_add_data: *mut c_void,
+    src_add_data_size: usize,
+    src_size: usize,
+    scalar_transfer: bool,
+    dst_stat: *mut c_int,
+    src_stat: *mut c_int,
+    dst_team: *mut c_void,
+    dst_team_number: *mut c_int,
+    src_team: *mut c_void,
+    src_team_number: *mut c_int,
+) {
+    // SAFETY: this function's contract, for every block below.
+    let dst_charlen = unsafe { opt(opt_dst_charlen) };
+    // SAFETY: as above.
+    let src_charlen = unsafe { opt(opt_src_charlen) };
+    // SAFETY: as above.
+    let read_stat = unsafe { StatArgs::stat_only(src_stat) };
+    let Some(fetched) = runtime::statement("coindexed read", read_stat, |engine| {
+        // SAFETY: as above.
+        let place = unsafe {
+            locate(
+                engine,
+                src_token,
+                src_image_index,
+                opt_src_desc,
+                no_team(src_team, src_team_number),
+            )?
+        };
+        let mut call = Call {
+            index: src_access_index,
+            // SAFETY: as above.
+            add_data: unsafe { add_data(src_add_data, src_add_data_size) },
+            image: src_image_index,
+            dst_charlen,
+            src_charlen,
+        };
+        let into = if scalar_transfer {
+            Into::Scalar(src_size * dst_charlen.unwrap_or(1))
+        } else {
+            Into::Array(Box::new(DescBuf::zeroed()))
+        };
+        match place {
+            // SAFETY: as above.
+            Where::Here(mut target) => unsafe { owner::get(&mut call, &mut target, into) },
+            Where::Owner {
+                rank,
+                ga_bits,
+                coarray_desc,
+            } => {
+                let (scalar_bytes, dst_desc) = match into {
+                    Into::Scalar(bytes) => (bytes as u64, None),
+                    Into::Array(desc) => (0, Some(desc.bytes().to_vec())),
+                };
+                let request = Request {
+                    index: src_access_index,
+                    image: src_image_index,
+                    ga_bits,
+                    coarray_desc,
+                    add_data: call.add_data.to_vec(),
+                    dst_charlen: dst_charlen.map(|v| v as u64),
+                    src_charlen: src_charlen.map(|v| v as u64),
+                    op: Op::Get {
+                        scalar_bytes,
+                        dst_desc,
+                    },
+                };
+                fetched(service::call(rank, &request)?)
+            }
+        }
+    }) else {
+        return;
+    };
+    // SAFETY: as above.
+    let write_stat = unsafe { StatArgs::stat_only(dst_stat) };
+    runtime::statement("coindexed write", write_stat, |engine| {
+        // SAFETY: as above.
+        let place = unsafe {
+            locate(
+                engine,
+                dst_token,
+                dst_image_index,
+                opt_dst_desc,
+                no_team(dst_team, dst_team_number),
+            )?
+        };
+        let mut call = Call {
+            index: dst_access_index,
+            // SAFETY: as above.
+            add_data: unsafe { add_data(dst_add_data, dst_add_data_size) },
+            image: dst_image_index,
+            dst_charlen: fetched.dst_charlen.or(dst_charlen),
+            src_charlen,
+        };
+        let mut sent = Sent {
+            data: fetched.data,
+            desc: fetched.desc,
+        };
+        match place {
+            // SAFETY: as above.
+            Where::Here(mut target) => unsafe { owner::send(&mut call, &mut target, &mut sent) },
+            Where::Owner {
+                rank,
+                ga_bits,
+                coarray_desc,
+            } => {
+                let request = Request {
+                    index: dst_access_index,
+                    image: dst_image_index,
+                    ga_bits,
+                    coarray_desc,
+                    add_data: call.add_data.to_vec(),
+                    dst_charlen: call.dst_charlen.map(|v| v as u64),
+                    src_charlen: src_charlen.map(|v| v as u64),
+                    op: Op::Send {
+                        data: sent.data,
+                        src_desc: sent.desc.map(|d| d.bytes().to_vec()),
+                    },
+                };
+                match service::call(rank, &request)? {
+                    Reply::Sent => Ok(()),
+                    other => Err(CafError::Argument(format!(
+                        "the owner answered a write with {other:?}"
+                    ))),
+                }
+            }
+        }
+    });
+}
+
+/// `allocated(a[i]%component)`: runs presence test `present_index` on image `image_index`;
+/// 1 when present. An unregistered token is never present.
+///
+/// # Safety
+/// The arguments are as gfortran 15/16 pass them.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_is_present_on_remote(
+    token: *mut c_void,
+    image_index: c_int,
+    present_index: c_int,
+    add_data_ptr: *mut c_void,
+    add_data_size: usize,
+) -> i32 {
+    if token.is_null() {
+        return 0;
+    }
+    // SAFETY: no STAT=: an error ends the job.
+    let stat = unsafe { StatArgs::stat_only(std::ptr::null_mut()) };
+    runtime::statement("ALLOCATED", stat, |engine| {
+        // SAFETY: this function's contract, for every block below.
+        let desc = unsafe { token::borrow(token)? }.desc.cast::<c_void>();
+        // SAFETY: as above.
+        let place = unsafe { locate(engine, token, image_index, desc, std::ptr::null())? };
+        let mut call = Call {
+            index: present_index,
+            // SAFETY: as above.
+            add_data: unsafe { add_data(add_data_ptr, add_data_size) },
+            image: image_index,
+            dst_charlen: None,
+            src_charlen: None,
+        };
+        match place {
+            // SAFETY: as above.
+            Where::Here(mut target) => unsafe { owner::present(&mut call, &mut target) },
+            Where::Owner {
+                rank,
+                ga_bits,
+                coarray_desc,
+            } => {
+                let request = Request {
+                    index: present_index,
+                    image: image_index,
+                    ga_bits,
+                    coarray_desc,
+                    add_data: call.add_data.to_vec(),
+                    dst_charlen: None,
+                    src_charlen: None,
+                    op: Op::Present,
+                };
+                match service::call(rank, &request)? {
+                    Reply::Present(v) => Ok(v),
+                    other => Err(CafError::Argument(format!(
+                        "the owner answered a presence test with {other:?}"
+                    ))),
+                }
+            }
+        }
+    })
+    .unwrap_or(0)
+}
