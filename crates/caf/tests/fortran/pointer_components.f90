@@ -1,0 +1,41 @@
+! Pointer components of a derived-type coarray pointing at ordinary (non-coarray) memory
+! of another image: b[i]%data(j) read and written, scalar and section (the ragged-data
+! idiom; GCC 16's caf_shmem ends in SIGSEGV on it). Also allocatable components.
+program pointer_components
+  implicit none
+  type box
+    integer, pointer :: data(:) => null()
+  end type
+  type cbox
+    real, allocatable :: v(:)
+  end type
+  type(box) :: b[*]
+  type(cbox) :: c[*]
+  integer :: me, n, other, i, x, y(3)
+  real :: r(3)
+  me = this_image(); n = num_images()
+  other = merge(1, me + 1, me == n)
+  allocate(b%data(me + 3))
+  b%data = [(10 * me + i, i = 1, me + 3)]
+  allocate(c%v(3)); c%v = 0.5 * me
+  sync all
+  x = b[other]%data(2)
+  if (x /= 10 * other + 2) error stop x
+  y = b[other]%data(2:4)
+  if (any(y /= 10 * other + [2, 3, 4])) error stop 2
+  x = size(b[other]%data)
+  if (x /= other + 3) error stop 3
+  r = c[other]%v
+  if (any(r /= 0.5 * other)) error stop 4
+  sync all
+  b[other]%data(1) = -me
+  b[other]%data(2:3) = [-2 * me, -3 * me]
+  c[other]%v(2) = 9.0
+  sync all
+  i = merge(n, me - 1, me == 1)
+  if (b%data(1) /= -i) error stop 5
+  if (any(b%data(2:3) /= [-2 * i, -3 * i])) error stop 6
+  if (c%v(2) /= 9.0) error stop 7
+  sync all
+  if (me == 1) print *, 'pointer_components ok'
+end program

@@ -1,0 +1,132 @@
+//! Every Fortran program of tests/fortran (and examples/) compiled by gfortran 13, 14, 15
+//! and 16 with `gaspar caf` and run with `gaspar run -n 2` and `-n 4`, inside the Debian
+//! sid chroot scripts/sid-chroot makes (Debian 12 has gfortran 12 only), against the
+//! outcome tests/fortran/EXPECTED lists. gfortran 13 and 14 speak gfortran 12's ABI, so a
+//! `not-yet` there holds for them too; gfortran 15 and 16 use the accessor family, where
+//! every program must meet its expectation. Needs root and debootstrap (or the chroot
+//! made already).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::expected::{self, Launch, Today};
+use common::*;
+
+/// The compilers, and whether each uses the accessor family (gfortran 15 and later).
+const COMPILERS: &[(&str, bool)] = &[
+    ("gfortran-13", false),
+    ("gfortran-14", false),
+    ("gfortran-15", true),
+    ("gfortran-16", true),
+];
+/// The job sizes run for each program and compiler.
+const JOB_SIZES: &[u32] = &[2, 4];
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sid_chroot() -> PathBuf {
+    manifest_dir().join("../../scripts/sid-chroot")
+}
+
+/// Makes (or finds) the chroot; `Err` says why it cannot be had here.
+fn chroot_ready() -> Result<(), String> {
+    if !nix::unistd::Uid::effective().is_root() {
+        return Err("the sid chroot needs root".into());
+    }
+    let out = Command::new(sid_chroot())
+        .arg("create")
+        .output()
+        .map_err(|e| format!("cannot run scripts/sid-chroot: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "scripts/sid-chroot create failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// `sh -c SCRIPT` inside the chroot, in `dir`.
+fn in_chroot(dir: &Path, script: &str) -> Outcome {
+    let mut cmd = Command::new(sid_chroot());
+    cmd.args(["run", "--", "sh", "-c", script]);
+    run_in(dir, cmd)
+}
+
+fn programs() -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    for dir in ["tests/fortran", "examples"] {
+        for entry in std::fs::read_dir(manifest_dir().join(dir)).expect("a program directory") {
+            let path = entry.expect("a directory entry").path();
+            if path.extension().is_some_and(|e| e == "f90") {
+                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+                found.push((name, path));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn every_program_meets_its_expectation_with_gfortran_13_to_16() {
+    if let Err(reason) = chroot_ready() {
+        skip(&reason);
+        return;
+    }
+    ensure_built();
+    let gaspar = gaspar();
+    let gaspar = gaspar.to_string_lossy();
+    let sources: std::collections::BTreeMap<_, _> = programs().into_iter().collect();
+    let entries = expected::read(&manifest_dir().join("tests/fortran/EXPECTED"));
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for &(compiler, accessors) in COMPILERS {
+        for (name, source) in &sources {
+            let dir = work_dir(&format!("gfortran-versions/{compiler}"), name);
+            let build = in_chroot(
+                &dir,
+                &format!(
+                    "FC={compiler} {gaspar} caf {} -o {name}",
+                    source.to_string_lossy()
+                ),
+            );
+            let built = match build.code {
+                Some(0) => Ok(()),
+                _ => Err(build.summary()),
+            };
+            for entry in entries.iter().filter(|e| &e.program == name) {
+                for &n in JOB_SIZES {
+                    if !entry.launches.contains(&Launch::Gaspar(n)) {
+                        continue;
+                    }
+                    checked += 1;
+                    let outcome = built
+                        .clone()
+                        .map(|()| in_chroot(&dir, &format!("{gaspar} run -n {n} ./{name}")));
+                    let result = entry.expect.met_by(&outcome, Some(&format!("{name} ok")));
+                    let what = format!("{compiler}: {name} at {n} images");
+                    match (result, &entry.today) {
+                        (Ok(()), _) => {}
+                        (Err(how), Today::NotYet(reason)) if !accessors => {
+                            eprintln!("not yet ({reason}): {what}: {how}")
+                        }
+                        (Err(how), _) => failures.push(format!("{what}: {how}")),
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} jobs differ from tests/fortran/EXPECTED:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    eprintln!("{checked} jobs as tests/fortran/EXPECTED expects");
+}
