@@ -1,7 +1,8 @@
-//! The team and image-query calls in GCC 16's form. GCC 16 changed these signatures
+//! The team, image-query and SYNC calls in GCC 16's form. GCC 16 changed these signatures
 //! (`this_image(caf_team_t)`, `num_images(caf_team_t, int32_t *)`, `form_team` with
-//! STAT=/ERRMSG=, the team passed by value, `get_team`), under the same names gfortran 12
-//! to 15 call with their own arguments. Which form a program needs is known when it is
+//! STAT=/ERRMSG=, the team passed by value, `get_team`; SYNC's ERRMSG= as the text's
+//! address where gfortran 12 to 15 pass the address of a pointer to it), under the same
+//! names gfortran 12 to 15 call with their own arguments. Which form a program needs is known when it is
 //! linked, never from argument values at run time: the library exports GCC 16's forms
 //! under `_gaspar_caf16_*` names, and `gaspar caf`, seeing gfortran 16 or later, links a
 //! few lines of assembly ahead of the library that send the `_gfortran_caf_*` names there
@@ -17,6 +18,7 @@ use gaspar::coarray::{TeamId, TeamLevel};
 use crate::error::CafError;
 use crate::runtime::{self, State};
 use crate::stat::StatArgs;
+use crate::sync;
 use crate::teams::{forget_image_numbers, team_of};
 use crate::token;
 
@@ -221,4 +223,49 @@ pub unsafe extern "C" fn _gaspar_caf16_get_team(level: *const i32) -> *mut c_voi
         Ok(value_of(state, id))
     })
     .unwrap_or(std::ptr::null_mut())
+}
+
+/// GCC 16's `sync all`: ERRMSG= is the text's address.
+///
+/// # Safety
+/// STAT= null or writable; ERRMSG= null or `errmsg_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn _gaspar_caf16_sync_all(
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    sync::sync_all(unsafe { StatArgs::new(stat, errmsg, errmsg_len) });
+}
+
+/// GCC 16's `sync memory`.
+///
+/// # Safety
+/// As [`_gaspar_caf16_sync_all`].
+#[no_mangle]
+pub unsafe extern "C" fn _gaspar_caf16_sync_memory(
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    sync::sync_memory(unsafe { StatArgs::new(stat, errmsg, errmsg_len) });
+}
+
+/// GCC 16's `sync images(list)`; `count` -1 means `sync images(*)`.
+///
+/// # Safety
+/// `images` holds `count` integers when `count` > 0; STAT=/ERRMSG= as in
+/// [`_gaspar_caf16_sync_all`].
+#[no_mangle]
+pub unsafe extern "C" fn _gaspar_caf16_sync_images(
+    count: c_int,
+    images: *const c_int,
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    errmsg_len: usize,
+) {
+    // SAFETY: this function's contract.
+    unsafe { sync::sync_images(count, images, StatArgs::new(stat, errmsg, errmsg_len)) };
 }

@@ -8,7 +8,7 @@
 //! else `$FC`, else `gfortran`.
 //!
 //! GCC 16 changed the signatures of some calls whose names stayed (this_image, num_images,
-//! the team statements). The library exports GCC 16's forms under `_gaspar_caf16_*`; when
+//! the team statements, SYNC's ERRMSG=). The library exports GCC 16's forms under `_gaspar_caf16_*`; when
 //! FC is gfortran 16 or later and the command links, SHIM is a few lines of assembly
 //! (written beside the library, [`GCC16_FORMS`]) defining the changed names in the
 //! executable as jumps to those forms, ahead of the library. The form is thus chosen when
@@ -33,6 +33,9 @@ const GCC16_FORMS: &[(&str, &str)] = &[
     ("_gfortran_caf_sync_team", "_gaspar_caf16_sync_team"),
     ("_gfortran_caf_team_number", "_gaspar_caf16_team_number"),
     ("_gfortran_caf_get_team", "_gaspar_caf16_get_team"),
+    ("_gfortran_caf_sync_all", "_gaspar_caf16_sync_all"),
+    ("_gfortran_caf_sync_memory", "_gaspar_caf16_sync_memory"),
+    ("_gfortran_caf_sync_images", "_gaspar_caf16_sync_images"),
 ];
 /// The shim's file name, beside the library.
 const GCC16_SHIM_FILE: &str = "caf_gaspar_gcc16_forms.s";
