@@ -43,6 +43,9 @@ pub(crate) enum RegisterType {
     AllocRegisterOnly,
     /// Memory for a token registered by `AllocRegisterOnly`.
     AllocAllocateOnly,
+    /// GCC 16: a new token for memory of an existing coarray (an associate name, a coarray
+    /// dummy), the token passed in naming it.
+    MapExisting,
 }
 
 impl RegisterType {
@@ -58,6 +61,7 @@ impl RegisterType {
             6 => RegisterType::EventAlloc,
             7 => RegisterType::AllocRegisterOnly,
             8 => RegisterType::AllocAllocateOnly,
+            9 => RegisterType::MapExisting,
             _ => return None,
         })
     }

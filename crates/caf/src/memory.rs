@@ -55,6 +55,12 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                 // SAFETY: `token` is a component's token slot, readable and writable.
                 unsafe { register_component(state, kind, size, token)? }
             }
+            RegisterType::MapExisting => {
+                // SAFETY: `token` holds the existing coarray's token, `desc` the view's
+                // descriptor (this function's contract).
+                unsafe { register_view(state, token, desc)? };
+                return Ok(());
+            }
             RegisterType::CoarrayAlloc if is_component_slot(state, token) => {
                 // SAFETY: as above.
                 unsafe { register_component(state, kind, size, token)? }
@@ -99,6 +105,50 @@ pub unsafe extern "C" fn _gfortran_caf_register(
 unsafe fn intrinsic_elements(desc: *const Descriptor) -> bool {
     // SAFETY: caller's contract.
     !desc.is_null() && matches!(unsafe { (*desc).dtype.type_code }, 1..=4 | 6)
+}
+
+/// GCC 16's MAP_EXISTING: replaces the coarray token in `slot` by a new token for the
+/// memory `desc` addresses inside that coarray (the descriptor keeps its address).
+///
+/// # Safety
+/// `slot` holds a token `register` made; `desc` is a descriptor gfortran built.
+unsafe fn register_view(
+    state: &mut State,
+    slot: *mut *mut c_void,
+    desc: *mut Descriptor,
+) -> Result<(), CafError> {
+    if desc.is_null() {
+        return Err(CafError::Argument(
+            "no descriptor for a coarray view".into(),
+        ));
+    }
+    // SAFETY: caller's contract.
+    let of = unsafe { *slot };
+    // SAFETY: as above.
+    let coarray = unsafe { token::borrow(of)? };
+    let (memory, start) = coarray.memory_at()?;
+    let base = state.engine.local_addr(memory)? + start;
+    // SAFETY: a descriptor (caller's contract).
+    let (data, rank) = unsafe { ((*desc).base_addr as usize, (*desc).dtype.rank) };
+    let offset = start
+        + data
+            .checked_sub(base)
+            .filter(|&o| o <= state.engine.len(memory))
+            .ok_or_else(|| {
+                CafError::Argument("a coarray view outside the coarray's memory".into())
+            })?;
+    let view = CafToken {
+        memory: Memory::View {
+            of,
+            offset: offset - start,
+        },
+        holds: coarray.holds,
+        desc: if rank > 0 { desc } else { std::ptr::null_mut() },
+        plain: coarray.plain,
+    };
+    // SAFETY: writable (caller's contract).
+    unsafe { *slot = view.into_raw() };
+    Ok(())
 }
 
 /// True when `slot` (where gfortran keeps a token) lies in coarray memory: a component's.
@@ -227,7 +277,7 @@ pub unsafe extern "C" fn _gfortran_caf_deregister(
                 }
                 Ok(state.engine.deallocate(memory)?)
             }
-            Memory::Component(_) | Memory::Unallocated => Ok(()),
+            Memory::Component(_) | Memory::Unallocated | Memory::View { .. } => Ok(()),
         }
     });
 }

@@ -8,7 +8,7 @@ use gaspar::coarray::Coarrays;
 
 use super::owner::{self, Call, DescBuf, Fetched, Into, Sent, Target};
 use super::service;
-use super::wire::{Op, Reply, Request};
+use super::wire::{Op, PartAt, Reply, Request};
 use crate::descriptor::{self, Descriptor};
 use crate::error::CafError;
 use crate::runtime;
@@ -23,7 +23,7 @@ enum Where {
     /// In the owner's service thread.
     Owner {
         rank: u32,
-        ga_bits: u64,
+        part: PartAt,
         coarray_desc: Option<Vec<u8>>,
     },
 }
@@ -47,7 +47,8 @@ unsafe fn locate(
     }
     // SAFETY: this function's contract.
     let caf = unsafe { token::borrow(token)? };
-    let memory = caf.memory_of(Holds::Data)?;
+    caf.check_holds(Holds::Data)?;
+    let (memory, offset) = caf.memory_at()?;
     let image = token::image(image)?;
     let part = engine.part(memory, image)?;
     let desc = if coarray_desc.is_null() {
@@ -58,15 +59,21 @@ unsafe fn locate(
     };
     if image == engine.this_image() {
         return Ok(Where::Here(Box::new(Target {
-            base: engine.local_addr(memory)?,
+            base: engine.local_addr(memory)? + offset,
             desc,
         })));
     }
     match part.mapped {
-        Some(base) if caf.plain => Ok(Where::Here(Box::new(Target { base, desc }))),
+        Some(base) if caf.plain => Ok(Where::Here(Box::new(Target {
+            base: base + offset,
+            desc,
+        }))),
         _ => Ok(Where::Owner {
             rank: part.rank,
-            ga_bits: part.ga_bits,
+            part: PartAt {
+                ga_bits: part.ga_bits,
+                offset: offset as u64,
+            },
             coarray_desc: desc.map(|d| d.bytes().to_vec()),
         }),
     }
@@ -163,7 +170,7 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
             },
             Where::Owner {
                 rank,
-                ga_bits,
+                part,
                 coarray_desc,
             } => {
                 let dst_desc = if opt_dst_desc.is_null() {
@@ -179,7 +186,7 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
                 let request = Request {
                     index: getter_index,
                     image: image_index,
-                    ga_bits,
+                    part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
                     dst_charlen: call.dst_charlen.map(|v| v as u64),
@@ -433,7 +440,7 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
             }
             Where::Owner {
                 rank,
-                ga_bits,
+                part,
                 coarray_desc,
             } => {
                 // SAFETY: as above.
@@ -441,7 +448,7 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
                 let request = Request {
                     index: accessor_index,
                     image: image_index,
-                    ga_bits,
+                    part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
                     dst_charlen: call.dst_charlen.map(|v| v as u64),
@@ -527,7 +534,7 @@ pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
             Where::Here(mut target) => unsafe { owner::get(&mut call, &mut target, into) },
             Where::Owner {
                 rank,
-                ga_bits,
+                part,
                 coarray_desc,
             } => {
                 let (scalar_bytes, dst_desc) = match into {
@@ -537,7 +544,7 @@ pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
                 let request = Request {
                     index: src_access_index,
                     image: src_image_index,
-                    ga_bits,
+                    part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
                     dst_charlen: dst_charlen.map(|v| v as u64),
@@ -583,13 +590,13 @@ pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
             Where::Here(mut target) => unsafe { owner::send(&mut call, &mut target, &mut sent) },
             Where::Owner {
                 rank,
-                ga_bits,
+                part,
                 coarray_desc,
             } => {
                 let request = Request {
                     index: dst_access_index,
                     image: dst_image_index,
-                    ga_bits,
+                    part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
                     dst_charlen: call.dst_charlen.map(|v| v as u64),
@@ -646,13 +653,13 @@ pub unsafe extern "C" fn _gfortran_caf_is_present_on_remote(
             Where::Here(mut target) => unsafe { owner::present(&mut call, &mut target) },
             Where::Owner {
                 rank,
-                ga_bits,
+                part,
                 coarray_desc,
             } => {
                 let request = Request {
                     index: present_index,
                     image: image_index,
-                    ga_bits,
+                    part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
                     dst_charlen: None,

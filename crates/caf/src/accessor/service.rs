@@ -71,9 +71,9 @@ fn answer(mut stream: UnixStream) {
 
 /// Runs one request against this process's memory.
 fn handle(mut request: Request) -> Result<Reply, CafError> {
-    let base = parts::local(request.ga_bits).ok_or_else(|| {
+    let base = parts::local(request.part.ga_bits).ok_or_else(|| {
         CafError::Argument("the coarray is not allocated on the image that owns it".into())
-    })?;
+    })? + request.part.offset as usize;
     let mut target = Target {
         base,
         desc: request

@@ -27,6 +27,15 @@ pub(crate) enum Op {
     Present,
 }
 
+/// Where on the owner: the part's global address and a byte offset in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PartAt {
+    /// The global address of the owner's part.
+    pub(crate) ga_bits: u64,
+    /// Bytes from the part's start (a view of part of a coarray).
+    pub(crate) offset: u64,
+}
+
 /// One accessor call on the owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Request {
@@ -34,8 +43,8 @@ pub(crate) struct Request {
     pub(crate) index: i32,
     /// The image index of the access.
     pub(crate) image: i32,
-    /// The global address of the owner's part.
-    pub(crate) ga_bits: u64,
+    /// The memory the accessor works on.
+    pub(crate) part: PartAt,
     /// The coarray's descriptor (allocatable coarrays).
     pub(crate) coarray_desc: Option<Vec<u8>>,
     /// The accessor's additional data.
@@ -130,7 +139,8 @@ impl Request {
         let mut w = Writer::default();
         w.u64(self.index as u32 as u64);
         w.u64(self.image as u32 as u64);
-        w.u64(self.ga_bits);
+        w.u64(self.part.ga_bits);
+        w.u64(self.part.offset);
         w.opt_bytes(&self.coarray_desc);
         w.bytes(&self.add_data);
         w.opt_u64(self.dst_charlen);
@@ -158,7 +168,10 @@ impl Request {
         let mut r = Reader(bytes);
         let index = r.u64()? as u32 as i32;
         let image = r.u64()? as u32 as i32;
-        let ga_bits = r.u64()?;
+        let part = PartAt {
+            ga_bits: r.u64()?,
+            offset: r.u64()?,
+        };
         let coarray_desc = r.opt_bytes()?;
         let add_data = r.bytes()?;
         let dst_charlen = r.opt_u64()?;
@@ -178,7 +191,7 @@ impl Request {
         Ok(Request {
             index,
             image,
-            ga_bits,
+            part,
             coarray_desc,
             add_data,
             dst_charlen,
@@ -279,7 +292,10 @@ mod tests {
         let request = Request {
             index: 3,
             image: -1,
-            ga_bits: u64::MAX - 5,
+            part: PartAt {
+                ga_bits: u64::MAX - 5,
+                offset: 24,
+            },
             coarray_desc: Some(vec![1, 2, 3]),
             add_data: vec![9; 17],
             dst_charlen: Some(4),
