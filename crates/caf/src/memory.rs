@@ -159,17 +159,21 @@ fn is_component_slot(state: &mut State, slot: *mut *mut c_void) -> bool {
     }
 }
 
-/// The component token in `slot`, creating it when the slot holds none of ours.
+/// The component token in `slot`, creating it when the slot holds none of ours or when
+/// `fresh` (ALLOC_REGISTER_ONLY registers a new token whatever the slot holds: gfortran 16
+/// reuses a stack slot that still holds the token of an earlier registration, now another
+/// component's).
 ///
 /// # Safety
 /// `slot` is a component's token slot, readable and writable.
 unsafe fn component_token<'a>(
     heap: &mut ComponentHeap,
     slot: *mut *mut c_void,
+    fresh: bool,
 ) -> Result<&'a mut CafToken, CafError> {
     // SAFETY: readable (caller's contract); the value is only compared before use.
     let current = unsafe { *slot };
-    let raw = if heap.has_token(current as usize) {
+    let raw = if !fresh && heap.has_token(current as usize) {
         current
     } else {
         let fresh = CafToken {
@@ -202,7 +206,7 @@ unsafe fn register_component(
 ) -> Result<*mut c_void, CafError> {
     let (_, heap) = state.with_components()?;
     // SAFETY: caller's contract.
-    let caf = unsafe { component_token(heap, slot)? };
+    let caf = unsafe { component_token(heap, slot, kind == RegisterType::AllocRegisterOnly)? };
     if kind == RegisterType::AllocRegisterOnly {
         return Ok(std::ptr::null_mut());
     }

@@ -134,6 +134,31 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
 ) {
     // SAFETY: STAT= as gfortran passes it.
     let stat = unsafe { StatArgs::stat_only(stat) };
+    if let Some(callback) = owner::callback(token) {
+        // SAFETY: this function's contract.
+        let done = unsafe {
+            get_back(
+                callback,
+                opt_src_desc,
+                opt_src_charlen,
+                image_index,
+                dst_size,
+                dst_data,
+                opt_dst_charlen,
+                opt_dst_desc,
+                may_realloc_dst,
+                getter_index,
+                add_data(add_data_ptr, add_data_size),
+            )
+        };
+        return match done {
+            Ok(()) => stat.success(),
+            Err(e) => {
+                crate::error::say(&format!("gaspar caf: coindexed read, called back: {e}"));
+                std::process::exit(1)
+            }
+        };
+    }
     runtime::statement("coindexed read", stat, |engine| {
         // SAFETY: this function's contract, for every block below.
         let place = unsafe {
@@ -154,6 +179,7 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
             dst_charlen: unsafe { opt(opt_dst_charlen) },
             // SAFETY: as above.
             src_charlen: unsafe { opt(opt_src_charlen) },
+            origin: None,
         };
         match place {
             // SAFETY: as above.
@@ -189,6 +215,7 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
                     part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
+                    origin: (engine.runtime().rank(), call.add_data.as_ptr() as u64),
                     dst_charlen: call.dst_charlen.map(|v| v as u64),
                     src_charlen: call.src_charlen.map(|v| v as u64),
                     op: Op::Get {
@@ -210,6 +237,96 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
             }
         }
     });
+}
+
+/// An accessor's call back for data of the image that made the access (its additional
+/// data): run here when the accessor runs here, else by that image's service thread
+/// against its own additional data. Needs no engine (the image's thread may hold it).
+///
+/// # Safety
+/// As [`_gfortran_caf_get_from_remote`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_back(
+    callback: &owner::CallbackToken,
+    src_desc: *const c_void,
+    src_charlen: *const usize,
+    image: c_int,
+    dst_size: usize,
+    dst_data: *mut *mut c_void,
+    dst_charlen: *mut usize,
+    dst_desc: *mut Descriptor,
+    may_realloc: bool,
+    index: c_int,
+    add_data: &mut [u8],
+) -> Result<(), CafError> {
+    let desc = if src_desc.is_null() {
+        None
+    } else {
+        // SAFETY: a descriptor (caller's contract).
+        Some(unsafe { DescBuf::copy_of(src_desc)? })
+    };
+    let mut call = Call {
+        index,
+        add_data,
+        image,
+        // SAFETY: caller's contract.
+        dst_charlen: unsafe { opt(dst_charlen) },
+        // SAFETY: caller's contract.
+        src_charlen: unsafe { opt(src_charlen) },
+        origin: None,
+    };
+    match callback.origin {
+        None => {
+            let mut target = Target {
+                base: callback.memptr() as usize,
+                desc,
+            };
+            // SAFETY: caller's contract; the additional data is in this process.
+            unsafe {
+                get_here(
+                    &mut call,
+                    &mut target,
+                    dst_data,
+                    dst_desc,
+                    may_realloc,
+                    dst_charlen,
+                    src_charlen,
+                )
+            }
+        }
+        Some((rank, address)) => {
+            let dst = if dst_desc.is_null() {
+                None
+            } else {
+                // SAFETY: a descriptor (caller's contract).
+                Some(
+                    unsafe { DescBuf::copy_of(dst_desc.cast())? }
+                        .bytes()
+                        .to_vec(),
+                )
+            };
+            let request = Request {
+                index,
+                image,
+                part: PartAt {
+                    ga_bits: 0,
+                    offset: address,
+                },
+                coarray_desc: desc.map(|d| d.bytes().to_vec()),
+                add_data: call.add_data.to_vec(),
+                origin: (rank, 0),
+                dst_charlen: call.dst_charlen.map(|v| v as u64),
+                src_charlen: call.src_charlen.map(|v| v as u64),
+                op: Op::Get {
+                    scalar_bytes: dst_size as u64,
+                    dst_desc: dst,
+                },
+            };
+            let fetched = fetched(service::call(rank, &request)?)?;
+            // SAFETY: caller's contract.
+            unsafe { deliver(fetched, dst_data, dst_desc, may_realloc, dst_charlen) }
+        }
+    }
 }
 
 /// A getter run here, as single.c runs it: into the caller's destination, with the
@@ -419,6 +536,7 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
             dst_charlen: unsafe { opt(opt_dst_charlen) },
             // SAFETY: as above.
             src_charlen: unsafe { opt(opt_src_charlen) },
+            origin: None,
         };
         match place {
             Where::Here(mut target) => {
@@ -451,6 +569,7 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
                     part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
+                    origin: (engine.runtime().rank(), call.add_data.as_ptr() as u64),
                     dst_charlen: call.dst_charlen.map(|v| v as u64),
                     src_charlen: call.src_charlen.map(|v| v as u64),
                     op: Op::Send {
@@ -523,6 +642,7 @@ pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
             image: src_image_index,
             dst_charlen,
             src_charlen,
+            origin: None,
         };
         let into = if scalar_transfer {
             Into::Scalar(src_size * dst_charlen.unwrap_or(1))
@@ -547,6 +667,7 @@ pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
                     part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
+                    origin: (engine.runtime().rank(), call.add_data.as_ptr() as u64),
                     dst_charlen: dst_charlen.map(|v| v as u64),
                     src_charlen: src_charlen.map(|v| v as u64),
                     op: Op::Get {
@@ -580,6 +701,7 @@ pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
             image: dst_image_index,
             dst_charlen: fetched.dst_charlen.or(dst_charlen),
             src_charlen,
+            origin: None,
         };
         let mut sent = Sent {
             data: fetched.data,
@@ -599,6 +721,7 @@ pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
                     part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
+                    origin: (engine.runtime().rank(), call.add_data.as_ptr() as u64),
                     dst_charlen: call.dst_charlen.map(|v| v as u64),
                     src_charlen: src_charlen.map(|v| v as u64),
                     op: Op::Send {
@@ -647,6 +770,7 @@ pub unsafe extern "C" fn _gfortran_caf_is_present_on_remote(
             image: image_index,
             dst_charlen: None,
             src_charlen: None,
+            origin: None,
         };
         match place {
             // SAFETY: as above.
@@ -662,6 +786,7 @@ pub unsafe extern "C" fn _gfortran_caf_is_present_on_remote(
                     part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
+                    origin: (engine.runtime().rank(), call.add_data.as_ptr() as u64),
                     dst_charlen: None,
                     src_charlen: None,
                     op: Op::Present,

@@ -163,12 +163,59 @@ impl Target {
     }
 }
 
-/// The token an accessor receives for calls of its own, as GCC's libraries build it.
+/// The token an accessor receives for calls of its own: an accessor that needs data of
+/// the image that made the access (a vector subscript computed there, packed in the
+/// additional data as a descriptor of that image's memory) calls `get_from_remote` back
+/// with this token. `memptr` is the additional data here; `origin` says where it came
+/// from when the accessor runs in the owner's service thread: the caller's rank and its
+/// address of the additional data (valid while the caller waits for the reply).
 #[repr(C)]
-struct CallbackToken {
+pub(crate) struct CallbackToken {
     memptr: *mut c_void,
     desc: *mut c_void,
     owning_memory: bool,
+    /// The caller's job rank and address of the additional data.
+    pub(crate) origin: Option<(u32, u64)>,
+}
+
+impl CallbackToken {
+    /// The additional data here.
+    pub(crate) fn memptr(&self) -> *mut c_void {
+        self.memptr
+    }
+}
+
+thread_local! {
+    /// The callback tokens of the accessors running on this thread (innermost last).
+    static LIVE: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with a callback token over `add_data`, known to [`callback`] meanwhile.
+fn with_callback<T>(
+    add_data: *mut c_void,
+    origin: Option<(u32, u64)>,
+    f: impl FnOnce(*mut c_void) -> T,
+) -> T {
+    let mut token = CallbackToken {
+        memptr: add_data,
+        desc: std::ptr::null_mut(),
+        owning_memory: false,
+        origin,
+    };
+    let raw = (&mut token as *mut CallbackToken).cast::<c_void>();
+    LIVE.with(|live| live.borrow_mut().push(raw as usize));
+    let result = f(raw);
+    LIVE.with(|live| live.borrow_mut().pop());
+    result
+}
+
+/// The callback token behind `token` when it is one an accessor running on this thread
+/// received (a nested call), else `None`.
+pub(crate) fn callback<'a>(token: *mut c_void) -> Option<&'a CallbackToken> {
+    let live = LIVE.with(|live| live.borrow().contains(&(token as usize)));
+    // SAFETY: a live callback token: `with_callback` keeps it until the accessor returns,
+    // and the nested call happens inside the accessor.
+    live.then(|| unsafe { &*token.cast::<CallbackToken>() })
 }
 
 type Getter = unsafe extern "C" fn(
@@ -218,6 +265,8 @@ pub(crate) struct Call<'a> {
     pub(crate) dst_charlen: Option<usize>,
     /// Character length of the source, when the data is character.
     pub(crate) src_charlen: Option<usize>,
+    /// Where the additional data came from, when the accessor runs for another image.
+    pub(crate) origin: Option<(u32, u64)>,
 }
 
 impl Call<'_> {
@@ -261,11 +310,6 @@ pub(crate) unsafe fn get(
     // SAFETY: an accessor the compiler registered as a getter for this call.
     let getter = unsafe { std::mem::transmute::<AccessorFn, Getter>(lookup(call.index)?) };
     let mut free_buffer: i32 = 0;
-    let mut token = CallbackToken {
-        memptr: call.add_data_ptr(),
-        desc: std::ptr::null_mut(),
-        owning_memory: false,
-    };
     let image = call.image;
     let add_data = call.add_data_ptr();
     let src = target.argument();
@@ -274,20 +318,21 @@ pub(crate) unsafe fn get(
     match into {
         Into::Scalar(bytes) => {
             let mut buffer: *mut c_void = std::ptr::null_mut();
+            let origin = call.origin;
             // SAFETY: the arguments a getter takes, as GCC's single.c passes them.
-            unsafe {
+            with_callback(add_data, origin, |token| unsafe {
                 getter(
                     add_data,
                     &image,
                     (&mut buffer as *mut *mut c_void).cast(),
                     &mut free_buffer,
                     src,
-                    (&mut token as *mut CallbackToken).cast(),
+                    token,
                     0,
                     opt_ptr(&mut call.dst_charlen),
                     src_charlen.as_ref().map_or(std::ptr::null(), |v| v),
                 )
-            };
+            });
             let bytes = match (asked_charlen, call.dst_charlen) {
                 (Some(asked), Some(now)) if asked > 0 => bytes / asked * now,
                 _ => bytes,
@@ -311,20 +356,21 @@ pub(crate) unsafe fn get(
         Into::Array(desc) => {
             let mut desc = *desc;
             desc.set_base(std::ptr::null_mut());
+            let origin = call.origin;
             // SAFETY: as above; the getter allocates the destination's data.
-            unsafe {
+            with_callback(add_data, origin, |token| unsafe {
                 getter(
                     add_data,
                     &image,
                     desc.as_mut_ptr(),
                     &mut free_buffer,
                     src,
-                    (&mut token as *mut CallbackToken).cast(),
+                    token,
                     0,
                     opt_ptr(&mut call.dst_charlen),
                     src_charlen.as_ref().map_or(std::ptr::null(), |v| v),
                 )
-            };
+            });
             let base = desc.base();
             let bytes = desc.elem_len() * desc.count();
             let data = if base.is_null() || bytes == 0 {
@@ -366,11 +412,6 @@ pub(crate) unsafe fn send(
 ) -> Result<(), CafError> {
     // SAFETY: an accessor the compiler registered as a receiver for this call.
     let receiver = unsafe { std::mem::transmute::<AccessorFn, Receiver>(lookup(call.index)?) };
-    let mut token = CallbackToken {
-        memptr: call.add_data_ptr(),
-        desc: std::ptr::null_mut(),
-        owning_memory: false,
-    };
     let data_ptr = sent.data.as_mut_ptr().cast::<c_void>();
     let src: *const c_void = match &mut sent.desc {
         Some(desc) => {
@@ -382,19 +423,20 @@ pub(crate) unsafe fn send(
     let image = call.image;
     let add_data = call.add_data_ptr();
     let dst = target.argument();
+    let origin = call.origin;
     // SAFETY: the arguments a receiver takes, as GCC's single.c passes them.
-    unsafe {
+    with_callback(add_data, origin, |token| unsafe {
         receiver(
             add_data,
             &image,
             dst,
             src,
-            (&mut token as *mut CallbackToken).cast(),
+            token,
             0,
             call.dst_charlen.as_ref().map_or(std::ptr::null(), |v| v),
             call.src_charlen.as_ref().map_or(std::ptr::null(), |v| v),
         )
-    };
+    });
     Ok(())
 }
 
@@ -405,11 +447,6 @@ pub(crate) unsafe fn send(
 pub(crate) unsafe fn present(call: &mut Call<'_>, target: &mut Target) -> Result<i32, CafError> {
     // SAFETY: an accessor the compiler registered as a presence test for this call.
     let test = unsafe { std::mem::transmute::<AccessorFn, Presence>(lookup(call.index)?) };
-    let mut token = CallbackToken {
-        memptr: call.add_data_ptr(),
-        desc: std::ptr::null_mut(),
-        owning_memory: false,
-    };
     let mut base = target.base as *mut c_void;
     let arg: *mut c_void = match &mut target.desc {
         Some(desc) => {
@@ -421,17 +458,11 @@ pub(crate) unsafe fn present(call: &mut Call<'_>, target: &mut Target) -> Result
     let mut result: i32 = 0;
     let image = call.image;
     let add_data = call.add_data_ptr();
+    let origin = call.origin;
     // SAFETY: the arguments a presence test takes, as GCC's single.c passes them.
-    unsafe {
-        test(
-            add_data,
-            &image,
-            &mut result,
-            arg,
-            (&mut token as *mut CallbackToken).cast(),
-            0,
-        )
-    };
+    with_callback(add_data, origin, |token| unsafe {
+        test(add_data, &image, &mut result, arg, token, 0)
+    });
     Ok(result)
 }
 
@@ -451,28 +482,24 @@ pub(crate) unsafe fn get_in_place(
     // SAFETY: an accessor the compiler registered as a getter for this call.
     let getter = unsafe { std::mem::transmute::<AccessorFn, Getter>(lookup(call.index)?) };
     let mut free_buffer: i32 = 0;
-    let mut token = CallbackToken {
-        memptr: call.add_data_ptr(),
-        desc: std::ptr::null_mut(),
-        owning_memory: false,
-    };
     let image = call.image;
     let add_data = call.add_data_ptr();
     let src = target.argument();
+    let origin = call.origin;
     // SAFETY: the arguments a getter takes, as GCC's single.c passes them.
-    unsafe {
+    with_callback(add_data, origin, |token| unsafe {
         getter(
             add_data,
             &image,
             dst,
             &mut free_buffer,
             src,
-            (&mut token as *mut CallbackToken).cast(),
+            token,
             0,
             dst_charlen,
             src_charlen,
         )
-    };
+    });
     Ok(free_buffer != 0)
 }
 
@@ -490,26 +517,22 @@ pub(crate) unsafe fn send_in_place(
 ) -> Result<(), CafError> {
     // SAFETY: an accessor the compiler registered as a receiver for this call.
     let receiver = unsafe { std::mem::transmute::<AccessorFn, Receiver>(lookup(call.index)?) };
-    let mut token = CallbackToken {
-        memptr: call.add_data_ptr(),
-        desc: std::ptr::null_mut(),
-        owning_memory: false,
-    };
     let image = call.image;
     let add_data = call.add_data_ptr();
     let dst = target.argument();
+    let origin = call.origin;
     // SAFETY: the arguments a receiver takes, as GCC's single.c passes them.
-    unsafe {
+    with_callback(add_data, origin, |token| unsafe {
         receiver(
             add_data,
             &image,
             dst,
             src,
-            (&mut token as *mut CallbackToken).cast(),
+            token,
             0,
             dst_charlen,
             src_charlen,
         )
-    };
+    });
     Ok(())
 }

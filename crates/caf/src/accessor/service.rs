@@ -6,10 +6,11 @@
 //! learn every image's process id in one exchange at start; a caller keeps one connection
 //! per owner. Reaches images on the same node only.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use gaspar::coarray::Coarrays;
 
@@ -21,8 +22,11 @@ use crate::error::CafError;
 /// Every image's process id, by job rank (set by [`start`]).
 static PIDS: OnceLock<Vec<u64>> = OnceLock::new();
 
-/// This image's connections to the other images' services, by job rank.
-static CONNECTIONS: Mutex<Option<HashMap<u32, UnixStream>>> = Mutex::new(None);
+thread_local! {
+    /// This thread's connections to the other images' services, by job rank (per thread:
+    /// a service thread calling back to a caller never waits for the image's own thread).
+    static CONNECTIONS: RefCell<HashMap<u32, UnixStream>> = RefCell::new(HashMap::new());
+}
 
 fn address(pid: u64) -> std::io::Result<SocketAddr> {
     SocketAddr::from_abstract_name(format!("gaspar-caf-accessors-{pid}"))
@@ -71,9 +75,16 @@ fn answer(mut stream: UnixStream) {
 
 /// Runs one request against this process's memory.
 fn handle(mut request: Request) -> Result<Reply, CafError> {
-    let base = parts::local(request.part.ga_bits).ok_or_else(|| {
-        CafError::Argument("the coarray is not allocated on the image that owns it".into())
-    })? + request.part.offset as usize;
+    let (base, origin) = if request.part.ga_bits == 0 {
+        // A call back from an accessor running for this image elsewhere: the additional
+        // data at this address stays valid while this image waits for that accessor.
+        (request.part.offset as usize, None)
+    } else {
+        let part = parts::local(request.part.ga_bits).ok_or_else(|| {
+            CafError::Argument("the coarray is not allocated on the image that owns it".into())
+        })?;
+        (part + request.part.offset as usize, Some(request.origin))
+    };
     let mut target = Target {
         base,
         desc: request
@@ -88,6 +99,7 @@ fn handle(mut request: Request) -> Result<Reply, CafError> {
         image: request.image,
         dst_charlen: request.dst_charlen.map(|v| v as usize),
         src_charlen: request.src_charlen.map(|v| v as usize),
+        origin,
     };
     match request.op {
         Op::Get {
@@ -132,29 +144,32 @@ pub(crate) fn call(rank: u32, request: &Request) -> Result<Reply, CafError> {
     let pid = *pids
         .get(rank as usize)
         .ok_or_else(|| CafError::Argument(format!("no image has rank {rank}")))?;
-    let mut guard = CONNECTIONS.lock().unwrap_or_else(|p| p.into_inner());
-    let connections = guard.get_or_insert_with(HashMap::new);
-    if let std::collections::hash_map::Entry::Vacant(slot) = connections.entry(rank) {
-        let stream = UnixStream::connect_addr(&address(pid).map_err(io_error)?).map_err(|e| {
-            CafError::Argument(format!(
-                "cannot reach the accessor service of rank {rank} (process {pid}; \
-                 images on other nodes are not reached): {e}"
-            ))
-        })?;
-        slot.insert(stream);
-    }
-    let stream = connections.get_mut(&rank).expect("inserted above");
-    let exchange = wire::send_request(stream, request).and_then(|()| wire::receive_reply(stream));
-    match exchange {
-        Ok(reply) => match reply? {
-            Reply::Failed(why) => Err(CafError::Argument(format!("on rank {rank}: {why}"))),
-            reply => Ok(reply),
-        },
-        Err(e) => {
-            connections.remove(&rank);
-            Err(CafError::Argument(format!(
-                "the accessor service of rank {rank} did not answer: {e}"
-            )))
+    CONNECTIONS.with(|connections| {
+        let mut connections = connections.borrow_mut();
+        if let std::collections::hash_map::Entry::Vacant(slot) = connections.entry(rank) {
+            let stream =
+                UnixStream::connect_addr(&address(pid).map_err(io_error)?).map_err(|e| {
+                    CafError::Argument(format!(
+                        "cannot reach the accessor service of rank {rank} (process {pid}; \
+                     images on other nodes are not reached): {e}"
+                    ))
+                })?;
+            slot.insert(stream);
         }
-    }
+        let stream = connections.get_mut(&rank).expect("inserted above");
+        let exchange =
+            wire::send_request(stream, request).and_then(|()| wire::receive_reply(stream));
+        match exchange {
+            Ok(reply) => match reply? {
+                Reply::Failed(why) => Err(CafError::Argument(format!("on rank {rank}: {why}"))),
+                reply => Ok(reply),
+            },
+            Err(e) => {
+                connections.remove(&rank);
+                Err(CafError::Argument(format!(
+                    "the accessor service of rank {rank} did not answer: {e}"
+                )))
+            }
+        }
+    })
 }

@@ -27,10 +27,12 @@ pub(crate) enum Op {
     Present,
 }
 
-/// Where on the owner: the part's global address and a byte offset in it.
+/// Where on the owner: the part's global address and a byte offset in it; a global
+/// address of 0 makes the offset an address in the owner's process (an accessor's
+/// additional data, for its calls back to the image that made the access).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct PartAt {
-    /// The global address of the owner's part.
+    /// The global address of the owner's part (0: none, `offset` is an address).
     pub(crate) ga_bits: u64,
     /// Bytes from the part's start (a view of part of a coarray).
     pub(crate) offset: u64,
@@ -49,6 +51,9 @@ pub(crate) struct Request {
     pub(crate) coarray_desc: Option<Vec<u8>>,
     /// The accessor's additional data.
     pub(crate) add_data: Vec<u8>,
+    /// The caller's job rank and its address of the additional data (for the accessor's
+    /// calls back to the caller).
+    pub(crate) origin: (u32, u64),
     /// Destination character length.
     pub(crate) dst_charlen: Option<u64>,
     /// Source character length.
@@ -143,6 +148,8 @@ impl Request {
         w.u64(self.part.offset);
         w.opt_bytes(&self.coarray_desc);
         w.bytes(&self.add_data);
+        w.u64(u64::from(self.origin.0));
+        w.u64(self.origin.1);
         w.opt_u64(self.dst_charlen);
         w.opt_u64(self.src_charlen);
         match &self.op {
@@ -174,6 +181,7 @@ impl Request {
         };
         let coarray_desc = r.opt_bytes()?;
         let add_data = r.bytes()?;
+        let origin = (r.u64()? as u32, r.u64()?);
         let dst_charlen = r.opt_u64()?;
         let src_charlen = r.opt_u64()?;
         let op = match r.u64()? {
@@ -194,6 +202,7 @@ impl Request {
             part,
             coarray_desc,
             add_data,
+            origin,
             dst_charlen,
             src_charlen,
             op,
@@ -298,6 +307,7 @@ mod tests {
             },
             coarray_desc: Some(vec![1, 2, 3]),
             add_data: vec![9; 17],
+            origin: (3, 0x1000),
             dst_charlen: Some(4),
             src_charlen: None,
             op: Op::Send {

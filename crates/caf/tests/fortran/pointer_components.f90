@@ -1,6 +1,7 @@
 ! Pointer components of a derived-type coarray pointing at ordinary (non-coarray) memory
 ! of another image: b[i]%data(j) read and written, scalar and section (the ragged-data
-! idiom; GCC 16's caf_shmem ends in SIGSEGV on it). Also allocatable components.
+! idiom; GCC 16's caf_shmem ends in SIGSEGV on it), also through a vector subscript. Also
+! allocatable components.
 program pointer_components
   implicit none
   type box
@@ -11,7 +12,7 @@ program pointer_components
   end type
   type(box) :: b[*]
   type(cbox) :: c[*]
-  integer :: me, n, other, i, x, y(3)
+  integer :: me, n, other, i, x, y(3), idx(2), z(2)
   real :: r(3)
   me = this_image(); n = num_images()
   other = merge(1, me + 1, me == n)
@@ -23,6 +24,9 @@ program pointer_components
   if (x /= 10 * other + 2) error stop x
   y = b[other]%data(2:4)
   if (any(y /= 10 * other + [2, 3, 4])) error stop 2
+  idx = [3, 1]
+  z = b[other]%data(idx)
+  if (any(z /= 10 * other + [3, 1])) error stop 8
   x = size(b[other]%data)
   if (x /= other + 3) error stop 3
   r = c[other]%v
@@ -36,6 +40,11 @@ program pointer_components
   if (b%data(1) /= -i) error stop 5
   if (any(b%data(2:3) /= [-2 * i, -3 * i])) error stop 6
   if (c%v(2) /= 9.0) error stop 7
+  sync all
+  idx = [2, 4]
+  b[other]%data(idx) = [100 * me, 200 * me]
+  sync all
+  if (any(b%data([2, 4]) /= [100 * i, 200 * i])) error stop 9
   sync all
   if (me == 1) print *, 'pointer_components ok'
 end program
