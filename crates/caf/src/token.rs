@@ -95,6 +95,14 @@ impl CafToken {
         self.memory()
     }
 
+    /// Lock or event variables: the engine allocation and the index of this token's first
+    /// variable in it (a view of part of an array starts past 0; a variable is 8 bytes).
+    pub(crate) fn variables(&self, holds: Holds) -> Result<(&Token, usize), CafError> {
+        self.check_holds(holds)?;
+        let (token, offset) = self.memory_at()?;
+        Ok((token, offset / 8))
+    }
+
     /// Checks that the memory holds `holds`.
     pub(crate) fn check_holds(&self, holds: Holds) -> Result<(), CafError> {
         if self.holds != holds {
