@@ -2,7 +2,8 @@
 //! (`this_image(caf_team_t)`, `num_images(caf_team_t, int32_t *)`, `form_team` with
 //! STAT=/ERRMSG=, the team passed by value, `get_team`; SYNC's ERRMSG= as the text's
 //! address where gfortran 12 to 15 pass the address of a pointer to it), under the same
-//! names gfortran 12 to 15 call with their own arguments. Which form a program needs is known when it is
+//! names gfortran 12 to 15 call with their own arguments. (The accessor transfers' GCC 16
+//! forms, which read a coindex's TEAM=, are in `crate::accessor`.) Which form a program needs is known when it is
 //! linked, never from argument values at run time: the library exports GCC 16's forms
 //! under `_gaspar_caf16_*` names, and `gaspar caf`, seeing gfortran 16 or later, links a
 //! few lines of assembly ahead of the library that send the `_gfortran_caf_*` names there

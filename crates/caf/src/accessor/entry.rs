@@ -4,15 +4,16 @@
 
 use std::ffi::{c_int, c_void};
 
-use gaspar::coarray::Coarrays;
+use gaspar::coarray::{TeamId, TeamLevel};
 
 use super::owner::{self, Call, DescBuf, Fetched, Into, Sent, Target};
 use super::service;
 use super::wire::{Op, PartAt, Reply, Request};
 use crate::descriptor::{self, Descriptor};
 use crate::error::CafError;
-use crate::runtime;
+use crate::runtime::{self, State};
 use crate::stat::StatArgs;
+use crate::teams;
 use crate::token::{self, Holds};
 
 /// Where an accessor call runs.
@@ -34,30 +35,27 @@ enum Where {
 /// # Safety
 /// `token` is a token `register` made (or null); `coarray_desc` null or a descriptor.
 unsafe fn locate(
-    engine: &Coarrays,
+    state: &State,
     token: *mut c_void,
     image: c_int,
     coarray_desc: *const c_void,
-    team: *const c_void,
+    team: CoindexTeam,
 ) -> Result<Where, CafError> {
-    if !team.is_null() {
-        return Err(CafError::Unsupported(
-            "a coindexed access with TEAM= or TEAM_NUMBER=".into(),
-        ));
-    }
+    let engine = &state.engine;
+    let team = team.resolve(state)?;
     // SAFETY: this function's contract.
     let caf = unsafe { token::borrow(token)? };
     caf.check_holds(Holds::Data)?;
     let (memory, offset) = caf.memory_at()?;
     let image = token::image(image)?;
-    let part = engine.part(memory, image)?;
+    let part = engine.part_in(memory, image, team)?;
     let desc = if coarray_desc.is_null() {
         None
     } else {
         // SAFETY: a descriptor (this function's contract).
         Some(unsafe { DescBuf::copy_of(coarray_desc)? })
     };
-    if image == engine.this_image() {
+    if part.rank == engine.runtime().rank() {
         return Ok(Where::Here(Box::new(Target {
             base: engine.local_addr(memory)? + offset,
             desc,
@@ -101,11 +99,67 @@ unsafe fn opt(p: *const usize) -> Option<usize> {
     (!p.is_null()).then(|| unsafe { *p })
 }
 
-/// The TEAM= / TEAM_NUMBER= of a coindex, which this library does not read: gfortran 15
-/// declares them otherwise than 16 (15 leaves garbage in a null team number's upper half),
-/// so the access is made in the current team, as every test here uses.
-fn no_team(_team: *mut c_void, _team_number: *mut c_int) -> *const c_void {
-    std::ptr::null()
+/// The team a coindex numbers its image in (TEAM= or TEAM_NUMBER=).
+#[derive(Clone, Copy)]
+enum CoindexTeam {
+    /// The current team.
+    Current,
+    /// TEAM=: the address of a team variable.
+    Variable(*const *mut c_void),
+    /// TEAM_NUMBER=: an active team's number (-1: the initial team).
+    Number(c_int),
+}
+
+/// The coindex's team: GCC 16's arguments, or the current team.
+fn team_of_args<const GCC16: bool>(team: *mut c_void, team_number: *mut c_int) -> CoindexTeam {
+    if GCC16 {
+        // SAFETY: GCC 16 passes a null or readable team number.
+        unsafe { CoindexTeam::of_gcc16(team, team_number) }
+    } else {
+        CoindexTeam::Current
+    }
+}
+
+impl CoindexTeam {
+    /// GCC 16's arguments (`caf_team_t *team`, `int *team_number`, either null). gfortran
+    /// 15 cannot write a team in a coindex and leaves these argument slots undefined: its
+    /// programs reach the functions taking them only through GCC 16's names (see
+    /// `crate::gcc16`), so they are read for GCC 16 alone.
+    ///
+    /// # Safety
+    /// `team_number` is null or readable.
+    unsafe fn of_gcc16(team: *mut c_void, team_number: *mut c_int) -> CoindexTeam {
+        if !team.is_null() {
+            CoindexTeam::Variable(team.cast_const().cast())
+        } else if !team_number.is_null() {
+            // SAFETY: readable (caller's contract).
+            CoindexTeam::Number(unsafe { *team_number })
+        } else {
+            CoindexTeam::Current
+        }
+    }
+
+    /// The engine's team, checked active.
+    fn resolve(self, state: &State) -> Result<TeamId, CafError> {
+        let id = match self {
+            CoindexTeam::Current => return Ok(state.engine.get_team(TeamLevel::Current)),
+            // SAFETY: a team variable's address (GCC 16 passes one for TEAM=).
+            CoindexTeam::Variable(team) => unsafe { teams::team_of(state, team)? },
+            CoindexTeam::Number(number) => state
+                .engine
+                .active_team_numbered(i64::from(number))
+                .ok_or_else(|| {
+                    CafError::NoActiveTeam(format!("no active team has the number {number}"))
+                })?,
+        };
+        if state.engine.is_active(id) {
+            Ok(id)
+        } else {
+            Err(CafError::NoActiveTeam(
+                "TEAM= names a team that is not active".into(),
+            ))
+        }
+    }
 }
 
 /// `x = a(...)[image]` and every coindexed read: runs getter `getter_index` on the image
@@ -132,6 +186,95 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
+    // SAFETY: this function's contract.
+    unsafe {
+        get_from_remote::<false>(
+            token,
+            opt_src_desc,
+            opt_src_charlen,
+            image_index,
+            dst_size,
+            dst_data,
+            opt_dst_charlen,
+            opt_dst_desc,
+            may_realloc_dst,
+            getter_index,
+            add_data_ptr,
+            add_data_size,
+            stat,
+            team,
+            team_number,
+        )
+    }
+}
+
+/// GCC 16's form of [`_gfortran_caf_get_from_remote`]: the coindex's TEAM= / TEAM_NUMBER= are read.
+///
+/// # Safety
+/// As [`_gfortran_caf_get_from_remote`].
+#[no_mangle]
+pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
+    token: *mut c_void,
+    opt_src_desc: *const c_void,
+    opt_src_charlen: *const usize,
+    image_index: c_int,
+    dst_size: usize,
+    dst_data: *mut *mut c_void,
+    opt_dst_charlen: *mut usize,
+    opt_dst_desc: *mut Descriptor,
+    may_realloc_dst: bool,
+    getter_index: c_int,
+    add_data_ptr: *mut c_void,
+    add_data_size: usize,
+    stat: *mut c_int,
+    team: *mut c_void,
+    team_number: *mut c_int,
+) {
+    // SAFETY: this function's contract.
+    unsafe {
+        get_from_remote::<true>(
+            token,
+            opt_src_desc,
+            opt_src_charlen,
+            image_index,
+            dst_size,
+            dst_data,
+            opt_dst_charlen,
+            opt_dst_desc,
+            may_realloc_dst,
+            getter_index,
+            add_data_ptr,
+            add_data_size,
+            stat,
+            team,
+            team_number,
+        )
+    }
+}
+
+/// [`_gfortran_caf_get_from_remote`] with a coindex's team read as GCC 16 passes it or not.
+///
+/// # Safety
+/// As [`_gfortran_caf_get_from_remote`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_from_remote<const GCC16: bool>(
+    token: *mut c_void,
+    opt_src_desc: *const c_void,
+    opt_src_charlen: *const usize,
+    image_index: c_int,
+    dst_size: usize,
+    dst_data: *mut *mut c_void,
+    opt_dst_charlen: *mut usize,
+    opt_dst_desc: *mut Descriptor,
+    may_realloc_dst: bool,
+    getter_index: c_int,
+    add_data_ptr: *mut c_void,
+    add_data_size: usize,
+    stat: *mut c_int,
+    team: *mut c_void,
+    team_number: *mut c_int,
+) {
+    let coindex = team_of_args::<GCC16>(team, team_number);
     // SAFETY: STAT= as gfortran passes it.
     let stat = unsafe { StatArgs::stat_only(stat) };
     if let Some(callback) = owner::callback(token) {
@@ -159,17 +302,9 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
             }
         };
     }
-    runtime::statement("coindexed read", stat, |engine| {
+    runtime::statement_with_state("coindexed read", stat, |state| {
         // SAFETY: this function's contract, for every block below.
-        let place = unsafe {
-            locate(
-                engine,
-                token,
-                image_index,
-                opt_src_desc,
-                no_team(team, team_number),
-            )?
-        };
+        let place = unsafe { locate(state, token, image_index, opt_src_desc, coindex)? };
         let mut call = Call {
             index: getter_index,
             // SAFETY: as above.
@@ -215,7 +350,7 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
                     part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
-                    origin: (engine.runtime().rank(), call.add_data.as_ptr() as u64),
+                    origin: (state.engine.runtime().rank(), call.add_data.as_ptr() as u64),
                     dst_charlen: call.dst_charlen.map(|v| v as u64),
                     src_charlen: call.src_charlen.map(|v| v as u64),
                     op: Op::Get {
@@ -514,19 +649,96 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
+    // SAFETY: this function's contract.
+    unsafe {
+        send_to_remote::<false>(
+            token,
+            opt_dst_desc,
+            opt_dst_charlen,
+            image_index,
+            src_size,
+            src_data,
+            opt_src_charlen,
+            opt_src_desc,
+            accessor_index,
+            add_data_ptr,
+            add_data_size,
+            stat,
+            team,
+            team_number,
+        )
+    }
+}
+
+/// GCC 16's form of [`_gfortran_caf_send_to_remote`]: the coindex's TEAM= / TEAM_NUMBER= are read.
+///
+/// # Safety
+/// As [`_gfortran_caf_send_to_remote`].
+#[no_mangle]
+pub unsafe extern "C" fn _gaspar_caf16_send_to_remote(
+    token: *mut c_void,
+    opt_dst_desc: *const c_void,
+    opt_dst_charlen: *const usize,
+    image_index: c_int,
+    src_size: usize,
+    src_data: *const c_void,
+    opt_src_charlen: *const usize,
+    opt_src_desc: *const c_void,
+    accessor_index: c_int,
+    add_data_ptr: *mut c_void,
+    add_data_size: usize,
+    stat: *mut c_int,
+    team: *mut c_void,
+    team_number: *mut c_int,
+) {
+    // SAFETY: this function's contract.
+    unsafe {
+        send_to_remote::<true>(
+            token,
+            opt_dst_desc,
+            opt_dst_charlen,
+            image_index,
+            src_size,
+            src_data,
+            opt_src_charlen,
+            opt_src_desc,
+            accessor_index,
+            add_data_ptr,
+            add_data_size,
+            stat,
+            team,
+            team_number,
+        )
+    }
+}
+
+/// [`_gfortran_caf_send_to_remote`] with a coindex's team read as GCC 16 passes it or not.
+///
+/// # Safety
+/// As [`_gfortran_caf_send_to_remote`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn send_to_remote<const GCC16: bool>(
+    token: *mut c_void,
+    opt_dst_desc: *const c_void,
+    opt_dst_charlen: *const usize,
+    image_index: c_int,
+    src_size: usize,
+    src_data: *const c_void,
+    opt_src_charlen: *const usize,
+    opt_src_desc: *const c_void,
+    accessor_index: c_int,
+    add_data_ptr: *mut c_void,
+    add_data_size: usize,
+    stat: *mut c_int,
+    team: *mut c_void,
+    team_number: *mut c_int,
+) {
+    let coindex = team_of_args::<GCC16>(team, team_number);
     // SAFETY: STAT= as gfortran passes it.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("coindexed write", stat, |engine| {
+    runtime::statement_with_state("coindexed write", stat, |state| {
         // SAFETY: this function's contract, for every block below.
-        let place = unsafe {
-            locate(
-                engine,
-                token,
-                image_index,
-                opt_dst_desc,
-                no_team(team, team_number),
-            )?
-        };
+        let place = unsafe { locate(state, token, image_index, opt_dst_desc, coindex)? };
         let mut call = Call {
             index: accessor_index,
             // SAFETY: as above.
@@ -569,7 +781,7 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
                     part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
-                    origin: (engine.runtime().rank(), call.add_data.as_ptr() as u64),
+                    origin: (state.engine.runtime().rank(), call.add_data.as_ptr() as u64),
                     dst_charlen: call.dst_charlen.map(|v| v as u64),
                     src_charlen: call.src_charlen.map(|v| v as u64),
                     op: Op::Send {
@@ -618,23 +830,134 @@ pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
     src_team: *mut c_void,
     src_team_number: *mut c_int,
 ) {
+    // SAFETY: this function's contract.
+    unsafe {
+        transfer_between_remotes::<false>(
+            dst_token,
+            opt_dst_desc,
+            opt_dst_charlen,
+            dst_image_index,
+            dst_access_index,
+            dst_add_data,
+            dst_add_data_size,
+            src_token,
+            opt_src_desc,
+            opt_src_charlen,
+            src_image_index,
+            src_access_index,
+            src_add_data,
+            src_add_data_size,
+            src_size,
+            scalar_transfer,
+            dst_stat,
+            src_stat,
+            dst_team,
+            dst_team_number,
+            src_team,
+            src_team_number,
+        )
+    }
+}
+
+/// GCC 16's form of [`_gfortran_caf_transfer_between_remotes`]: the coindex's TEAM= / TEAM_NUMBER= are read.
+///
+/// # Safety
+/// As [`_gfortran_caf_transfer_between_remotes`].
+#[no_mangle]
+pub unsafe extern "C" fn _gaspar_caf16_transfer_between_remotes(
+    dst_token: *mut c_void,
+    opt_dst_desc: *mut c_void,
+    opt_dst_charlen: *mut usize,
+    dst_image_index: c_int,
+    dst_access_index: c_int,
+    dst_add_data: *mut c_void,
+    dst_add_data_size: usize,
+    src_token: *mut c_void,
+    opt_src_desc: *const c_void,
+    opt_src_charlen: *const usize,
+    src_image_index: c_int,
+    src_access_index: c_int,
+    src_add_data: *mut c_void,
+    src_add_data_size: usize,
+    src_size: usize,
+    scalar_transfer: bool,
+    dst_stat: *mut c_int,
+    src_stat: *mut c_int,
+    dst_team: *mut c_void,
+    dst_team_number: *mut c_int,
+    src_team: *mut c_void,
+    src_team_number: *mut c_int,
+) {
+    // SAFETY: this function's contract.
+    unsafe {
+        transfer_between_remotes::<true>(
+            dst_token,
+            opt_dst_desc,
+            opt_dst_charlen,
+            dst_image_index,
+            dst_access_index,
+            dst_add_data,
+            dst_add_data_size,
+            src_token,
+            opt_src_desc,
+            opt_src_charlen,
+            src_image_index,
+            src_access_index,
+            src_add_data,
+            src_add_data_size,
+            src_size,
+            scalar_transfer,
+            dst_stat,
+            src_stat,
+            dst_team,
+            dst_team_number,
+            src_team,
+            src_team_number,
+        )
+    }
+}
+
+/// [`_gfortran_caf_transfer_between_remotes`] with a coindex's team read as GCC 16 passes it or not.
+///
+/// # Safety
+/// As [`_gfortran_caf_transfer_between_remotes`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn transfer_between_remotes<const GCC16: bool>(
+    dst_token: *mut c_void,
+    opt_dst_desc: *mut c_void,
+    opt_dst_charlen: *mut usize,
+    dst_image_index: c_int,
+    dst_access_index: c_int,
+    dst_add_data: *mut c_void,
+    dst_add_data_size: usize,
+    src_token: *mut c_void,
+    opt_src_desc: *const c_void,
+    opt_src_charlen: *const usize,
+    src_image_index: c_int,
+    src_access_index: c_int,
+    src_add_data: *mut c_void,
+    src_add_data_size: usize,
+    src_size: usize,
+    scalar_transfer: bool,
+    dst_stat: *mut c_int,
+    src_stat: *mut c_int,
+    dst_team: *mut c_void,
+    dst_team_number: *mut c_int,
+    src_team: *mut c_void,
+    src_team_number: *mut c_int,
+) {
+    let src_coindex = team_of_args::<GCC16>(src_team, src_team_number);
+    let dst_coindex = team_of_args::<GCC16>(dst_team, dst_team_number);
     // SAFETY: this function's contract, for every block below.
     let dst_charlen = unsafe { opt(opt_dst_charlen) };
     // SAFETY: as above.
     let src_charlen = unsafe { opt(opt_src_charlen) };
     // SAFETY: as above.
     let read_stat = unsafe { StatArgs::stat_only(src_stat) };
-    let Some(fetched) = runtime::statement("coindexed read", read_stat, |engine| {
+    let Some(fetched) = runtime::statement_with_state("coindexed read", read_stat, |state| {
         // SAFETY: as above.
-        let place = unsafe {
-            locate(
-                engine,
-                src_token,
-                src_image_index,
-                opt_src_desc,
-                no_team(src_team, src_team_number),
-            )?
-        };
+        let place =
+            unsafe { locate(state, src_token, src_image_index, opt_src_desc, src_coindex)? };
         let mut call = Call {
             index: src_access_index,
             // SAFETY: as above.
@@ -667,7 +990,7 @@ pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
                     part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
-                    origin: (engine.runtime().rank(), call.add_data.as_ptr() as u64),
+                    origin: (state.engine.runtime().rank(), call.add_data.as_ptr() as u64),
                     dst_charlen: dst_charlen.map(|v| v as u64),
                     src_charlen: src_charlen.map(|v| v as u64),
                     op: Op::Get {
@@ -683,17 +1006,10 @@ pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
     };
     // SAFETY: as above.
     let write_stat = unsafe { StatArgs::stat_only(dst_stat) };
-    runtime::statement("coindexed write", write_stat, |engine| {
+    runtime::statement_with_state("coindexed write", write_stat, |state| {
         // SAFETY: as above.
-        let place = unsafe {
-            locate(
-                engine,
-                dst_token,
-                dst_image_index,
-                opt_dst_desc,
-                no_team(dst_team, dst_team_number),
-            )?
-        };
+        let place =
+            unsafe { locate(state, dst_token, dst_image_index, opt_dst_desc, dst_coindex)? };
         let mut call = Call {
             index: dst_access_index,
             // SAFETY: as above.
@@ -721,7 +1037,7 @@ pub unsafe extern "C" fn _gfortran_caf_transfer_between_remotes(
                     part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
-                    origin: (engine.runtime().rank(), call.add_data.as_ptr() as u64),
+                    origin: (state.engine.runtime().rank(), call.add_data.as_ptr() as u64),
                     dst_charlen: call.dst_charlen.map(|v| v as u64),
                     src_charlen: src_charlen.map(|v| v as u64),
                     op: Op::Send {
@@ -758,11 +1074,11 @@ pub unsafe extern "C" fn _gfortran_caf_is_present_on_remote(
     }
     // SAFETY: no STAT=: an error ends the job.
     let stat = unsafe { StatArgs::stat_only(std::ptr::null_mut()) };
-    runtime::statement("ALLOCATED", stat, |engine| {
+    runtime::statement_with_state("ALLOCATED", stat, |state| {
         // SAFETY: this function's contract, for every block below.
         let desc = unsafe { token::borrow(token)? }.desc.cast::<c_void>();
         // SAFETY: as above.
-        let place = unsafe { locate(engine, token, image_index, desc, std::ptr::null())? };
+        let place = unsafe { locate(state, token, image_index, desc, CoindexTeam::Current)? };
         let mut call = Call {
             index: present_index,
             // SAFETY: as above.
@@ -786,7 +1102,7 @@ pub unsafe extern "C" fn _gfortran_caf_is_present_on_remote(
                     part,
                     coarray_desc,
                     add_data: call.add_data.to_vec(),
-                    origin: (engine.runtime().rank(), call.add_data.as_ptr() as u64),
+                    origin: (state.engine.runtime().rank(), call.add_data.as_ptr() as u64),
                     dst_charlen: None,
                     src_charlen: None,
                     op: Op::Present,

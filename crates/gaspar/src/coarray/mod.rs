@@ -350,8 +350,14 @@ impl Coarrays {
     /// its owner), and this process's address of the part when plain loads
     /// and stores reach it (the pool on the shm transport).
     pub fn part(&self, token: &Token, image: Image) -> CoResult<Part> {
+        self.part_in(token, image, self.get_team(TeamLevel::Current))
+    }
+
+    /// As [`part`](Self::part), with `image` numbered in `team`, an active team (the
+    /// current team or one a CHANGE TEAM construct around it left: a coindex's TEAM=).
+    pub fn part_in(&self, token: &Token, image: Image, team: TeamId) -> CoResult<Part> {
         self.usable(token)?;
-        let rank = self.team.rank_of(image)?;
+        let rank = self.rank_in(image, team)?;
         let ga = token.ga(rank, 0)?;
         let mapped = self.rt.mapped_address(ga, token.bytes as u64)?;
         Ok(Part {

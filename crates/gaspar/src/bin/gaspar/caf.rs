@@ -8,7 +8,8 @@
 //! else `$FC`, else `gfortran`.
 //!
 //! GCC 16 changed the signatures of some calls whose names stayed (this_image, num_images,
-//! the team statements, SYNC's ERRMSG=). The library exports GCC 16's forms under `_gaspar_caf16_*`; when
+//! the team statements, SYNC's ERRMSG=; the accessor transfers, whose TEAM= / TEAM_NUMBER=
+//! arguments gfortran 15 leaves undefined). The library exports GCC 16's forms under `_gaspar_caf16_*`; when
 //! FC is gfortran 16 or later and the command links, SHIM is a few lines of assembly
 //! (written beside the library, [`GCC16_FORMS`]) defining the changed names in the
 //! executable as jumps to those forms, ahead of the library. The form is thus chosen when
@@ -36,6 +37,18 @@ const GCC16_FORMS: &[(&str, &str)] = &[
     ("_gfortran_caf_sync_all", "_gaspar_caf16_sync_all"),
     ("_gfortran_caf_sync_memory", "_gaspar_caf16_sync_memory"),
     ("_gfortran_caf_sync_images", "_gaspar_caf16_sync_images"),
+    (
+        "_gfortran_caf_get_from_remote",
+        "_gaspar_caf16_get_from_remote",
+    ),
+    (
+        "_gfortran_caf_send_to_remote",
+        "_gaspar_caf16_send_to_remote",
+    ),
+    (
+        "_gfortran_caf_transfer_between_remotes",
+        "_gaspar_caf16_transfer_between_remotes",
+    ),
 ];
 /// The shim's file name, beside the library.
 const GCC16_SHIM_FILE: &str = "caf_gaspar_gcc16_forms.s";
