@@ -9,7 +9,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::expected::{self, Launch, Today};
 use common::*;
@@ -57,36 +56,6 @@ fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn sid_chroot() -> PathBuf {
-    manifest_dir().join("../../scripts/sid-chroot")
-}
-
-/// Makes (or finds) the chroot; `Err` says why it cannot be had here.
-fn chroot_ready() -> Result<(), String> {
-    if !nix::unistd::Uid::effective().is_root() {
-        return Err("the sid chroot needs root".into());
-    }
-    let out = Command::new(sid_chroot())
-        .arg("create")
-        .output()
-        .map_err(|e| format!("cannot run scripts/sid-chroot: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "scripts/sid-chroot create failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-/// `sh -c SCRIPT` inside the chroot, in `dir`.
-fn in_chroot(dir: &Path, script: &str) -> Outcome {
-    let mut cmd = Command::new(sid_chroot());
-    cmd.args(["run", "--", "sh", "-c", script]);
-    run_in(dir, cmd)
-}
-
 fn programs() -> Vec<(String, PathBuf)> {
     let mut found = Vec::new();
     for dir in ["tests/fortran", "examples"] {
@@ -104,7 +73,7 @@ fn programs() -> Vec<(String, PathBuf)> {
 
 #[test]
 fn every_program_meets_its_expectation_with_gfortran_13_to_16() {
-    if let Err(reason) = chroot_ready() {
+    if let Err(reason) = sid::ready() {
         skip(&reason);
         return;
     }
@@ -118,7 +87,7 @@ fn every_program_meets_its_expectation_with_gfortran_13_to_16() {
     for &(compiler, accessors) in COMPILERS {
         for (name, source) in &sources {
             let dir = work_dir(&format!("gfortran-versions/{compiler}"), name);
-            let build = in_chroot(
+            let build = sid::run(
                 &dir,
                 &format!(
                     "FC={compiler} {gaspar} caf {} -o {name}",
@@ -137,7 +106,7 @@ fn every_program_meets_its_expectation_with_gfortran_13_to_16() {
                     checked += 1;
                     let outcome = built
                         .clone()
-                        .map(|()| in_chroot(&dir, &format!("{gaspar} run -n {n} ./{name}")));
+                        .map(|()| sid::run(&dir, &format!("{gaspar} run -n {n} ./{name}")));
                     let result = entry.expect.met_by(&outcome, Some(&format!("{name} ok")));
                     let what = format!("{compiler}: {name} at {n} images");
                     let bug = COMPILER_BUGS
