@@ -1,7 +1,7 @@
 ! Pointer components of a derived-type coarray pointing at ordinary (non-coarray) memory
-! of another image: b[i]%data(j) read and written, scalar and section (the ragged-data
-! idiom; GCC 16's caf_shmem ends in SIGSEGV on it), also through a vector subscript. Also
-! allocatable components.
+! of another image: rg[i]%data(j) read and written, scalar and section (the ragged-data
+! idiom; GCC 16's caf_shmem ends in SIGSEGV on it). Also pointer components allocated
+! through the coarray (b), also through a vector subscript, and allocatable components.
 program pointer_components
   implicit none
   type box
@@ -12,6 +12,8 @@ program pointer_components
   end type
   type(box) :: b[*]
   type(cbox) :: c[*]
+  type(box) :: rg[*]
+  integer, target, allocatable :: ragged(:)
   integer :: me, n, other, i, x, y(3), idx(2), z(2)
   real :: r(3)
   me = this_image(); n = num_images()
@@ -19,6 +21,20 @@ program pointer_components
   allocate(b%data(me + 3))
   b%data = [(10 * me + i, i = 1, me + 3)]
   allocate(c%v(3)); c%v = 0.5 * me
+  allocate(ragged(me + 2))
+  ragged = [(100 * me + i, i = 1, me + 2)]
+  rg%data => ragged
+  sync all
+  x = rg[other]%data(2)
+  if (x /= 100 * other + 2) error stop 20
+  z = rg[other]%data(other + 1:other + 2)
+  if (any(z /= 100 * other + [other + 1, other + 2])) error stop 21
+  sync all
+  rg[other]%data(1) = -me
+  rg[other]%data(2:3) = [-2 * me, -3 * me]
+  sync all
+  i = merge(n, me - 1, me == 1)
+  if (any(ragged(1:3) /= [-i, -2 * i, -3 * i])) error stop 22
   sync all
   x = b[other]%data(2)
   if (x /= 10 * other + 2) error stop x
