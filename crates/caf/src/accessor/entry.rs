@@ -20,7 +20,7 @@ use crate::token::{self, Holds};
 enum Where {
     /// In this process: the part is this image's, or mapped here and of a type without
     /// pointers.
-    Here(Box<Target>),
+    Here(Target),
     /// In the owner's service thread.
     Owner {
         rank: u32,
@@ -53,19 +53,19 @@ unsafe fn locate(
         None
     } else {
         // SAFETY: a descriptor (this function's contract).
-        Some(unsafe { DescBuf::copy_of(coarray_desc)? })
+        Some(Box::new(unsafe { DescBuf::copy_of(coarray_desc)? }))
     };
     if part.rank == engine.runtime().rank() {
-        return Ok(Where::Here(Box::new(Target {
+        return Ok(Where::Here(Target {
             base: engine.local_addr(memory)? + offset,
             desc,
-        })));
+        }));
     }
     match part.mapped {
-        Some(base) if caf.plain => Ok(Where::Here(Box::new(Target {
+        Some(base) if caf.plain => Ok(Where::Here(Target {
             base: base + offset,
             desc,
-        }))),
+        })),
         _ => Ok(Where::Owner {
             rank: part.rank,
             part: PartAt {
@@ -398,7 +398,7 @@ unsafe fn get_back(
         None
     } else {
         // SAFETY: a descriptor (caller's contract).
-        Some(unsafe { DescBuf::copy_of(src_desc)? })
+        Some(Box::new(unsafe { DescBuf::copy_of(src_desc)? }))
     };
     let mut call = Call {
         index,

@@ -145,8 +145,9 @@ fn used_bytes(rank: i8) -> Result<usize, CafError> {
 pub(crate) struct Target {
     /// This process's address of the part.
     pub(crate) base: usize,
-    /// The coarray's descriptor (bounds as on every image), when it has one.
-    pub(crate) desc: Option<DescBuf>,
+    /// The coarray's descriptor (bounds as on every image), when it has one (boxed: a
+    /// descriptor has room for 15 dimensions, and most coarrays have none).
+    pub(crate) desc: Option<Box<DescBuf>>,
 }
 
 impl Target {

@@ -90,7 +90,7 @@ fn handle(mut request: Request) -> Result<Reply, CafError> {
         desc: request
             .coarray_desc
             .as_deref()
-            .map(DescBuf::from_bytes)
+            .map(|b| DescBuf::from_bytes(b).map(Box::new))
             .transpose()?,
     };
     let mut call = Call {
