@@ -1069,6 +1069,54 @@ pub unsafe extern "C" fn _gfortran_caf_is_present_on_remote(
     add_data_ptr: *mut c_void,
     add_data_size: usize,
 ) -> i32 {
+    // SAFETY: this function's contract.
+    unsafe {
+        is_present_on_remote::<false>(
+            token,
+            image_index,
+            present_index,
+            add_data_ptr,
+            add_data_size,
+        )
+    }
+}
+
+/// GCC 16's form of [`_gfortran_caf_is_present_on_remote`]: a coarray without descriptor
+/// reaches the presence test by the address of its address.
+///
+/// # Safety
+/// As [`_gfortran_caf_is_present_on_remote`].
+#[no_mangle]
+pub unsafe extern "C" fn _gaspar_caf16_is_present_on_remote(
+    token: *mut c_void,
+    image_index: c_int,
+    present_index: c_int,
+    add_data_ptr: *mut c_void,
+    add_data_size: usize,
+) -> i32 {
+    // SAFETY: this function's contract.
+    unsafe {
+        is_present_on_remote::<true>(
+            token,
+            image_index,
+            present_index,
+            add_data_ptr,
+            add_data_size,
+        )
+    }
+}
+
+/// [`_gfortran_caf_is_present_on_remote`] in gfortran 15's or GCC 16's form.
+///
+/// # Safety
+/// As [`_gfortran_caf_is_present_on_remote`].
+unsafe fn is_present_on_remote<const GCC16: bool>(
+    token: *mut c_void,
+    image_index: c_int,
+    present_index: c_int,
+    add_data_ptr: *mut c_void,
+    add_data_size: usize,
+) -> i32 {
     if token.is_null() {
         return 0;
     }
@@ -1076,7 +1124,14 @@ pub unsafe extern "C" fn _gfortran_caf_is_present_on_remote(
     let stat = unsafe { StatArgs::stat_only(std::ptr::null_mut()) };
     runtime::statement_with_state("ALLOCATED", stat, |state| {
         // SAFETY: this function's contract, for every block below.
-        let desc = unsafe { token::borrow(token)? }.desc.cast::<c_void>();
+        let desc = unsafe { token::borrow(token)? }.desc;
+        // A scalar coarray's descriptor is not passed (as single.c: only arrays' are).
+        // SAFETY: a registered descriptor lives as long as its token.
+        let desc = if desc.is_null() || unsafe { (*desc).dtype.rank } == 0 {
+            std::ptr::null()
+        } else {
+            desc.cast::<c_void>()
+        };
         // SAFETY: as above.
         let place = unsafe { locate(state, token, image_index, desc, CoindexTeam::Current)? };
         let mut call = Call {
@@ -1090,7 +1145,7 @@ pub unsafe extern "C" fn _gfortran_caf_is_present_on_remote(
         };
         match place {
             // SAFETY: as above.
-            Where::Here(mut target) => unsafe { owner::present(&mut call, &mut target) },
+            Where::Here(mut target) => unsafe { owner::present(&mut call, &mut target, GCC16) },
             Where::Owner {
                 rank,
                 part,
@@ -1105,7 +1160,9 @@ pub unsafe extern "C" fn _gfortran_caf_is_present_on_remote(
                     origin: (state.engine.runtime().rank(), call.add_data.as_ptr() as u64),
                     dst_charlen: None,
                     src_charlen: None,
-                    op: Op::Present,
+                    op: Op::Present {
+                        by_reference: GCC16,
+                    },
                 };
                 match service::call(rank, &request)? {
                     Reply::Present(v) => Ok(v),

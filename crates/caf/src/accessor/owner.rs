@@ -441,11 +441,17 @@ pub(crate) unsafe fn send(
     Ok(())
 }
 
-/// Runs presence test `call.index` on `target`: 1 when the component is allocated.
+/// Runs presence test `call.index` on `target`: 1 when the component is allocated. A
+/// coarray without descriptor is passed by the address of its address (`by_reference`,
+/// GCC 16) or by its address (gfortran 15).
 ///
 /// # Safety
 /// As [`get`].
-pub(crate) unsafe fn present(call: &mut Call<'_>, target: &mut Target) -> Result<i32, CafError> {
+pub(crate) unsafe fn present(
+    call: &mut Call<'_>,
+    target: &mut Target,
+    by_reference: bool,
+) -> Result<i32, CafError> {
     // SAFETY: an accessor the compiler registered as a presence test for this call.
     let test = unsafe { std::mem::transmute::<AccessorFn, Presence>(lookup(call.index)?) };
     let mut base = target.base as *mut c_void;
@@ -454,7 +460,8 @@ pub(crate) unsafe fn present(call: &mut Call<'_>, target: &mut Target) -> Result
             desc.set_base(base);
             desc.as_mut_ptr()
         }
-        None => (&mut base as *mut *mut c_void).cast(),
+        None if by_reference => (&mut base as *mut *mut c_void).cast(),
+        None => base,
     };
     let mut result: i32 = 0;
     let image = call.image;
@@ -536,4 +543,44 @@ pub(crate) unsafe fn send_in_place(
         )
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rank-2 descriptor of 4-byte elements, bounds (lower, upper) per dimension.
+    fn rank2(bounds: [(i64, i64); 2], strides: [i64; 2]) -> DescBuf {
+        let mut d = DescBuf::zeroed();
+        {
+            let h = d.header_mut();
+            h.dtype.elem_len = 4;
+            h.dtype.rank = 2;
+            h.dtype.type_code = 1;
+        }
+        for (i, ((lower, upper), stride)) in bounds.iter().zip(strides).enumerate() {
+            let at = HEADER_BYTES + i * DIM_BYTES;
+            d.0[at..at + 8].copy_from_slice(&stride.to_ne_bytes());
+            d.0[at + 8..at + 16].copy_from_slice(&lower.to_ne_bytes());
+            d.0[at + 16..at + 24].copy_from_slice(&upper.to_ne_bytes());
+        }
+        d
+    }
+
+    #[test]
+    fn a_descriptor_made_contiguous_has_unit_strides_in_element_order() {
+        let mut d = rank2([(2, 4), (0, 1)], [7, 100]);
+        assert_eq!(d.count(), 6);
+        assert_eq!(d.bytes().len(), HEADER_BYTES + 2 * DIM_BYTES);
+        d.make_contiguous();
+        let word = |at: usize| i64::from_ne_bytes(d.0[at..at + 8].try_into().unwrap());
+        assert_eq!(word(HEADER_BYTES), 1);
+        assert_eq!(word(HEADER_BYTES + DIM_BYTES), 3);
+        // element (2, 0) at offset 0: offset + 2 * 1 + 0 * 3 == 0
+        assert_eq!(d.header().offset, -2);
+        assert_eq!(d.header().span, 4);
+        let copy = DescBuf::from_bytes(d.bytes()).unwrap();
+        assert_eq!(copy.bytes(), d.bytes());
+        assert!(DescBuf::from_bytes(&[0; 8]).is_err());
+    }
 }

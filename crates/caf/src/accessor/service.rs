@@ -129,8 +129,8 @@ fn handle(mut request: Request) -> Result<Reply, CafError> {
             Ok(Reply::Sent)
         }
         // SAFETY: as above.
-        Op::Present => Ok(Reply::Present(unsafe {
-            owner::present(&mut call, &mut target)?
+        Op::Present { by_reference } => Ok(Reply::Present(unsafe {
+            owner::present(&mut call, &mut target, by_reference)?
         })),
     }
 }

@@ -23,8 +23,11 @@ pub(crate) enum Op {
         /// Their descriptor (arrays).
         src_desc: Option<Vec<u8>>,
     },
-    /// A presence test.
-    Present,
+    /// A presence test (`by_reference`: see `owner::present`).
+    Present {
+        /// A coarray without descriptor is passed by the address of its address.
+        by_reference: bool,
+    },
 }
 
 /// Where on the owner: the part's global address and a byte offset in it; a global
@@ -166,7 +169,10 @@ impl Request {
                 w.bytes(data);
                 w.opt_bytes(src_desc);
             }
-            Op::Present => w.u64(3),
+            Op::Present { by_reference } => {
+                w.u64(3);
+                w.u64(u64::from(*by_reference));
+            }
         }
         w.0
     }
@@ -193,7 +199,9 @@ impl Request {
                 data: r.bytes()?,
                 src_desc: r.opt_bytes()?,
             },
-            3 => Op::Present,
+            3 => Op::Present {
+                by_reference: r.u64()? != 0,
+            },
             _ => return Err(malformed()),
         };
         Ok(Request {

@@ -9,7 +9,7 @@
 //!
 //! GCC 16 changed the signatures of some calls whose names stayed (this_image, num_images,
 //! the team statements, SYNC's ERRMSG=; the accessor transfers, whose TEAM= / TEAM_NUMBER=
-//! arguments gfortran 15 leaves undefined). The library exports GCC 16's forms under `_gaspar_caf16_*`; when
+//! arguments gfortran 15 leaves undefined; the presence test's coarray argument). The library exports GCC 16's forms under `_gaspar_caf16_*`; when
 //! FC is gfortran 16 or later and the command links, SHIM is a few lines of assembly
 //! (written beside the library, [`GCC16_FORMS`]) defining the changed names in the
 //! executable as jumps to those forms, ahead of the library. The form is thus chosen when
@@ -48,6 +48,10 @@ const GCC16_FORMS: &[(&str, &str)] = &[
     (
         "_gfortran_caf_transfer_between_remotes",
         "_gaspar_caf16_transfer_between_remotes",
+    ),
+    (
+        "_gfortran_caf_is_present_on_remote",
+        "_gaspar_caf16_is_present_on_remote",
     ),
 ];
 /// The shim's file name, beside the library.
