@@ -590,13 +590,20 @@ unsafe fn deliver(
     }
 }
 
-/// The elements of the caller's source (a descriptor's, in array element order, or
-/// `size` bytes at `data`), to ship to the owner.
+/// The elements of the caller's source (a descriptor's, in array element order, or the
+/// scalar at `data`: `size` bytes, or `size` bytes per character of a character scalar of
+/// `charlen`), to ship to the owner.
 ///
 /// # Safety
-/// `desc` null or a descriptor; `data` readable for `size` bytes when `desc` is null.
-unsafe fn source(desc: *const c_void, data: *const c_void, size: usize) -> Result<Sent, CafError> {
+/// `desc` null or a descriptor; `data` readable for the scalar's bytes when `desc` is null.
+unsafe fn source(
+    desc: *const c_void,
+    data: *const c_void,
+    size: usize,
+    charlen: Option<usize>,
+) -> Result<Sent, CafError> {
     if desc.is_null() {
+        let size = size * charlen.unwrap_or(1);
         let bytes = if data.is_null() || size == 0 {
             Vec::new()
         } else {
@@ -774,7 +781,7 @@ unsafe fn send_to_remote<const GCC16: bool>(
                 coarray_desc,
             } => {
                 // SAFETY: as above.
-                let sent = unsafe { source(opt_src_desc, src_data, src_size)? };
+                let sent = unsafe { source(opt_src_desc, src_data, src_size, call.src_charlen)? };
                 let request = Request {
                     index: accessor_index,
                     image: image_index,

@@ -282,7 +282,8 @@ impl Call<'_> {
 
 /// Where a getter puts what it read.
 pub(crate) enum Into {
-    /// A scalar of this many bytes (for character: at the destination length asked).
+    /// A scalar of this many bytes (for character: of one character, times the
+    /// destination's length after the getter).
     Scalar(usize),
     /// An array: the destination's descriptor (the getter allocates the data).
     Array(Box<DescBuf>),
@@ -314,7 +315,6 @@ pub(crate) unsafe fn get(
     let image = call.image;
     let add_data = call.add_data_ptr();
     let src = target.argument();
-    let asked_charlen = call.dst_charlen;
     let src_charlen = call.src_charlen;
     match into {
         Into::Scalar(bytes) => {
@@ -334,10 +334,8 @@ pub(crate) unsafe fn get(
                     src_charlen.as_ref().map_or(std::ptr::null(), |v| v),
                 )
             });
-            let bytes = match (asked_charlen, call.dst_charlen) {
-                (Some(asked), Some(now)) if asked > 0 => bytes / asked * now,
-                _ => bytes,
-            };
+            // For character data gfortran passes the bytes of one character.
+            let bytes = bytes * call.dst_charlen.unwrap_or(1);
             let data = if buffer.is_null() {
                 vec![0; bytes]
             } else {
