@@ -5,7 +5,7 @@
 use std::ffi::{c_char, c_int};
 
 /// The gfortran release whose `-fcoarray=lib` calls this library implements.
-pub(crate) const GFORTRAN_ABI: &str = "gfortran 12";
+pub(crate) const GFORTRAN_ABI: &str = "gfortran 12 to 16";
 
 /// gfortran 12 passes ERRMSG= of SYNC ALL, SYNC MEMORY and SYNC IMAGES as the address of
 /// a pointer to the text (`char **`, gfc_trans_sync applies `&` once more than the other
