@@ -5,7 +5,7 @@
 use std::ffi::{c_char, c_int};
 
 /// The gfortran release whose `-fcoarray=lib` calls this library implements.
-pub(crate) const GFORTRAN_ABI: &str = "gfortran 12";
+pub(crate) const GFORTRAN_ABI: &str = "gfortran 12 to 16";
 
 /// gfortran 12 passes ERRMSG= of SYNC ALL, SYNC MEMORY and SYNC IMAGES as the address of
 /// a pointer to the text (`char **`, gfc_trans_sync applies `&` once more than the other
@@ -43,6 +43,9 @@ pub(crate) enum RegisterType {
     AllocRegisterOnly,
     /// Memory for a token registered by `AllocRegisterOnly`.
     AllocAllocateOnly,
+    /// GCC 16: a new token for memory of an existing coarray (an associate name, a coarray
+    /// dummy), the token passed in naming it.
+    MapExisting,
 }
 
 impl RegisterType {
@@ -58,6 +61,7 @@ impl RegisterType {
             6 => RegisterType::EventAlloc,
             7 => RegisterType::AllocRegisterOnly,
             8 => RegisterType::AllocAllocateOnly,
+            9 => RegisterType::MapExisting,
             _ => return None,
         })
     }

@@ -14,6 +14,10 @@ pub(crate) enum CafError {
     /// An argument was out of range (image index, token, lock index...).
     #[error("{0}")]
     Argument(String),
+    /// A coindex's TEAM= or TEAM_NUMBER= names no active team (STAT= 1, as GCC's
+    /// libraries and tests have it).
+    #[error("{0}")]
+    NoActiveTeam(String),
     /// gfortran asked for something this library does not do.
     #[error("not supported by libcaf_gaspar ({abi} ABI): {0}", abi = crate::abi::GFORTRAN_ABI)]
     Unsupported(String),
@@ -35,6 +39,7 @@ impl CafError {
     pub(crate) fn stat(&self) -> i32 {
         match self {
             CafError::Engine(e) => e.stat(),
+            CafError::NoActiveTeam(_) => 1,
             _ => stat::OTHER_ERROR,
         }
     }

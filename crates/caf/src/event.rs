@@ -24,7 +24,8 @@ pub unsafe extern "C" fn _gfortran_caf_event_post(
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
     runtime::statement("EVENT POST", stat, |engine| {
         // SAFETY: this function's contract.
-        let events = unsafe { token::borrow(token)? }.memory_of(Holds::Events)?;
+        let (events, first) = unsafe { token::borrow(token)? }.variables(Holds::Events)?;
+        let index = index + first;
         let image = token::image_or_this(image, engine.this_image())?;
         Ok(engine.event_post(events, index, image)?)
     });
@@ -48,7 +49,8 @@ pub unsafe extern "C" fn _gfortran_caf_event_wait(
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
     runtime::statement("EVENT WAIT", stat, |engine| {
         // SAFETY: this function's contract.
-        let events = unsafe { token::borrow(token)? }.memory_of(Holds::Events)?;
+        let (events, first) = unsafe { token::borrow(token)? }.variables(Holds::Events)?;
+        let index = index + first;
         // A count below 1 waits for one post, as the standard says.
         let until = u64::try_from(until_count.max(1))
             .map_err(|_| CafError::Argument(format!("until_count {until_count}")))?;
@@ -72,7 +74,8 @@ pub unsafe extern "C" fn _gfortran_caf_event_query(
     let stat = unsafe { StatArgs::stat_only(stat) };
     runtime::statement("EVENT_QUERY", stat, |engine| {
         // SAFETY: this function's contract.
-        let events = unsafe { token::borrow(token)? }.memory_of(Holds::Events)?;
+        let (events, first) = unsafe { token::borrow(token)? }.variables(Holds::Events)?;
+        let index = index + first;
         let image = token::image_or_this(image, engine.this_image())?;
         let n = engine.event_query(events, index, image)?;
         if count.is_null() {

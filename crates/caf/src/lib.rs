@@ -1,5 +1,6 @@
 //! libcaf_gaspar: the coarray library gfortran programs compiled with `-fcoarray=lib` call
-//! (`_gfortran_caf_*`, gfortran 12's ABI), on gaspar's coarray engine
+//! (`_gfortran_caf_*`: gfortran 12-14's transfer calls, gfortran 15-16's accessor family,
+//! and GCC 16's forms of the team and image queries), on gaspar's coarray engine
 //! ([`gaspar::coarray`]). Build a program with `gaspar caf prog.f90` and run it with
 //! `gaspar run -n N ./a.out`.
 //!
@@ -11,9 +12,11 @@
 //! `runtime` holds the lazily started engine, `panic` keeps panics out of Fortran. The other
 //! modules are the entry points, one statement family each: `setup`, `memory`, `transfer`,
 //! `by_ref`, `sync`, `termination`, `atomic`, `lock`, `event`, `collective`, `status`,
-//! `random`, `teams`.
+//! `random`, `teams`; `accessor` is gfortran 15's accessor family, `gcc16` the calls GCC 16
+//! changed (under `_gaspar_caf16_*` names that `gaspar caf` links for gfortran 16).
 
 mod abi;
+mod accessor;
 mod atomic;
 mod by_ref;
 mod collective;
@@ -21,6 +24,7 @@ mod component;
 mod descriptor;
 mod error;
 mod event;
+mod gcc16;
 mod lock;
 mod memory;
 mod panic;

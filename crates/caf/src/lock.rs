@@ -27,7 +27,8 @@ pub unsafe extern "C" fn _gfortran_caf_lock(
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
     runtime::statement("LOCK", stat, |engine| {
         // SAFETY: this function's contract.
-        let locks = unsafe { token::borrow(token)? }.memory_of(Holds::Locks)?;
+        let (locks, first) = unsafe { token::borrow(token)? }.variables(Holds::Locks)?;
+        let index = index + first;
         let image = token::image_or_this(image, engine.this_image())?;
         let acquired = engine.lock(locks, index, image, !acquired_lock.is_null())?;
         if !acquired_lock.is_null() {
@@ -55,7 +56,8 @@ pub unsafe extern "C" fn _gfortran_caf_unlock(
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
     runtime::statement("UNLOCK", stat, |engine| {
         // SAFETY: this function's contract.
-        let locks = unsafe { token::borrow(token)? }.memory_of(Holds::Locks)?;
+        let (locks, first) = unsafe { token::borrow(token)? }.variables(Holds::Locks)?;
+        let index = index + first;
         let image = token::image_or_this(image, engine.this_image())?;
         Ok(engine.unlock(locks, index, image)?)
     });

@@ -18,6 +18,7 @@ use std::ffi::{c_char, c_int, c_void};
 use gaspar::coarray::Coarrays;
 
 use crate::abi::{RegisterType, DEREGISTER_DEALLOCATE_ONLY};
+use crate::accessor;
 use crate::component::ComponentHeap;
 use crate::descriptor::Descriptor;
 use crate::error::CafError;
@@ -54,6 +55,12 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                 // SAFETY: `token` is a component's token slot, readable and writable.
                 unsafe { register_component(state, kind, size, token)? }
             }
+            RegisterType::MapExisting => {
+                // SAFETY: `token` holds the existing coarray's token, `desc` the view's
+                // descriptor (this function's contract).
+                unsafe { register_view(state, token, desc)? };
+                return Ok(());
+            }
             RegisterType::CoarrayAlloc if is_component_slot(state, token) => {
                 // SAFETY: as above.
                 unsafe { register_component(state, kind, size, token)? }
@@ -64,6 +71,8 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                 let local = engine.local_addr(&memory)?;
                 if holds == Holds::Data {
                     heap.add_data(local, size);
+                    let part = engine.part(&memory, engine.this_image())?;
+                    accessor::parts::insert(part.ga_bits, local);
                 }
                 // Only an allocatable coarray's descriptor outlives this call (a static
                 // coarray is registered with a temporary one).
@@ -72,6 +81,8 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                     memory: Memory::Symmetric(memory),
                     holds,
                     desc: if keep { desc } else { std::ptr::null_mut() },
+                    // SAFETY: null or a descriptor gfortran built (this function's contract).
+                    plain: unsafe { intrinsic_elements(desc) },
                 };
                 // SAFETY: `token` is writable (checked non-null; this function's contract).
                 unsafe { *token = fresh.into_raw() };
@@ -86,6 +97,60 @@ pub unsafe extern "C" fn _gfortran_caf_register(
     });
 }
 
+/// True when the descriptor a coarray is registered with names an intrinsic element type
+/// (integer, logical, real, complex, character).
+///
+/// # Safety
+/// `desc` is null or a descriptor gfortran built.
+unsafe fn intrinsic_elements(desc: *const Descriptor) -> bool {
+    // SAFETY: caller's contract.
+    !desc.is_null() && matches!(unsafe { (*desc).dtype.type_code }, 1..=4 | 6)
+}
+
+/// GCC 16's MAP_EXISTING: replaces the coarray token in `slot` by a new token for the
+/// memory `desc` addresses inside that coarray (the descriptor keeps its address).
+///
+/// # Safety
+/// `slot` holds a token `register` made; `desc` is a descriptor gfortran built.
+unsafe fn register_view(
+    state: &mut State,
+    slot: *mut *mut c_void,
+    desc: *mut Descriptor,
+) -> Result<(), CafError> {
+    if desc.is_null() {
+        return Err(CafError::Argument(
+            "no descriptor for a coarray view".into(),
+        ));
+    }
+    // SAFETY: caller's contract.
+    let of = unsafe { *slot };
+    // SAFETY: as above.
+    let coarray = unsafe { token::borrow(of)? };
+    let (memory, start) = coarray.memory_at()?;
+    let base = state.engine.local_addr(memory)? + start;
+    // SAFETY: a descriptor (caller's contract).
+    let (data, rank) = unsafe { ((*desc).base_addr as usize, (*desc).dtype.rank) };
+    let offset = start
+        + data
+            .checked_sub(base)
+            .filter(|&o| o <= state.engine.len(memory))
+            .ok_or_else(|| {
+                CafError::Argument("a coarray view outside the coarray's memory".into())
+            })?;
+    let view = CafToken {
+        memory: Memory::View {
+            of,
+            offset: offset - start,
+        },
+        holds: coarray.holds,
+        desc: if rank > 0 { desc } else { std::ptr::null_mut() },
+        plain: coarray.plain,
+    };
+    // SAFETY: writable (caller's contract).
+    unsafe { *slot = view.into_raw() };
+    Ok(())
+}
+
 /// True when `slot` (where gfortran keeps a token) lies in coarray memory: a component's.
 fn is_component_slot(state: &mut State, slot: *mut *mut c_void) -> bool {
     match state.existing_components() {
@@ -94,23 +159,28 @@ fn is_component_slot(state: &mut State, slot: *mut *mut c_void) -> bool {
     }
 }
 
-/// The component token in `slot`, creating it when the slot holds none of ours.
+/// The component token in `slot`, creating it when the slot holds none of ours or when
+/// `fresh` (ALLOC_REGISTER_ONLY registers a new token whatever the slot holds: gfortran 16
+/// reuses a stack slot that still holds the token of an earlier registration, now another
+/// component's).
 ///
 /// # Safety
 /// `slot` is a component's token slot, readable and writable.
 unsafe fn component_token<'a>(
     heap: &mut ComponentHeap,
     slot: *mut *mut c_void,
+    fresh: bool,
 ) -> Result<&'a mut CafToken, CafError> {
     // SAFETY: readable (caller's contract); the value is only compared before use.
     let current = unsafe { *slot };
-    let raw = if heap.has_token(current as usize) {
+    let raw = if !fresh && heap.has_token(current as usize) {
         current
     } else {
         let fresh = CafToken {
             memory: Memory::Unallocated,
             holds: Holds::Data,
             desc: std::ptr::null(),
+            plain: false,
         }
         .into_raw();
         heap.add_token(fresh as usize);
@@ -136,7 +206,7 @@ unsafe fn register_component(
 ) -> Result<*mut c_void, CafError> {
     let (_, heap) = state.with_components()?;
     // SAFETY: caller's contract.
-    let caf = unsafe { component_token(heap, slot)? };
+    let caf = unsafe { component_token(heap, slot, kind == RegisterType::AllocRegisterOnly)? };
     if kind == RegisterType::AllocRegisterOnly {
         return Ok(std::ptr::null_mut());
     }
@@ -203,13 +273,15 @@ pub unsafe extern "C" fn _gfortran_caf_deregister(
             Memory::Symmetric(memory) => {
                 if caf.holds == Holds::Data {
                     let local = state.engine.local_addr(&memory)?;
+                    let part = state.engine.part(&memory, state.engine.this_image())?;
+                    accessor::parts::remove(part.ga_bits);
                     if let (_, Some(heap)) = state.existing_components() {
                         heap.remove_data(local);
                     }
                 }
                 Ok(state.engine.deallocate(memory)?)
             }
-            Memory::Component(_) | Memory::Unallocated => Ok(()),
+            Memory::Component(_) | Memory::Unallocated | Memory::View { .. } => Ok(()),
         }
     });
 }

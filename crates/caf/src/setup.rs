@@ -6,7 +6,8 @@ use crate::runtime;
 use crate::stat::StatArgs;
 
 /// Called first thing in `main`: joins the job (unless a static coarray's registration
-/// already did), then waits for every image to get here, so that the initial values the
+/// already did), then waits for every image to get here (and, for a program of gfortran 15
+/// or later, starts the accessor service), so that the initial values the
 /// constructors stored in static coarrays are there before any image reads another's.
 /// The arguments are the program's; the launcher passes its settings in the environment,
 /// so they are left as they are.
@@ -17,7 +18,13 @@ use crate::stat::StatArgs;
 pub unsafe extern "C" fn _gfortran_caf_init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) {
     // SAFETY: no STAT=: an error ends the job with one line.
     let stat = unsafe { StatArgs::stat_only(std::ptr::null_mut()) };
-    runtime::statement("program start", stat, |engine| Ok(engine.sync_all()?));
+    runtime::statement("program start", stat, |engine| {
+        engine.sync_all()?;
+        if crate::accessor::table::any_registered() {
+            crate::accessor::service::start(engine)?;
+        }
+        Ok(())
+    });
 }
 
 /// Called when the main program ends normally: a termination barrier with the other

@@ -10,13 +10,18 @@ use crate::runtime;
 use crate::stat::StatArgs;
 use crate::token;
 
-/// `image_status(image)`: 0, STAT_STOPPED_IMAGE or STAT_FAILED_IMAGE.
+/// `image_status(image)`: 0, STAT_STOPPED_IMAGE or STAT_FAILED_IMAGE; an image past
+/// `num_images()` counts as stopped (as GCC's libraries and its test image_status_2 have it).
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_image_status(image: c_int, _team: *mut c_void) -> c_int {
     // SAFETY: no STAT=: an error ends the job with one line.
     let stat = unsafe { StatArgs::stat_only(std::ptr::null_mut()) };
     runtime::statement("IMAGE_STATUS", stat, |engine| {
-        Ok(engine.image_status(token::image(image)?)?)
+        let image = token::image(image)?;
+        if image > engine.num_images() {
+            return Ok(gaspar::coarray::stat::STOPPED_IMAGE);
+        }
+        Ok(engine.image_status(image)?)
     })
     .unwrap_or(0)
 }

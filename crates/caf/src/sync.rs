@@ -21,6 +21,11 @@ pub unsafe extern "C" fn _gfortran_caf_sync_all(
 ) {
     // SAFETY: this function's contract; gfortran 12 passes ERRMSG= of SYNC indirectly.
     let stat = unsafe { StatArgs::new(stat, sync_errmsg(errmsg), errmsg_len) };
+    sync_all(stat);
+}
+
+/// SYNC ALL with STAT=/ERRMSG= read (gfortran 12's and GCC 16's forms differ in ERRMSG=).
+pub(crate) fn sync_all(stat: StatArgs) {
     runtime::statement("SYNC ALL", stat, |engine| Ok(engine.sync_all()?));
 }
 
@@ -36,6 +41,11 @@ pub unsafe extern "C" fn _gfortran_caf_sync_memory(
 ) {
     // SAFETY: this function's contract; gfortran 12 passes ERRMSG= of SYNC indirectly.
     let stat = unsafe { StatArgs::new(stat, sync_errmsg(errmsg), errmsg_len) };
+    sync_memory(stat);
+}
+
+/// SYNC MEMORY with STAT=/ERRMSG= read.
+pub(crate) fn sync_memory(stat: StatArgs) {
     runtime::statement("SYNC MEMORY", stat, |engine| Ok(engine.sync_memory()?));
 }
 
@@ -54,6 +64,15 @@ pub unsafe extern "C" fn _gfortran_caf_sync_images(
 ) {
     // SAFETY: this function's contract; gfortran 12 passes ERRMSG= of SYNC indirectly.
     let stat = unsafe { StatArgs::new(stat, sync_errmsg(errmsg), errmsg_len) };
+    // SAFETY: this function's contract.
+    unsafe { sync_images(count, images, stat) };
+}
+
+/// SYNC IMAGES with STAT=/ERRMSG= read.
+///
+/// # Safety
+/// `images` holds `count` integers when `count` > 0.
+pub(crate) unsafe fn sync_images(count: c_int, images: *const c_int, stat: StatArgs) {
     runtime::statement("SYNC IMAGES", stat, |engine| {
         if count < 0 {
             return Ok(engine.sync_images(None)?);

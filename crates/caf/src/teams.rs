@@ -23,7 +23,7 @@ fn no_stat() -> StatArgs {
 ///
 /// # Safety
 /// `team` is null or the address of a team variable, readable.
-unsafe fn team_of(state: &State, team: *const *mut c_void) -> Result<TeamId, CafError> {
+pub(crate) unsafe fn team_of(state: &State, team: *const *mut c_void) -> Result<TeamId, CafError> {
     if team.is_null() {
         return Err(CafError::Argument("no team variable".into()));
     }
@@ -36,7 +36,7 @@ unsafe fn team_of(state: &State, team: *const *mut c_void) -> Result<TeamId, Caf
 }
 
 /// What this library remembers by image number is stale once the current team changes.
-fn forget_image_numbers(state: &mut State) {
+pub(crate) fn forget_image_numbers(state: &mut State) {
     if let (_, Some(heap)) = state.existing_components() {
         heap.forget_remote_bases();
     }

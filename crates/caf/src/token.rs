@@ -29,6 +29,14 @@ pub(crate) enum Memory {
     Component(usize),
     /// A component registered without memory, or deallocated.
     Unallocated,
+    /// GCC 16's view of an existing coarray's memory (an associate name, a dummy): the
+    /// coarray's token and the view's byte offset in it.
+    View {
+        /// The coarray's token (outlives the view, as the coarray outlives its names).
+        of: *mut c_void,
+        /// Bytes from the coarray's start to the view's.
+        offset: usize,
+    },
 }
 
 /// One registered coarray, lock or event array, or allocatable component.
@@ -42,6 +50,10 @@ pub(crate) struct CafToken {
     /// bounds, the same on every image, are what a reference chain's first array
     /// reference indexes.
     pub(crate) desc: *const Descriptor,
+    /// Whether the elements are of an intrinsic type (no pointer an accessor could follow
+    /// into the owner's ordinary memory): an accessor may then run against the owner's
+    /// part where it is mapped in this process.
+    pub(crate) plain: bool,
 }
 
 impl CafToken {
@@ -50,10 +62,27 @@ impl CafToken {
         Box::into_raw(Box::new(self)).cast()
     }
 
-    /// The engine allocation, or an error naming what is missing.
+    /// The engine allocation, or an error naming what is missing (a view that does not
+    /// start where its coarray does is reached through [`CafToken::memory_at`] only).
     pub(crate) fn memory(&self) -> Result<&Token, CafError> {
+        match self.memory_at()? {
+            (token, 0) => Ok(token),
+            _ => Err(CafError::Unsupported(
+                "this statement on part of a coarray seen through another name".into(),
+            )),
+        }
+    }
+
+    /// The engine allocation and the byte offset where this token's memory starts in it.
+    pub(crate) fn memory_at(&self) -> Result<(&Token, usize), CafError> {
         match &self.memory {
-            Memory::Symmetric(token) => Ok(token),
+            Memory::Symmetric(token) => Ok((token, 0)),
+            Memory::View { of, offset } => {
+                // SAFETY: a view's coarray token outlives it (see `Memory::View`).
+                let coarray = unsafe { borrow(*of)? };
+                let (token, start) = coarray.memory_at()?;
+                Ok((token, start + offset))
+            }
             Memory::Component(_) | Memory::Unallocated => Err(CafError::Argument(
                 "an allocatable component is not a coarray of its own".into(),
             )),
@@ -62,13 +91,27 @@ impl CafToken {
 
     /// The engine allocation, checked to hold `holds`.
     pub(crate) fn memory_of(&self, holds: Holds) -> Result<&Token, CafError> {
+        self.check_holds(holds)?;
+        self.memory()
+    }
+
+    /// Lock or event variables: the engine allocation and the index of this token's first
+    /// variable in it (a view of part of an array starts past 0; a variable is 8 bytes).
+    pub(crate) fn variables(&self, holds: Holds) -> Result<(&Token, usize), CafError> {
+        self.check_holds(holds)?;
+        let (token, offset) = self.memory_at()?;
+        Ok((token, offset / 8))
+    }
+
+    /// Checks that the memory holds `holds`.
+    pub(crate) fn check_holds(&self, holds: Holds) -> Result<(), CafError> {
         if self.holds != holds {
             return Err(CafError::Argument(format!(
                 "coarray token holds {:?}, not {holds:?}",
                 self.holds
             )));
         }
-        self.memory()
+        Ok(())
     }
 }
 

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses its own part
 
 pub mod expected;
+pub mod sid;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

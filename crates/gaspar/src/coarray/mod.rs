@@ -177,6 +177,17 @@ impl Token {
     }
 }
 
+/// Where one image's part of a coarray is: see [`Coarrays::part`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Part {
+    /// The job rank (world numbering) owning the part.
+    pub rank: u32,
+    /// The part's global address, as bits: the same number on every image.
+    pub ga_bits: u64,
+    /// This process's address of the part when plain loads and stores reach it.
+    pub mapped: Option<usize>,
+}
+
 /// The address of byte `offset` after heap offset `block` on `rank`.
 #[inline]
 fn heap_ga(rank: u32, block: u64, offset: usize) -> CoResult<GlobalAddr> {
@@ -331,6 +342,29 @@ impl Coarrays {
     pub fn local_addr(&self, token: &Token) -> CoResult<usize> {
         self.usable(token)?;
         Ok(self.rt.local_address(token.ga(self.rt.rank(), 0)?)?)
+    }
+
+    /// Where `image`'s part of `token` is (for libraries that run code against another
+    /// image's memory, as gfortran 15's accessors): the job rank owning it, the part's
+    /// global address as bits (the same number on every image, so it names the part to
+    /// its owner), and this process's address of the part when plain loads
+    /// and stores reach it (the pool on the shm transport).
+    pub fn part(&self, token: &Token, image: Image) -> CoResult<Part> {
+        self.part_in(token, image, self.get_team(TeamLevel::Current))
+    }
+
+    /// As [`part`](Self::part), with `image` numbered in `team`, an active team (the
+    /// current team or one a CHANGE TEAM construct around it left: a coindex's TEAM=).
+    pub fn part_in(&self, token: &Token, image: Image, team: TeamId) -> CoResult<Part> {
+        self.usable(token)?;
+        let rank = self.rank_in(image, team)?;
+        let ga = token.ga(rank, 0)?;
+        let mapped = self.rt.mapped_address(ga, token.bytes as u64)?;
+        Ok(Part {
+            rank,
+            ga_bits: ga.to_bits(),
+            mapped,
+        })
     }
 
     /// Bytes of each image's part of `token`.

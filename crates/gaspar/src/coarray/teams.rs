@@ -233,6 +233,37 @@ impl Coarrays {
             .ok_or_else(|| CoError::invalid(call, format!("{team:?} was not formed here")))
     }
 
+    /// The active team (the current team, or one a CHANGE TEAM construct around it left)
+    /// formed with `number` (-1: the initial team), innermost first; `None` when no active
+    /// team has that number.
+    pub fn active_team_numbered(&self, number: i64) -> Option<TeamId> {
+        self.stack
+            .iter()
+            .rev()
+            .copied()
+            .find(|&i| self.formed[i].number == number)
+            .map(TeamId)
+    }
+
+    /// Whether `team` is active: the current team or one a CHANGE TEAM construct around
+    /// it left.
+    pub fn is_active(&self, team: TeamId) -> bool {
+        team == TeamId::INITIAL || self.stack.contains(&team.0)
+    }
+
+    /// The job rank of `image` numbered in `team`, which must be active.
+    pub(crate) fn rank_in(&self, image: Image, team: TeamId) -> CoResult<u32> {
+        if !self.is_active(team) {
+            return Err(CoError::invalid(
+                "coindexed access",
+                "TEAM= names a team that is not active",
+            ));
+        }
+        self.formed_team("coindexed access", team)?
+            .images
+            .rank_of(image)
+    }
+
     /// `change team (t)`: `t` (formed from the current team) becomes the current team,
     /// after its images synchronize.
     pub fn change_team(&mut self, team: TeamId) -> CoResult<()> {

@@ -1,0 +1,22 @@
+//! gfortran 15's accessor family: the compiler generates one function per coindexed access
+//! (a getter, a receiver or a presence test), registers it by a hash from a constructor,
+//! and a transfer names it by the index [`table`] gives the hash. The function runs
+//! against the memory of the image that owns the data:
+//!
+//! - in this process when the owner is this image, or when the owner's part is mapped
+//!   here (the shm pool) and the coarray's type is intrinsic (no pointer the accessor could
+//!   follow into the owner's ordinary memory): `local`;
+//! - otherwise in the owning process, by its [`service`] thread, which answers requests on
+//!   a Unix socket without waiting for the owner to reach an image control statement (so
+//!   pointer and allocatable components pointing at ordinary memory work): `remote`.
+//!
+//! `owner` runs an accessor against this process's memory (for both), `wire` encodes the
+//! requests, `parts` maps a part's global address to its address here, `entry` holds the
+//! entry points.
+
+mod entry;
+pub(crate) mod owner;
+pub(crate) mod parts;
+pub(crate) mod service;
+pub(crate) mod table;
+mod wire;

@@ -1,0 +1,584 @@
+//! Runs an accessor against memory of this process: the owner's side of every transfer
+//! (called by the service thread for other images, and directly when the data is here or
+//! mapped here). Descriptors cross processes as bytes ([`DescBuf`]); the owner puts its
+//! own addresses into them before the accessor sees them.
+
+use std::ffi::{c_int, c_void};
+
+use super::table::{self, AccessorFn};
+use crate::descriptor::{self, Descriptor};
+use crate::error::CafError;
+
+/// Bytes of a descriptor header (base_addr, offset, dtype, span) before its dimensions.
+const HEADER_BYTES: usize = 40;
+/// Bytes of one dimension (stride, lower bound, upper bound).
+const DIM_BYTES: usize = 24;
+/// Bytes of a descriptor of the highest rank.
+const MAX_BYTES: usize = HEADER_BYTES + descriptor::MAX_RANK * DIM_BYTES;
+
+/// A descriptor of any rank held by value (room for 15 dimensions), 8-byte aligned.
+#[derive(Clone)]
+#[repr(C, align(8))]
+pub(crate) struct DescBuf([u8; MAX_BYTES]);
+
+impl DescBuf {
+    /// A descriptor of all zeros (rank 0 until an accessor fills it).
+    pub(crate) fn zeroed() -> DescBuf {
+        DescBuf([0; MAX_BYTES])
+    }
+
+    /// A descriptor from the bytes [`DescBuf::bytes`] gave.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<DescBuf, CafError> {
+        if bytes.len() < HEADER_BYTES || bytes.len() > MAX_BYTES {
+            return Err(CafError::Descriptor(format!(
+                "{} bytes do not make a descriptor",
+                bytes.len()
+            )));
+        }
+        let mut d = DescBuf::zeroed();
+        d.0[..bytes.len()].copy_from_slice(bytes);
+        Ok(d)
+    }
+
+    /// A copy of the descriptor gfortran built at `desc`.
+    ///
+    /// # Safety
+    /// `desc` points to a descriptor followed by its rank's dimensions.
+    pub(crate) unsafe fn copy_of(desc: *const c_void) -> Result<DescBuf, CafError> {
+        // SAFETY: the header is readable (caller's contract).
+        let rank = unsafe { (*desc.cast::<Descriptor>()).dtype.rank };
+        let len = used_bytes(rank)?;
+        // SAFETY: `len` bytes: the header and `rank` dimensions (caller's contract).
+        let bytes = unsafe { std::slice::from_raw_parts(desc.cast::<u8>(), len) };
+        DescBuf::from_bytes(bytes)
+    }
+
+    fn header(&self) -> &Descriptor {
+        // SAFETY: the buffer is aligned and at least a header long; every bit pattern is a
+        // valid Descriptor (integers and a raw pointer).
+        unsafe { &*self.0.as_ptr().cast::<Descriptor>() }
+    }
+
+    fn header_mut(&mut self) -> &mut Descriptor {
+        // SAFETY: as in `header`, uniquely borrowed.
+        unsafe { &mut *self.0.as_mut_ptr().cast::<Descriptor>() }
+    }
+
+    /// The bytes in use: the header and the rank's dimensions.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        let len = used_bytes(self.header().dtype.rank).unwrap_or(MAX_BYTES);
+        &self.0[..len]
+    }
+
+    /// The data address.
+    pub(crate) fn base(&self) -> *mut c_void {
+        self.header().base_addr
+    }
+
+    /// Points the descriptor at `base`.
+    pub(crate) fn set_base(&mut self, base: *mut c_void) {
+        self.header_mut().base_addr = base;
+    }
+
+    /// The descriptor for an accessor.
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut c_void {
+        self.0.as_mut_ptr().cast()
+    }
+
+    /// Bytes of one element.
+    pub(crate) fn elem_len(&self) -> usize {
+        self.header().dtype.elem_len
+    }
+
+    /// Elements the bounds describe.
+    pub(crate) fn count(&self) -> usize {
+        let rank = self.header().dtype.rank.max(0) as usize;
+        (0..rank)
+            .map(|i| {
+                let at = HEADER_BYTES + i * DIM_BYTES;
+                let word = |k: usize| {
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(&self.0[at + 8 * k..at + 8 * k + 8]);
+                    i64::from_ne_bytes(b)
+                };
+                (word(2) - word(1) + 1).max(0) as usize
+            })
+            .product()
+    }
+
+    /// Lays the descriptor out over contiguous data: unit strides in element order, the
+    /// offset that goes with them and a span of one element.
+    pub(crate) fn make_contiguous(&mut self) {
+        let rank = self.header().dtype.rank.max(0) as usize;
+        let elem_len = self.elem_len();
+        let mut stride = 1i64;
+        let mut offset = 0i64;
+        for i in 0..rank {
+            let at = HEADER_BYTES + i * DIM_BYTES;
+            let read = |b: &[u8], k: usize| {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&b[at + 8 * k..at + 8 * k + 8]);
+                i64::from_ne_bytes(w)
+            };
+            let (lower, upper) = (read(&self.0, 1), read(&self.0, 2));
+            self.0[at..at + 8].copy_from_slice(&stride.to_ne_bytes());
+            offset -= lower * stride;
+            stride *= (upper - lower + 1).max(0);
+        }
+        let header = self.header_mut();
+        header.offset = offset as isize;
+        header.span = elem_len as isize;
+    }
+}
+
+/// Bytes of a descriptor of `rank`.
+fn used_bytes(rank: i8) -> Result<usize, CafError> {
+    usize::try_from(rank)
+        .ok()
+        .filter(|&r| r <= descriptor::MAX_RANK)
+        .map(|r| HEADER_BYTES + r * DIM_BYTES)
+        .ok_or_else(|| CafError::Descriptor(format!("rank {rank}")))
+}
+
+/// The memory an accessor works on: a coarray's part here, and for an allocatable coarray
+/// the descriptor to present it through.
+pub(crate) struct Target {
+    /// This process's address of the part.
+    pub(crate) base: usize,
+    /// The coarray's descriptor (bounds as on every image), when it has one (boxed: a
+    /// descriptor has room for 15 dimensions, and most coarrays have none).
+    pub(crate) desc: Option<Box<DescBuf>>,
+}
+
+impl Target {
+    /// The argument a getter or receiver takes: the descriptor, pointed at the part, or
+    /// the part's address.
+    fn argument(&mut self) -> *mut c_void {
+        match &mut self.desc {
+            Some(desc) => {
+                desc.set_base(self.base as *mut c_void);
+                desc.as_mut_ptr()
+            }
+            None => self.base as *mut c_void,
+        }
+    }
+}
+
+/// The token an accessor receives for calls of its own: an accessor that needs data of
+/// the image that made the access (a vector subscript computed there, packed in the
+/// additional data as a descriptor of that image's memory) calls `get_from_remote` back
+/// with this token. `memptr` is the additional data here; `origin` says where it came
+/// from when the accessor runs in the owner's service thread: the caller's rank and its
+/// address of the additional data (valid while the caller waits for the reply).
+#[repr(C)]
+pub(crate) struct CallbackToken {
+    memptr: *mut c_void,
+    desc: *mut c_void,
+    owning_memory: bool,
+    /// The caller's job rank and address of the additional data.
+    pub(crate) origin: Option<(u32, u64)>,
+}
+
+impl CallbackToken {
+    /// The additional data here.
+    pub(crate) fn memptr(&self) -> *mut c_void {
+        self.memptr
+    }
+}
+
+thread_local! {
+    /// The callback tokens of the accessors running on this thread (innermost last).
+    static LIVE: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with a callback token over `add_data`, known to [`callback`] meanwhile.
+fn with_callback<T>(
+    add_data: *mut c_void,
+    origin: Option<(u32, u64)>,
+    f: impl FnOnce(*mut c_void) -> T,
+) -> T {
+    let mut token = CallbackToken {
+        memptr: add_data,
+        desc: std::ptr::null_mut(),
+        owning_memory: false,
+        origin,
+    };
+    let raw = (&mut token as *mut CallbackToken).cast::<c_void>();
+    LIVE.with(|live| live.borrow_mut().push(raw as usize));
+    let result = f(raw);
+    LIVE.with(|live| live.borrow_mut().pop());
+    result
+}
+
+/// The callback token behind `token` when it is one an accessor running on this thread
+/// received (a nested call), else `None`.
+pub(crate) fn callback<'a>(token: *mut c_void) -> Option<&'a CallbackToken> {
+    let live = LIVE.with(|live| live.borrow().contains(&(token as usize)));
+    // SAFETY: a live callback token: `with_callback` keeps it until the accessor returns,
+    // and the nested call happens inside the accessor.
+    live.then(|| unsafe { &*token.cast::<CallbackToken>() })
+}
+
+type Getter = unsafe extern "C" fn(
+    *mut c_void,
+    *const c_int,
+    *mut c_void,
+    *mut i32,
+    *mut c_void,
+    *mut c_void,
+    usize,
+    *mut usize,
+    *const usize,
+);
+type Receiver = unsafe extern "C" fn(
+    *mut c_void,
+    *const c_int,
+    *mut c_void,
+    *const c_void,
+    *mut c_void,
+    usize,
+    *const usize,
+    *const usize,
+);
+type Presence =
+    unsafe extern "C" fn(*mut c_void, *const c_int, *mut i32, *mut c_void, *mut c_void, usize);
+
+fn lookup(index: c_int) -> Result<AccessorFn, CafError> {
+    table::accessor(index)
+        .ok_or_else(|| CafError::Argument(format!("no accessor has index {index}")))
+}
+
+fn opt_ptr(value: &mut Option<usize>) -> *mut usize {
+    value
+        .as_mut()
+        .map_or(std::ptr::null_mut(), |v| v as *mut usize)
+}
+
+/// One accessor call's arguments besides the target.
+pub(crate) struct Call<'a> {
+    /// The accessor's index in the table.
+    pub(crate) index: c_int,
+    /// The data the compiler packed for it (indices, bounds).
+    pub(crate) add_data: &'a mut [u8],
+    /// The image index the access was made with (the accessor's `caller_image`).
+    pub(crate) image: c_int,
+    /// Character length of the destination, when the data is character.
+    pub(crate) dst_charlen: Option<usize>,
+    /// Character length of the source, when the data is character.
+    pub(crate) src_charlen: Option<usize>,
+    /// Where the additional data came from, when the accessor runs for another image.
+    pub(crate) origin: Option<(u32, u64)>,
+}
+
+impl Call<'_> {
+    fn add_data_ptr(&mut self) -> *mut c_void {
+        if self.add_data.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            self.add_data.as_mut_ptr().cast()
+        }
+    }
+}
+
+/// Where a getter puts what it read.
+pub(crate) enum Into {
+    /// A scalar of this many bytes (for character: of one character, times the
+    /// destination's length after the getter).
+    Scalar(usize),
+    /// An array: the destination's descriptor (the getter allocates the data).
+    Array(Box<DescBuf>),
+}
+
+/// What a getter read, copied out of this process's memory.
+pub(crate) struct Fetched {
+    /// The elements, contiguous.
+    pub(crate) data: Vec<u8>,
+    /// For an array, the descriptor the getter filled (bounds of `data`).
+    pub(crate) desc: Option<DescBuf>,
+    /// The destination's character length after the call.
+    pub(crate) dst_charlen: Option<usize>,
+}
+
+/// Runs getter `call.index` against `target` into a fresh destination and copies the
+/// result out.
+///
+/// # Safety
+/// `target` is memory of this process holding the coarray part the accessor expects.
+pub(crate) unsafe fn get(
+    call: &mut Call<'_>,
+    target: &mut Target,
+    into: Into,
+) -> Result<Fetched, CafError> {
+    // SAFETY: an accessor the compiler registered as a getter for this call.
+    let getter = unsafe { std::mem::transmute::<AccessorFn, Getter>(lookup(call.index)?) };
+    let mut free_buffer: i32 = 0;
+    let image = call.image;
+    let add_data = call.add_data_ptr();
+    let src = target.argument();
+    let src_charlen = call.src_charlen;
+    match into {
+        Into::Scalar(bytes) => {
+            let mut buffer: *mut c_void = std::ptr::null_mut();
+            let origin = call.origin;
+            // SAFETY: the arguments a getter takes, as GCC's single.c passes them.
+            with_callback(add_data, origin, |token| unsafe {
+                getter(
+                    add_data,
+                    &image,
+                    (&mut buffer as *mut *mut c_void).cast(),
+                    &mut free_buffer,
+                    src,
+                    token,
+                    0,
+                    opt_ptr(&mut call.dst_charlen),
+                    src_charlen.as_ref().map_or(std::ptr::null(), |v| v),
+                )
+            });
+            // For character data gfortran passes the bytes of one character.
+            let bytes = bytes * call.dst_charlen.unwrap_or(1);
+            let data = if buffer.is_null() {
+                vec![0; bytes]
+            } else {
+                // SAFETY: the getter points `buffer` at `bytes` readable bytes.
+                unsafe { std::slice::from_raw_parts(buffer.cast::<u8>(), bytes) }.to_vec()
+            };
+            if free_buffer != 0 && !buffer.is_null() {
+                // SAFETY: the getter allocated the buffer with malloc and said so.
+                unsafe { libc::free(buffer) };
+            }
+            Ok(Fetched {
+                data,
+                desc: None,
+                dst_charlen: call.dst_charlen,
+            })
+        }
+        Into::Array(desc) => {
+            let mut desc = *desc;
+            desc.set_base(std::ptr::null_mut());
+            let origin = call.origin;
+            // SAFETY: as above; the getter allocates the destination's data.
+            with_callback(add_data, origin, |token| unsafe {
+                getter(
+                    add_data,
+                    &image,
+                    desc.as_mut_ptr(),
+                    &mut free_buffer,
+                    src,
+                    token,
+                    0,
+                    opt_ptr(&mut call.dst_charlen),
+                    src_charlen.as_ref().map_or(std::ptr::null(), |v| v),
+                )
+            });
+            let base = desc.base();
+            let bytes = desc.elem_len() * desc.count();
+            let data = if base.is_null() || bytes == 0 {
+                Vec::new()
+            } else {
+                // SAFETY: the getter allocated `count` contiguous elements at `base`.
+                unsafe { std::slice::from_raw_parts(base.cast::<u8>(), bytes) }.to_vec()
+            };
+            if free_buffer != 0 && !base.is_null() {
+                // SAFETY: allocated by the getter with malloc, as it says.
+                unsafe { libc::free(base) };
+            }
+            desc.set_base(std::ptr::null_mut());
+            Ok(Fetched {
+                data,
+                desc: Some(desc),
+                dst_charlen: call.dst_charlen,
+            })
+        }
+    }
+}
+
+/// What a receiver stores: a scalar's bytes, or contiguous elements and their descriptor.
+pub(crate) struct Sent {
+    /// The elements, contiguous.
+    pub(crate) data: Vec<u8>,
+    /// For an array, its descriptor (made contiguous).
+    pub(crate) desc: Option<DescBuf>,
+}
+
+/// Runs receiver `call.index`: stores `sent` into `target`.
+///
+/// # Safety
+/// As [`get`].
+pub(crate) unsafe fn send(
+    call: &mut Call<'_>,
+    target: &mut Target,
+    sent: &mut Sent,
+) -> Result<(), CafError> {
+    // SAFETY: an accessor the compiler registered as a receiver for this call.
+    let receiver = unsafe { std::mem::transmute::<AccessorFn, Receiver>(lookup(call.index)?) };
+    let data_ptr = sent.data.as_mut_ptr().cast::<c_void>();
+    let src: *const c_void = match &mut sent.desc {
+        Some(desc) => {
+            desc.set_base(data_ptr);
+            desc.as_mut_ptr()
+        }
+        None => data_ptr,
+    };
+    let image = call.image;
+    let add_data = call.add_data_ptr();
+    let dst = target.argument();
+    let origin = call.origin;
+    // SAFETY: the arguments a receiver takes, as GCC's single.c passes them.
+    with_callback(add_data, origin, |token| unsafe {
+        receiver(
+            add_data,
+            &image,
+            dst,
+            src,
+            token,
+            0,
+            call.dst_charlen.as_ref().map_or(std::ptr::null(), |v| v),
+            call.src_charlen.as_ref().map_or(std::ptr::null(), |v| v),
+        )
+    });
+    Ok(())
+}
+
+/// Runs presence test `call.index` on `target`: 1 when the component is allocated. A
+/// coarray without descriptor is passed by the address of its address (`by_reference`,
+/// GCC 16) or by its address (gfortran 15).
+///
+/// # Safety
+/// As [`get`].
+pub(crate) unsafe fn present(
+    call: &mut Call<'_>,
+    target: &mut Target,
+    by_reference: bool,
+) -> Result<i32, CafError> {
+    // SAFETY: an accessor the compiler registered as a presence test for this call.
+    let test = unsafe { std::mem::transmute::<AccessorFn, Presence>(lookup(call.index)?) };
+    let mut base = target.base as *mut c_void;
+    let arg: *mut c_void = match &mut target.desc {
+        Some(desc) => {
+            desc.set_base(base);
+            desc.as_mut_ptr()
+        }
+        None if by_reference => (&mut base as *mut *mut c_void).cast(),
+        None => base,
+    };
+    let mut result: i32 = 0;
+    let image = call.image;
+    let add_data = call.add_data_ptr();
+    let origin = call.origin;
+    // SAFETY: the arguments a presence test takes, as GCC's single.c passes them.
+    with_callback(add_data, origin, |token| unsafe {
+        test(add_data, &image, &mut result, arg, token, 0)
+    });
+    Ok(result)
+}
+
+/// Runs getter `call.index` against `target` into the caller's own destination `dst` (a
+/// descriptor, or the address of a data pointer), as GCC's single.c does: the destination
+/// is this process's. Returns whether the getter allocated the data it left in `dst`.
+///
+/// # Safety
+/// As [`get`]; `dst` and the character lengths are what gfortran passed for this call.
+pub(crate) unsafe fn get_in_place(
+    call: &mut Call<'_>,
+    target: &mut Target,
+    dst: *mut c_void,
+    dst_charlen: *mut usize,
+    src_charlen: *const usize,
+) -> Result<bool, CafError> {
+    // SAFETY: an accessor the compiler registered as a getter for this call.
+    let getter = unsafe { std::mem::transmute::<AccessorFn, Getter>(lookup(call.index)?) };
+    let mut free_buffer: i32 = 0;
+    let image = call.image;
+    let add_data = call.add_data_ptr();
+    let src = target.argument();
+    let origin = call.origin;
+    // SAFETY: the arguments a getter takes, as GCC's single.c passes them.
+    with_callback(add_data, origin, |token| unsafe {
+        getter(
+            add_data,
+            &image,
+            dst,
+            &mut free_buffer,
+            src,
+            token,
+            0,
+            dst_charlen,
+            src_charlen,
+        )
+    });
+    Ok(free_buffer != 0)
+}
+
+/// Runs receiver `call.index`: stores the caller's `src` (a descriptor or the data) into
+/// `target`.
+///
+/// # Safety
+/// As [`get_in_place`].
+pub(crate) unsafe fn send_in_place(
+    call: &mut Call<'_>,
+    target: &mut Target,
+    src: *const c_void,
+    dst_charlen: *const usize,
+    src_charlen: *const usize,
+) -> Result<(), CafError> {
+    // SAFETY: an accessor the compiler registered as a receiver for this call.
+    let receiver = unsafe { std::mem::transmute::<AccessorFn, Receiver>(lookup(call.index)?) };
+    let image = call.image;
+    let add_data = call.add_data_ptr();
+    let dst = target.argument();
+    let origin = call.origin;
+    // SAFETY: the arguments a receiver takes, as GCC's single.c passes them.
+    with_callback(add_data, origin, |token| unsafe {
+        receiver(
+            add_data,
+            &image,
+            dst,
+            src,
+            token,
+            0,
+            dst_charlen,
+            src_charlen,
+        )
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rank-2 descriptor of 4-byte elements, bounds (lower, upper) per dimension.
+    fn rank2(bounds: [(i64, i64); 2], strides: [i64; 2]) -> DescBuf {
+        let mut d = DescBuf::zeroed();
+        {
+            let h = d.header_mut();
+            h.dtype.elem_len = 4;
+            h.dtype.rank = 2;
+            h.dtype.type_code = 1;
+        }
+        for (i, ((lower, upper), stride)) in bounds.iter().zip(strides).enumerate() {
+            let at = HEADER_BYTES + i * DIM_BYTES;
+            d.0[at..at + 8].copy_from_slice(&stride.to_ne_bytes());
+            d.0[at + 8..at + 16].copy_from_slice(&lower.to_ne_bytes());
+            d.0[at + 16..at + 24].copy_from_slice(&upper.to_ne_bytes());
+        }
+        d
+    }
+
+    #[test]
+    fn a_descriptor_made_contiguous_has_unit_strides_in_element_order() {
+        let mut d = rank2([(2, 4), (0, 1)], [7, 100]);
+        assert_eq!(d.count(), 6);
+        assert_eq!(d.bytes().len(), HEADER_BYTES + 2 * DIM_BYTES);
+        d.make_contiguous();
+        let word = |at: usize| i64::from_ne_bytes(d.0[at..at + 8].try_into().unwrap());
+        assert_eq!(word(HEADER_BYTES), 1);
+        assert_eq!(word(HEADER_BYTES + DIM_BYTES), 3);
+        // element (2, 0) at offset 0: offset + 2 * 1 + 0 * 3 == 0
+        assert_eq!(d.header().offset, -2);
+        assert_eq!(d.header().span, 4);
+        let copy = DescBuf::from_bytes(d.bytes()).unwrap();
+        assert_eq!(copy.bytes(), d.bytes());
+        assert!(DescBuf::from_bytes(&[0; 8]).is_err());
+    }
+}

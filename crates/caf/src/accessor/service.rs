@@ -1,0 +1,175 @@
+//! Each image's accessor service: a thread that listens on a Unix socket (Linux abstract
+//! namespace, named by the process id) and runs the accessors other images ask for
+//! against this process's memory, while the image's own thread goes on with the program.
+//! So an access through a pointer or allocatable component into the owner's ordinary
+//! memory completes without the owner reaching an image control statement. The callers
+//! learn every image's process id in one exchange at start; a caller keeps one connection
+//! per owner. Reaches images on the same node only.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+use std::sync::OnceLock;
+
+use gaspar::coarray::Coarrays;
+
+use super::owner::{self, Call, DescBuf, Into, Sent, Target};
+use super::parts;
+use super::wire::{self, Op, Reply, Request};
+use crate::error::CafError;
+
+/// Every image's process id, by job rank (set by [`start`]).
+static PIDS: OnceLock<Vec<u64>> = OnceLock::new();
+
+thread_local! {
+    /// This thread's connections to the other images' services, by job rank (per thread:
+    /// a service thread calling back to a caller never waits for the image's own thread).
+    static CONNECTIONS: RefCell<HashMap<u32, UnixStream>> = RefCell::new(HashMap::new());
+}
+
+fn address(pid: u64) -> std::io::Result<SocketAddr> {
+    SocketAddr::from_abstract_name(format!("gaspar-caf-accessors-{pid}"))
+}
+
+/// Starts this image's service and learns the others' (collective over every image: the
+/// library calls it from `init` when the program registered accessors).
+pub(crate) fn start(engine: &Coarrays) -> Result<(), CafError> {
+    let pid = u64::from(std::process::id());
+    let listener = UnixListener::bind_addr(&address(pid).map_err(io_error)?).map_err(io_error)?;
+    std::thread::Builder::new()
+        .name("caf-accessors".into())
+        .spawn(move || serve(listener))
+        .map_err(io_error)?;
+    let rt = engine.runtime();
+    let mut pids = vec![0u64; rt.procs() as usize];
+    rt.team()
+        .allgather(rt, &[pid], &mut pids)
+        .map_err(|e| CafError::Engine(e.into()))?;
+    let _ = PIDS.set(pids);
+    Ok(())
+}
+
+fn io_error(e: std::io::Error) -> CafError {
+    CafError::Argument(format!("accessor service: {e}"))
+}
+
+/// Accepts connections, one thread each, for the life of the process.
+fn serve(listener: UnixListener) {
+    for stream in listener.incoming().flatten() {
+        let _ = std::thread::Builder::new()
+            .name("caf-accessor".into())
+            .spawn(move || answer(stream));
+    }
+}
+
+/// Answers one caller's requests until it hangs up.
+fn answer(mut stream: UnixStream) {
+    while let Ok(Some(request)) = wire::receive_request(&mut stream) {
+        let reply = handle(request).unwrap_or_else(|e| Reply::Failed(e.to_string()));
+        if wire::send_reply(&mut stream, &reply).is_err() {
+            return;
+        }
+    }
+}
+
+/// Runs one request against this process's memory.
+fn handle(mut request: Request) -> Result<Reply, CafError> {
+    let (base, origin) = if request.part.ga_bits == 0 {
+        // A call back from an accessor running for this image elsewhere: the additional
+        // data at this address stays valid while this image waits for that accessor.
+        (request.part.offset as usize, None)
+    } else {
+        let part = parts::local(request.part.ga_bits).ok_or_else(|| {
+            CafError::Argument("the coarray is not allocated on the image that owns it".into())
+        })?;
+        (part + request.part.offset as usize, Some(request.origin))
+    };
+    let mut target = Target {
+        base,
+        desc: request
+            .coarray_desc
+            .as_deref()
+            .map(|b| DescBuf::from_bytes(b).map(Box::new))
+            .transpose()?,
+    };
+    let mut call = Call {
+        index: request.index,
+        add_data: &mut request.add_data,
+        image: request.image,
+        dst_charlen: request.dst_charlen.map(|v| v as usize),
+        src_charlen: request.src_charlen.map(|v| v as usize),
+        origin,
+    };
+    match request.op {
+        Op::Get {
+            scalar_bytes,
+            dst_desc,
+        } => {
+            let into = match dst_desc {
+                Some(bytes) => Into::Array(Box::new(DescBuf::from_bytes(&bytes)?)),
+                None => Into::Scalar(scalar_bytes as usize),
+            };
+            // SAFETY: `base` is this image's part of the coarray the request names
+            // (registered in `parts`), the memory the accessor was generated for.
+            let fetched = unsafe { owner::get(&mut call, &mut target, into)? };
+            Ok(Reply::Fetched {
+                data: fetched.data,
+                desc: fetched.desc.map(|d| d.bytes().to_vec()),
+                dst_charlen: fetched.dst_charlen.map(|v| v as u64),
+            })
+        }
+        Op::Send { data, src_desc } => {
+            let mut sent = Sent {
+                data,
+                desc: src_desc.as_deref().map(DescBuf::from_bytes).transpose()?,
+            };
+            // SAFETY: as above.
+            unsafe { owner::send(&mut call, &mut target, &mut sent)? };
+            Ok(Reply::Sent)
+        }
+        // SAFETY: as above.
+        Op::Present { by_reference } => Ok(Reply::Present(unsafe {
+            owner::present(&mut call, &mut target, by_reference)?
+        })),
+    }
+}
+
+/// Asks rank `rank`'s service to run `request` and returns its reply (an owner's failure
+/// as an error).
+pub(crate) fn call(rank: u32, request: &Request) -> Result<Reply, CafError> {
+    let pids = PIDS.get().ok_or_else(|| {
+        CafError::Argument("the accessor service did not start (no accessor was registered)".into())
+    })?;
+    let pid = *pids
+        .get(rank as usize)
+        .ok_or_else(|| CafError::Argument(format!("no image has rank {rank}")))?;
+    CONNECTIONS.with(|connections| {
+        let mut connections = connections.borrow_mut();
+        if let std::collections::hash_map::Entry::Vacant(slot) = connections.entry(rank) {
+            let stream =
+                UnixStream::connect_addr(&address(pid).map_err(io_error)?).map_err(|e| {
+                    CafError::Argument(format!(
+                        "cannot reach the accessor service of rank {rank} (process {pid}; \
+                     images on other nodes are not reached): {e}"
+                    ))
+                })?;
+            slot.insert(stream);
+        }
+        let stream = connections.get_mut(&rank).expect("inserted above");
+        let exchange =
+            wire::send_request(stream, request).and_then(|()| wire::receive_reply(stream));
+        match exchange {
+            Ok(reply) => match reply? {
+                Reply::Failed(why) => Err(CafError::Argument(format!("on rank {rank}: {why}"))),
+                reply => Ok(reply),
+            },
+            Err(e) => {
+                connections.remove(&rank);
+                Err(CafError::Argument(format!(
+                    "the accessor service of rank {rank} did not answer: {e}"
+                )))
+            }
+        }
+    })
+}

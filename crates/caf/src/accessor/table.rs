@@ -1,0 +1,108 @@
+//! The accessor table: `register_accessor`, `register_accessors_finish`,
+//! `get_remote_function_index`. Every image registers the same accessors (the same
+//! program), perhaps in another order (constructors of several units); sorting by hash at
+//! `register_accessors_finish` makes an index name the same accessor on every image.
+
+use std::ffi::{c_int, c_void};
+use std::sync::Mutex;
+
+/// An accessor as gfortran registers it: the three kinds share one pointer type and are
+/// told apart by the call that uses them ([`super::owner`] casts it).
+pub(crate) type AccessorFn = unsafe extern "C" fn();
+
+/// The registered accessors, sorted by hash once finished.
+struct Table {
+    entries: Vec<(c_int, AccessorFn)>,
+    sorted: bool,
+}
+
+static TABLE: Mutex<Table> = Mutex::new(Table {
+    entries: Vec::new(),
+    sorted: false,
+});
+
+fn table() -> std::sync::MutexGuard<'static, Table> {
+    TABLE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether the program registered any accessor (it was compiled by gfortran 15 or later).
+pub(crate) fn any_registered() -> bool {
+    !table().entries.is_empty()
+}
+
+/// The accessor at `index`, or `None` for an index the table does not have.
+pub(crate) fn accessor(index: c_int) -> Option<AccessorFn> {
+    let table = table();
+    usize::try_from(index)
+        .ok()
+        .and_then(|i| table.entries.get(i))
+        .map(|&(_, f)| f)
+}
+
+/// `hash`'s accessor, as a constructor registers it before `main`.
+///
+/// # Safety
+/// `accessor` is one of the program's generated accessor functions.
+#[no_mangle]
+pub unsafe extern "C" fn _gfortran_caf_register_accessor(hash: c_int, accessor: *const c_void) {
+    if accessor.is_null() {
+        return;
+    }
+    // SAFETY: a function pointer gfortran passes (this function's contract); it is only
+    // called after a cast to the accessor's own type.
+    let f = unsafe { std::mem::transmute::<*const c_void, AccessorFn>(accessor) };
+    let mut table = table();
+    table.entries.push((hash, f));
+    table.sorted = false;
+}
+
+/// Sorts the table by hash (stable: registration order breaks ties, the same everywhere).
+#[no_mangle]
+pub extern "C" fn _gfortran_caf_register_accessors_finish() {
+    let mut table = table();
+    if !table.sorted {
+        table.entries.sort_by_key(|&(hash, _)| hash);
+        table.sorted = true;
+    }
+}
+
+/// The index of `hash`'s accessor, -1 when none was registered.
+#[no_mangle]
+pub extern "C" fn _gfortran_caf_get_remote_function_index(hash: c_int) -> c_int {
+    _gfortran_caf_register_accessors_finish();
+    let table = table();
+    match table.entries.binary_search_by_key(&hash, |&(h, _)| h) {
+        Ok(i) => c_int::try_from(i).unwrap_or(-1),
+        Err(_) => -1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    unsafe extern "C" fn first() {}
+    unsafe extern "C" fn second() {}
+
+    #[test]
+    fn an_index_names_the_same_accessor_whatever_the_registration_order() {
+        // SAFETY: test functions stand in for accessors; they are never called.
+        unsafe {
+            _gfortran_caf_register_accessor(900, second as *const c_void);
+            _gfortran_caf_register_accessor(100, first as *const c_void);
+        }
+        _gfortran_caf_register_accessors_finish();
+        let low = _gfortran_caf_get_remote_function_index(100);
+        let high = _gfortran_caf_get_remote_function_index(900);
+        assert!(low < high, "{low} {high}");
+        assert_eq!(
+            accessor(low).map(|f| f as usize),
+            Some(first as *const () as usize)
+        );
+        assert_eq!(
+            accessor(high).map(|f| f as usize),
+            Some(second as *const () as usize)
+        );
+        assert_eq!(_gfortran_caf_get_remote_function_index(555), -1);
+    }
+}

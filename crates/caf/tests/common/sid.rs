@@ -1,0 +1,43 @@
+//! The Debian sid chroot of scripts/sid-chroot (gfortran 13 to 16, gcc-16-source): made
+//! on first use, commands run inside it with the repository at its own path.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{run_in, Outcome};
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/sid-chroot")
+}
+
+/// Makes (or finds) the chroot and returns its directory; `Err` says why it cannot be had
+/// here (not root, no debootstrap, no network).
+pub fn ready() -> Result<PathBuf, String> {
+    if !nix::unistd::Uid::effective().is_root() {
+        return Err("the sid chroot of scripts/sid-chroot needs root".into());
+    }
+    let out = Command::new(script())
+        .arg("create")
+        .output()
+        .map_err(|e| format!("cannot run scripts/sid-chroot: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "scripts/sid-chroot create failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let path = Command::new(script())
+        .arg("path")
+        .output()
+        .map_err(|e| format!("cannot run scripts/sid-chroot: {e}"))?;
+    Ok(PathBuf::from(
+        String::from_utf8_lossy(&path.stdout).trim().to_owned(),
+    ))
+}
+
+/// `sh -c SCRIPT` inside the chroot, in `dir` (a directory of the repository).
+pub fn run(dir: &Path, script_text: &str) -> Outcome {
+    let mut cmd = Command::new(script());
+    cmd.args(["run", "--", "sh", "-c", script_text]);
+    run_in(dir, cmd)
+}

@@ -1,0 +1,139 @@
+//! Every Fortran program of tests/fortran (and examples/) compiled by gfortran 13, 14, 15
+//! and 16 with `gaspar caf` and run with `gaspar run -n 2` and `-n 4`, inside the Debian
+//! sid chroot scripts/sid-chroot makes (Debian 12 has gfortran 12 only), against the
+//! outcome tests/fortran/EXPECTED lists. gfortran 13 and 14 speak gfortran 12's ABI, so a
+//! `not-yet` there holds for them too; gfortran 15 and 16 use the accessor family, where
+//! every program must meet its expectation. Needs root and debootstrap (or the chroot
+//! made already).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::expected::{self, Launch, Today};
+use common::*;
+
+/// The compilers, and whether each uses the accessor family (gfortran 15 and later).
+const COMPILERS: &[(&str, bool)] = &[
+    ("gfortran-13", false),
+    ("gfortran-14", false),
+    ("gfortran-15", true),
+    ("gfortran-16", true),
+];
+/// The job sizes run for each program and compiler.
+const JOB_SIZES: &[u32] = &[2, 4];
+/// Programs a compiler gets wrong by itself, with what it does, and whether the job fails
+/// every time (checked both ways then: a fixed compiler shows here) or only in some
+/// interleavings of the images.
+const COMPILER_BUGS: &[(&str, &str, &str, bool)] = &[
+    (
+        "gfortran-15",
+        "sections",
+        "internal compiler error in check_add_new_component (fortran/coarray.cc)",
+        true,
+    ),
+    (
+        "gfortran-16",
+        "sections",
+        "internal compiler error in check_add_new_component (fortran/coarray.cc)",
+        true,
+    ),
+    (
+        "gfortran-15",
+        "locks",
+        "`total[1] = total[1] + 1` compiled as a send of the LOCAL total + 1 (no get_from_remote)",
+        true,
+    ),
+    (
+        "gfortran-15",
+        "teams",
+        "`x[1] = x[1] + me` compiled as a send of the LOCAL x + me, wrong unless image 1 runs last",
+        false,
+    ),
+];
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn programs() -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    for dir in ["tests/fortran", "examples"] {
+        for entry in std::fs::read_dir(manifest_dir().join(dir)).expect("a program directory") {
+            let path = entry.expect("a directory entry").path();
+            if path.extension().is_some_and(|e| e == "f90") {
+                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+                found.push((name, path));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn every_program_meets_its_expectation_with_gfortran_13_to_16() {
+    if let Err(reason) = sid::ready() {
+        skip(&reason);
+        return;
+    }
+    ensure_built();
+    let gaspar = gaspar();
+    let gaspar = gaspar.to_string_lossy();
+    let sources: std::collections::BTreeMap<_, _> = programs().into_iter().collect();
+    let entries = expected::read(&manifest_dir().join("tests/fortran/EXPECTED"));
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for &(compiler, accessors) in COMPILERS {
+        for (name, source) in &sources {
+            let dir = work_dir(&format!("gfortran-versions/{compiler}"), name);
+            let build = sid::run(
+                &dir,
+                &format!(
+                    "FC={compiler} {gaspar} caf {} -o {name}",
+                    source.to_string_lossy()
+                ),
+            );
+            let built = match build.code {
+                Some(0) => Ok(()),
+                _ => Err(build.summary()),
+            };
+            for entry in entries.iter().filter(|e| &e.program == name) {
+                for &n in JOB_SIZES {
+                    if !entry.launches.contains(&Launch::Gaspar(n)) {
+                        continue;
+                    }
+                    checked += 1;
+                    let outcome = built
+                        .clone()
+                        .map(|()| sid::run(&dir, &format!("{gaspar} run -n {n} ./{name}")));
+                    let result = entry.expect.met_by(&outcome, Some(&format!("{name} ok")));
+                    let what = format!("{compiler}: {name} at {n} images");
+                    let bug = COMPILER_BUGS
+                        .iter()
+                        .find(|&&(c, p, _, _)| c == compiler && p == name);
+                    match (result, &entry.today) {
+                        (Ok(()), _) if bug.is_some_and(|b| b.3) => failures.push(format!(
+                            "{what}: meets its expectation now: remove it from COMPILER_BUGS"
+                        )),
+                        (Err(how), _) if bug.is_some() => {
+                            eprintln!("compiler bug ({}): {what}: {how}", bug.unwrap().2)
+                        }
+                        (Ok(()), _) => {}
+                        (Err(how), Today::NotYet(reason)) if !accessors => {
+                            eprintln!("not yet ({reason}): {what}: {how}")
+                        }
+                        (Err(how), _) => failures.push(format!("{what}: {how}")),
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} jobs differ from tests/fortran/EXPECTED:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    eprintln!("{checked} jobs as tests/fortran/EXPECTED expects");
+}
