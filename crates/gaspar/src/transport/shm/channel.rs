@@ -48,7 +48,7 @@ impl Incoming<'_> {
 
 impl ShmTransport {
     /// A word of the collective area of `rank`'s segment, at byte `offset`.
-    fn channel_word(&self, rank: u32, offset: u64) -> &AtomicU64 {
+    pub(super) fn channel_word(&self, rank: u32, offset: u64) -> &AtomicU64 {
         // SAFETY: `offset` comes from the layout's channel offsets, which lie inside every
         // segment of the job (checked against the mapping's length when attaching) and are
         // 8-byte aligned; the words are only ever accessed atomically, by every process.
@@ -58,8 +58,9 @@ impl ShmTransport {
     /// Byte offset of the chunk slot that chunk number `chunk` of the channel from
     /// `source` uses in its receiver's segment.
     fn slot(&self, source: u32, chunk: u64) -> u64 {
-        let channels = &self.layout.channels;
-        channels.inbox(source) + 64 + (chunk % CHANNEL_DEPTH) * (CHUNK_HEADER + channels.chunk)
+        self.layout
+            .channels
+            .chunk_slot(source, chunk % CHANNEL_DEPTH)
     }
 
     /// Sends `send.1` to physical rank `send.0` and receives the next message from

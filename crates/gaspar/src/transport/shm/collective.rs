@@ -1,9 +1,11 @@
-//! Team collectives on `shm`, over the point-to-point channels (`channel`), each in
-//! O(log n) rounds but alltoall: recursive doubling for the members' agreement on the call
-//! (a barrier too) and for allreduce (the ranks beyond the largest power of two folded
-//! into their left neighbours first, as MPICH does; a small allreduce agrees in its own
-//! messages), binomial trees for broadcast and reduce to a root (a small broadcast is an
-//! allreduce that keeps the root's buffer, agreeing in its own messages), Bruck's
+//! Team collectives on `shm`, over the point-to-point notes (`notes`, small messages) and
+//! channels (`channel`, any size), each in O(log n) rounds but alltoall: recursive
+//! doubling in notes for the members' agreement on the call (a barrier too) and for a
+//! small allreduce, which agrees in its own notes (the ranks beyond the largest power of
+//! two folded into their left neighbours first, as MPICH does), recursive doubling in the
+//! channels for a larger allreduce, binomial trees for broadcast and reduce to a root (a
+//! small broadcast is an allreduce that keeps the root's buffer, agreeing in its own
+//! notes), Bruck's
 //! algorithm for allgather, and pairwise exchange for alltoall (n - 1 rounds: every rank has a block for
 //! every other). Large messages move in chunks through the channels, a chunk in flight
 //! while the next is copied.
@@ -12,28 +14,18 @@
 //! that depends only on the team's size, so a float reduction gives the same bits on
 //! every member and in every run, and a user operator need only be associative.
 
+use super::notes::NOTE_PAYLOAD;
 use super::ShmTransport;
 use crate::error::{Error, Result};
 use crate::transport::team::{Reduction, TeamCall, TransportTeam};
 use crate::transport::Transport;
 
-/// Bytes in front of the payload of an agreeing allreduce's message: the sender's call
-/// word and whether every member it heard from passed the same.
+/// Bytes in front of the payload of an agreeing allreduce's note: the sender's call word
+/// and whether every member it heard from passed the same.
 const AGREEING_HEAD: usize = 16;
 
-/// Scratch space up to this many bytes lives on the stack (small collectives allocate
-/// nothing).
-const STACK_SCRATCH: usize = 512;
-
-/// Runs `f` on `len` zeroed bytes of scratch space, on the stack when they fit.
-fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
-    if len <= STACK_SCRATCH {
-        let mut space = [0u8; STACK_SCRATCH];
-        f(&mut space[..len])
-    } else {
-        f(&mut vec![0u8; len])
-    }
-}
+/// The largest buffer an allreduce that agrees in its own notes reduces.
+const FUSED: usize = NOTE_PAYLOAD - AGREEING_HEAD;
 
 /// Bytes of the flag in front of each member's buffer in a small broadcast.
 const ROOT_FLAG: usize = 8;
@@ -65,26 +57,32 @@ impl Call<'_> {
         ((u64::from(self.rank()) + n - u64::from(distance) % n) % n) as u32
     }
 
-    /// Sends to and receives from team ranks; returns the length of the message received,
-    /// which may differ from the buffer's (see [`ShmTransport::exchange`]).
-    fn exchange_any(
-        &self,
-        send: Option<(u32, &[u8])>,
-        recv: Option<(u32, &mut [u8])>,
-    ) -> Result<usize> {
-        let physical = |team_rank: u32| self.team.members[team_rank as usize];
-        self.shm.exchange(
-            send.map(|(to, data)| (physical(to), data)),
-            recv.map(|(from, data)| (physical(from), data)),
-            self.tag,
-        )
+    /// The physical rank of a team rank.
+    fn physical(&self, team_rank: u32) -> u32 {
+        self.team.members[team_rank as usize]
     }
 
-    /// [`exchange_any`](Self::exchange_any) of a message that fills the receive buffer
-    /// exactly, as every message after the members' agreement does.
+    /// Sends a note (at most [`NOTE_PAYLOAD`] bytes) to a team rank.
+    fn send_note(&self, to: u32, data: &[u8]) {
+        self.shm.send_note(self.physical(to), data, self.tag);
+    }
+
+    /// Receives a note from a team rank; returns its length, which may differ from the
+    /// buffer's (see [`ShmTransport::receive_note`]).
+    fn receive_note(&self, from: u32, data: &mut [u8]) -> Result<usize> {
+        self.shm.receive_note(self.physical(from), data, self.tag)
+    }
+
+    /// Sends to and receives from team ranks through the channels a message that fills
+    /// the receive buffer exactly, as every message after the members' agreement does.
     fn exchange(&self, send: Option<(u32, &[u8])>, recv: Option<(u32, &mut [u8])>) -> Result<()> {
         let expected = recv.as_ref().map_or(0, |(_, data)| data.len());
-        if self.exchange_any(send, recv)? != expected {
+        let received = self.shm.exchange(
+            send.map(|(to, data)| (self.physical(to), data)),
+            recv.map(|(from, data)| (self.physical(from), data)),
+            self.tag,
+        )?;
+        if received != expected {
             return Err(Error::CollectiveMismatch {
                 call: "team collective",
                 reason: "a member of the team sent a message of another length",
@@ -213,9 +211,9 @@ impl Call<'_> {
         Ok(())
     }
 
-    /// [`allreduce`](Self::allreduce) and the agreement on `word` in the same messages
-    /// (for small buffers, whose latency is the rounds): each message is the sender's word,
-    /// whether every member it heard from passed it too, and its partial result. Recursive
+    /// [`allreduce`](Self::allreduce) of a small buffer (at most [`FUSED`] bytes) and the
+    /// agreement on `word` in the same notes: each note is the sender's word, whether
+    /// every member it heard from passed it too, and its partial result. Recursive
     /// doubling is an allreduce of that flag as well, so every member learns the same
     /// answer; `buf` changes only when every member passed the same word.
     fn allreduce_agreeing(
@@ -225,10 +223,9 @@ impl Call<'_> {
         reduction: &mut Reduction<'_>,
     ) -> Result<bool> {
         let len = AGREEING_HEAD + buf.len();
-        with_scratch(2 * len, |space| {
-            let (mine, other) = space.split_at_mut(len);
-            self.allreduce_agreeing_in(word, buf, reduction, mine, other)
-        })
+        let mut space = [0u8; 2 * NOTE_PAYLOAD];
+        let (mine, other) = space.split_at_mut(NOTE_PAYLOAD);
+        self.allreduce_agreeing_in(word, buf, reduction, &mut mine[..len], &mut other[..len])
     }
 
     /// [`allreduce_agreeing`](Self::allreduce_agreeing) with its two messages' space.
@@ -255,8 +252,8 @@ impl Call<'_> {
         let mut same = true;
         let folded = rank < 2 * extra;
         if folded && rank % 2 == 1 {
-            self.send(rank - 1, mine)?;
-            let received = self.exchange_any(None, Some((rank - 1, &mut *other)))?;
+            self.send_note(rank - 1, mine);
+            let received = self.receive_note(rank - 1, other)?;
             let same = agrees(other, received);
             if same {
                 buf.copy_from_slice(&other[HEAD..]);
@@ -264,7 +261,7 @@ impl Call<'_> {
             return Ok(same);
         }
         if folded {
-            let received = self.exchange_any(None, Some((rank + 1, &mut *other)))?;
+            let received = self.receive_note(rank + 1, other)?;
             same = agrees(other, received);
             if same {
                 (reduction.combine)(&mut mine[HEAD..], &other[HEAD..]);
@@ -276,10 +273,8 @@ impl Call<'_> {
         while mask < doubling {
             let partner = virtual_rank ^ mask;
             mine[8..HEAD].copy_from_slice(&u64::from(same).to_ne_bytes());
-            let received = self.exchange_any(
-                Some((real(partner), &*mine)),
-                Some((real(partner), &mut *other)),
-            )?;
+            self.send_note(real(partner), mine);
+            let received = self.receive_note(real(partner), other)?;
             same = same && agrees(other, received);
             if same && partner < virtual_rank {
                 (reduction.combine)(&mut other[HEAD..], &mine[HEAD..]);
@@ -291,7 +286,7 @@ impl Call<'_> {
         }
         if folded {
             mine[8..HEAD].copy_from_slice(&u64::from(same).to_ne_bytes());
-            self.send(rank + 1, mine)?;
+            self.send_note(rank + 1, mine);
         }
         if same {
             buf.copy_from_slice(&mine[HEAD..]);
@@ -299,14 +294,13 @@ impl Call<'_> {
         Ok(same)
     }
 
-    /// A small broadcast as an allreduce that agrees on `word` in its own rounds (one
-    /// round trip at two ranks, instead of the agreement's and then the tree's): each
-    /// member contributes its buffer behind a flag saying whether it is the root's, and
-    /// the combination keeps the flagged one.
+    /// A small broadcast (at most [`FUSED`] bytes with its flag) as an allreduce that
+    /// agrees on `word` in its own rounds (one round trip at two ranks, instead of the
+    /// agreement's and then the tree's): each member contributes its buffer behind a flag
+    /// saying whether it is the root's, and the combination keeps the flagged one.
     fn broadcast_agreeing(&self, word: u64, buf: &mut [u8], root: u32) -> Result<bool> {
-        with_scratch(ROOT_FLAG + buf.len(), |flagged| {
-            self.broadcast_agreeing_in(word, buf, root, flagged)
-        })
+        let mut space = [0u8; FUSED];
+        self.broadcast_agreeing_in(word, buf, root, &mut space[..ROOT_FLAG + buf.len()])
     }
 
     /// [`broadcast_agreeing`](Self::broadcast_agreeing) with the flagged buffer's space.
@@ -391,15 +385,14 @@ impl ShmTransport {
             tag: team.next_tag(),
         };
         let c = &call_on_team;
-        // An allreduce whose message fits one chunk agrees in its own rounds.
-        let fused = self.layout.channels.chunk as usize - 16;
+        // A small allreduce or broadcast agrees in its own notes.
         match call {
             TeamCall::Reduce {
                 buf,
                 mut reduction,
                 root: None,
-            } if buf.len() <= fused => c.allreduce_agreeing(word, buf, &mut reduction),
-            TeamCall::Broadcast { buf, root } if buf.len() + ROOT_FLAG <= fused => {
+            } if buf.len() <= FUSED => c.allreduce_agreeing(word, buf, &mut reduction),
+            TeamCall::Broadcast { buf, root } if buf.len() + ROOT_FLAG <= FUSED => {
                 c.broadcast_agreeing(word, buf, root)
             }
             call => {
