@@ -14,6 +14,7 @@
 //! that depends only on the team's size, so a float reduction gives the same bits on
 //! every member and in every run, and a user operator need only be associative.
 
+use super::channel::Sink;
 use super::notes::NOTE_PAYLOAD;
 use super::ShmTransport;
 use crate::error::{Error, Result};
@@ -26,6 +27,26 @@ const AGREEING_HEAD: usize = 16;
 
 /// The largest buffer an allreduce that agrees in its own notes reduces.
 const FUSED: usize = NOTE_PAYLOAD - AGREEING_HEAD;
+
+/// The smallest buffer a builtin (commutative) allreduce reduces by reduce-scatter and
+/// allgather: below, recursive doubling's fewer rounds cost less than its larger
+/// messages and combinations.
+const SCATTERED_ALLREDUCE: usize = 32 * 1024;
+
+/// A part of `buf` to read and a disjoint part to write.
+fn read_and_write(
+    buf: &mut [u8],
+    read: std::ops::Range<usize>,
+    write: std::ops::Range<usize>,
+) -> (&[u8], &mut [u8]) {
+    if read.end <= write.start {
+        let (low, high) = buf.split_at_mut(write.start);
+        (&low[read], &mut high[..write.len()])
+    } else {
+        let (low, high) = buf.split_at_mut(read.start);
+        (&high[..read.len()], &mut low[write])
+    }
+}
 
 /// Bytes of the flag in front of each member's buffer in a small broadcast.
 const ROOT_FLAG: usize = 8;
@@ -76,10 +97,19 @@ impl Call<'_> {
     /// Sends to and receives from team ranks through the channels a message that fills
     /// the receive buffer exactly, as every message after the members' agreement does.
     fn exchange(&self, send: Option<(u32, &[u8])>, recv: Option<(u32, &mut [u8])>) -> Result<()> {
-        let expected = recv.as_ref().map_or(0, |(_, data)| data.len());
+        self.exchange_into(send, recv.map(|(from, data)| (from, Sink::Copy(data))))
+    }
+
+    /// [`exchange`](Self::exchange) into any [`Sink`].
+    fn exchange_into(
+        &self,
+        send: Option<(u32, &[u8])>,
+        recv: Option<(u32, Sink<'_>)>,
+    ) -> Result<()> {
+        let expected = recv.as_ref().map_or(0, |(_, sink)| sink.len());
         let received = self.shm.exchange(
             send.map(|(to, data)| (self.physical(to), data)),
-            recv.map(|(from, data)| (self.physical(from), data)),
+            recv.map(|(from, sink)| (self.physical(from), sink)),
             self.tag,
         )?;
         if received != expected {
@@ -204,6 +234,69 @@ impl Call<'_> {
                 (reduction.combine)(buf, &other);
             }
             mask <<= 1;
+        }
+        if folded {
+            self.send(rank + 1, buf)?;
+        }
+        Ok(())
+    }
+
+    /// Rabenseifner's allreduce for a large buffer under a commutative operator:
+    /// reduce-scatter by recursive halving, each rank left with the reduction of one
+    /// block, then allgather of the blocks by recursive doubling (ranks beyond the
+    /// largest power of two folded in first, as in [`allreduce`](Self::allreduce)). Each
+    /// rank sends and combines about the buffer's size once instead of log n times, and
+    /// every received piece is combined straight from the channel. Each block is reduced
+    /// by one rank along a tree fixed by the team's size, so every member gets the same
+    /// bits, in every run.
+    fn allreduce_scattered(&self, buf: &mut [u8], reduction: &mut Reduction<'_>) -> Result<()> {
+        let rank = self.rank();
+        let (doubling, extra) = self.doubling();
+        let combine = &mut *reduction.combine;
+        let folded = rank < 2 * extra;
+        if folded && rank % 2 == 1 {
+            self.send(rank - 1, buf)?;
+            return self.receive(rank - 1, buf);
+        }
+        if folded {
+            self.exchange_into(None, Some((rank + 1, Sink::Combine(buf, combine))))?;
+        }
+        let virtual_rank = if folded { rank / 2 } else { rank - extra };
+        let real = |v: u32| if v < extra { 2 * v } else { v + extra };
+        let elem_len = reduction.elem_len.max(1);
+        let elems = buf.len() / elem_len;
+        // Byte offset of block b (of `doubling`), a whole number of elements.
+        let at = |b: u32| elems * b as usize / doubling as usize * elem_len;
+        let (mut low, mut high) = (0u32, doubling);
+        let mut mask = doubling / 2;
+        while mask > 0 {
+            let partner = virtual_rank ^ mask;
+            let middle = low + mask;
+            let (keep, give) = if virtual_rank & mask == 0 {
+                ((low, middle), (middle, high))
+            } else {
+                ((middle, high), (low, middle))
+            };
+            let (send, acc) = read_and_write(buf, at(give.0)..at(give.1), at(keep.0)..at(keep.1));
+            self.exchange_into(
+                Some((real(partner), send)),
+                Some((real(partner), Sink::Combine(acc, combine))),
+            )?;
+            (low, high) = keep;
+            mask /= 2;
+        }
+        let mut mask = 1u32;
+        while mask < doubling {
+            let partner = virtual_rank ^ mask;
+            let theirs = if virtual_rank & mask == 0 {
+                (high, high + mask)
+            } else {
+                (low - mask, low)
+            };
+            let (send, recv) = read_and_write(buf, at(low)..at(high), at(theirs.0)..at(theirs.1));
+            self.exchange(Some((real(partner), send)), Some((real(partner), recv)))?;
+            (low, high) = (low.min(theirs.0), high.max(theirs.1));
+            mask *= 2;
         }
         if folded {
             self.send(rank + 1, buf)?;
@@ -410,6 +503,13 @@ impl ShmTransport {
                         mut reduction,
                         root: Some(root),
                     } => c.reduce(buf, &mut reduction, root),
+                    TeamCall::Reduce {
+                        buf,
+                        mut reduction,
+                        root: None,
+                    } if reduction.builtin.is_some() && buf.len() >= SCATTERED_ALLREDUCE => {
+                        c.allreduce_scattered(buf, &mut reduction)
+                    }
                     TeamCall::Reduce {
                         buf,
                         mut reduction,
