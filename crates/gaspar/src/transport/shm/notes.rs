@@ -1,6 +1,6 @@
 //! Notes: the small messages of the team collectives (the members' agreement on a call,
-//! small allreduces and broadcasts), each one write of at most two cache lines and, at
-//! the other end, one wait, with no acknowledgement.
+//! small allreduces and broadcasts), each one write of a few cache lines and, at the
+//! other end, one wait, with no acknowledgement.
 //!
 //! Every ordered pair of ranks has [`NOTES`] notes in the receiver's inbox (see
 //! `layout::ChannelLayout::note`), used in turn: note number m of the pair lies in note
