@@ -22,8 +22,14 @@ use crate::transport::seqlock::RegionEntry;
 
 /// "gaspar01" in little-endian: marks an initialized segment of this layout.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"gaspar01");
-/// Enough dissemination rounds for the 65 536 ranks a global address can name.
+/// Enough dissemination rounds for the 65 536 ranks a global address can name (and
+/// slots for the all-to-all barrier's sources).
 pub(crate) const MAX_ROUNDS: usize = 17;
+const _: () = {
+    use crate::transport::barrier::{Algorithm, ALL_TO_ALL};
+    assert!(Algorithm::AllToAll.slots(ALL_TO_ALL) <= MAX_ROUNDS);
+    assert!(Algorithm::Dissemination.slots(1 << 16) <= MAX_ROUNDS);
+};
 const PAGE: u64 = 4096;
 /// The heap starts on a 64 KiB boundary so that large allocations are well aligned.
 const HEAP_ALIGN: u64 = 64 * 1024;

@@ -309,7 +309,8 @@ impl ShmTransport {
         finalizing: bool,
         call: u64,
     ) -> Result<bool> {
-        let arrival = barrier::dissemination(
+        let arrival = barrier::barrier(
+            barrier::Algorithm::for_job(self.procs),
             self.rank,
             self.procs,
             collective.next_barrier(),
