@@ -39,16 +39,16 @@ const FUSED: usize = NOTE_PAYLOAD - AGREEING_HEAD;
 /// messages and combinations.
 const SCATTERED_ALLREDUCE: usize = 32 * 1024;
 
-/// Scratch space of this many bytes serves the most common small collectives (a few
-/// scalars), which then zero 128 bytes of stack per call instead of two notes' worth.
-const SMALL_SCRATCH: usize = 128;
+/// Scratch space up to this many bytes lives on the stack: the most common small
+/// collectives (a few scalars) allocate nothing.
+const STACK_SCRATCH: usize = 128;
 
-/// Runs `f` on `len` (at most `3 * NOTE_PAYLOAD`) zeroed bytes of stack.
+/// Runs `f` on `len` zeroed bytes of scratch space, on the stack when they fit.
 fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
-    if len <= SMALL_SCRATCH {
-        f(&mut [0u8; SMALL_SCRATCH][..len])
+    if len <= STACK_SCRATCH {
+        f(&mut [0u8; STACK_SCRATCH][..len])
     } else {
-        f(&mut [0u8; 3 * NOTE_PAYLOAD][..len])
+        f(&mut vec![0u8; len])
     }
 }
 
