@@ -199,20 +199,24 @@ fn collectives(world: &World, team: &Team, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// A float sum whose value depends on the order of additions: its bits must be the same
-/// on every rank, and (the test compares runs) in every run.
+/// Float sums whose values depend on the order of additions, of a small and of a large
+/// buffer (the transport may reduce them along different trees): their bits must be the
+/// same on every rank, and (the test compares runs) in every run.
 fn floats(world: &World) -> Result<()> {
     let me = world.rank();
-    let mut values: Vec<f64> = (0..1000)
-        .map(|i| {
-            let x = f64::from(i * 7 + me * 13 + 1);
-            x.sqrt() * 10f64.powi((i % 17) as i32 - 8) * if i % 2 == 0 { 1.0 } else { -1.0 }
-        })
-        .collect();
-    world.team().allreduce(world, &mut values, ReduceOp::Sum)?;
-    let digest = values.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, v| {
-        (h ^ v.to_bits()).wrapping_mul(0x100_0000_01b3)
-    });
+    let mut digest = 0xcbf2_9ce4_8422_2325u64;
+    for len in [1000u32, 20_000] {
+        let mut values: Vec<f64> = (0..len)
+            .map(|i| {
+                let x = f64::from(i * 7 + me * 13 + 1);
+                x.sqrt() * 10f64.powi((i % 17) as i32 - 8) * if i % 2 == 0 { 1.0 } else { -1.0 }
+            })
+            .collect();
+        world.team().allreduce(world, &mut values, ReduceOp::Sum)?;
+        digest = values.iter().fold(digest, |h, v| {
+            (h ^ v.to_bits()).wrapping_mul(0x100_0000_01b3)
+        });
+    }
     let mut digests = vec![0u64; world.procs() as usize];
     world.team().allgather(world, &[digest], &mut digests)?;
     check(

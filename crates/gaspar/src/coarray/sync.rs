@@ -18,7 +18,12 @@ impl Coarrays {
     /// barrier, and the others must get [`CoError::StoppedImage`] from their sync and go
     /// on, not meet it there.
     pub fn sync_all(&mut self) -> CoResult<()> {
-        self.sync_images(None)
+        let me = self.rt.rank();
+        // The team's ranks by index, not collected first: a sync all allocates nothing.
+        let members = self.team.ranks().len();
+        self.signal_and_wait_each(members, |engine, i| {
+            Some(engine.team.ranks()[i]).filter(|&rank| rank != me)
+        })
     }
 
     /// `sync images(list)`, or `sync images(*)` for `None`: completes this image's puts,
@@ -28,13 +33,7 @@ impl Coarrays {
     pub fn sync_images(&mut self, images: Option<&[Image]>) -> CoResult<()> {
         let me = self.rt.rank();
         let partners: Vec<u32> = match images {
-            None => self
-                .team
-                .ranks()
-                .iter()
-                .copied()
-                .filter(|&r| r != me)
-                .collect(),
+            None => return self.sync_all(),
             Some(list) => {
                 let mut ranks = Vec::with_capacity(list.len());
                 for &image in list {
@@ -57,9 +56,22 @@ impl Coarrays {
     /// Completes this image's puts, signals each of `partners` (job ranks, not this one)
     /// and waits for a signal from each.
     pub(crate) fn signal_and_wait(&mut self, partners: &[u32]) -> CoResult<()> {
+        self.signal_and_wait_each(partners.len(), |_, i| Some(partners[i]))
+    }
+
+    /// [`signal_and_wait`](Self::signal_and_wait) with the partners given by index:
+    /// `partner(self, i)` for `i` in `0..count`, `None` for an index to skip.
+    fn signal_and_wait_each(
+        &mut self,
+        count: usize,
+        partner: impl Fn(&Self, usize) -> Option<u32>,
+    ) -> CoResult<()> {
         let me = self.rt.rank();
         self.complete_puts()?;
-        for &rank in partners {
+        for i in 0..count {
+            let Some(rank) = partner(self, i) else {
+                continue;
+            };
             self.word_op(
                 self.control_ga(rank, ControlWord::Signals(me))?,
                 WordOp::Add(1),
@@ -68,7 +80,10 @@ impl Coarrays {
         // An image that stopped or failed is reported after the others were waited for:
         // the images still running synchronize among themselves.
         let mut gone = None;
-        for &rank in partners {
+        for i in 0..count {
+            let Some(rank) = partner(self, i) else {
+                continue;
+            };
             let word = self.control_ga(me, ControlWord::Signals(rank))?;
             let expected = self.signals_seen[rank as usize] + 1;
             let signalled =

@@ -53,16 +53,9 @@ pub enum Scalar {
 /// contributions. `builtin`, when set, names the same operation as one MPI has built in.
 pub(crate) struct Reduction<'a> {
     /// Bytes of one element (`acc` and `other` hold whole elements).
-    #[cfg_attr(
-        not(feature = "mpi"),
-        allow(dead_code, reason = "read by the mpi transport")
-    )]
     pub(crate) elem_len: usize,
-    /// The builtin operator and element type the combination is, if any.
-    #[cfg_attr(
-        not(feature = "mpi"),
-        allow(dead_code, reason = "read by the mpi transport")
-    )]
+    /// The builtin operator and element type the combination is, if any (a builtin
+    /// operator is commutative).
     pub(crate) builtin: Option<(ReduceOp, Scalar)>,
     /// The combination.
     pub(crate) combine: &'a mut dyn FnMut(&mut [u8], &[u8]),

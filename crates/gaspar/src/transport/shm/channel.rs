@@ -31,11 +31,30 @@ impl Outgoing<'_> {
     }
 }
 
+/// What becomes of a message received: copied into a buffer, or combined into one
+/// (`combine(acc, piece)`, each piece a whole number of elements: the chunks are).
+pub(crate) enum Sink<'d> {
+    /// As much of the message as fits is copied here.
+    Copy(&'d mut [u8]),
+    /// The message, exactly as long as the buffer, is combined into it piece by piece,
+    /// straight from the channel (no copy first).
+    Combine(&'d mut [u8], &'d mut dyn FnMut(&mut [u8], &[u8])),
+}
+
+impl Sink<'_> {
+    /// Bytes of the buffer.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Sink::Copy(data) | Sink::Combine(data, _) => data.len(),
+        }
+    }
+}
+
 /// The receiving side: `done` bytes of the sender's message of `total` bytes (known from
-/// its first chunk) consumed, as much of it as fits copied into `data`.
+/// its first chunk) consumed, as much of it as fits delivered to `sink`.
 struct Incoming<'d> {
     peer: u32,
-    data: &'d mut [u8],
+    sink: Sink<'d>,
     total: Option<usize>,
     done: usize,
 }
@@ -48,7 +67,7 @@ impl Incoming<'_> {
 
 impl ShmTransport {
     /// A word of the collective area of `rank`'s segment, at byte `offset`.
-    fn channel_word(&self, rank: u32, offset: u64) -> &AtomicU64 {
+    pub(super) fn channel_word(&self, rank: u32, offset: u64) -> &AtomicU64 {
         // SAFETY: `offset` comes from the layout's channel offsets, which lie inside every
         // segment of the job (checked against the mapping's length when attaching) and are
         // 8-byte aligned; the words are only ever accessed atomically, by every process.
@@ -58,8 +77,9 @@ impl ShmTransport {
     /// Byte offset of the chunk slot that chunk number `chunk` of the channel from
     /// `source` uses in its receiver's segment.
     fn slot(&self, source: u32, chunk: u64) -> u64 {
-        let channels = &self.layout.channels;
-        channels.inbox(source) + 64 + (chunk % CHANNEL_DEPTH) * (CHUNK_HEADER + channels.chunk)
+        self.layout
+            .channels
+            .chunk_slot(source, chunk % CHANNEL_DEPTH)
     }
 
     /// Sends `send.1` to physical rank `send.0` and receives the next message from
@@ -72,7 +92,7 @@ impl ShmTransport {
     pub(crate) fn exchange(
         &self,
         send: Option<(u32, &[u8])>,
-        recv: Option<(u32, &mut [u8])>,
+        recv: Option<(u32, Sink<'_>)>,
         tag: u64,
     ) -> Result<usize> {
         let mut outgoing = send.map(|(peer, data)| Outgoing {
@@ -81,9 +101,9 @@ impl ShmTransport {
             done: 0,
             started: false,
         });
-        let mut incoming = recv.map(|(peer, data)| Incoming {
+        let mut incoming = recv.map(|(peer, sink)| Incoming {
             peer,
-            data,
+            sink,
             total: None,
             done: 0,
         });
@@ -205,18 +225,23 @@ impl ShmTransport {
         }
         let total = *i.total.get_or_insert(their_len);
         let piece = (total - i.done).min(channels.chunk as usize);
-        let fits = piece.min(i.data.len().saturating_sub(i.done));
+        let fits = piece.min(i.sink.len().saturating_sub(i.done));
+        let at = i.done.min(i.sink.len());
         // SAFETY: the slot's payload lies inside this rank's collective area; the sender
         // wrote it before its release store of the counter that `can_receive` read with
-        // acquire, and does not write it again until the acknowledgement below.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
+        // acquire, and does not write it again until the acknowledgement below, so
+        // nobody writes it while the slice lives.
+        let payload = unsafe {
+            std::slice::from_raw_parts(
                 self.peers[self.rank as usize]
                     .base
                     .add((slot + CHUNK_HEADER) as usize),
-                i.data.as_mut_ptr().add(i.done.min(i.data.len())),
                 fits,
-            );
+            )
+        };
+        match &mut i.sink {
+            Sink::Copy(data) => data[at..at + fits].copy_from_slice(payload),
+            Sink::Combine(acc, combine) => combine(&mut acc[at..at + fits], payload),
         }
         ack.store(chunk + 1, Ordering::Release);
         self.ring_if_asleep(&self.header(i.peer).collective_bell);

@@ -8,8 +8,9 @@
 //! exchange words, the registration table). Every field is an atomic, so any bit pattern
 //! is a valid header and a zero-filled segment is a valid empty one. The collective
 //! channels are the transport's scratch area for team collectives (what pSync and pWrk
-//! are to SHMEM): one inbox per sending rank and one acknowledgement word per receiving
-//! rank (see `channel`); no global address reaches them.
+//! are to SHMEM): one inbox per sending rank (its notes, see `notes`, and its chunk
+//! slots) and one acknowledgement word per receiving rank (see `channel`); no global
+//! address reaches them.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -21,8 +22,14 @@ use crate::transport::seqlock::RegionEntry;
 
 /// "gaspar01" in little-endian: marks an initialized segment of this layout.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"gaspar01");
-/// Enough dissemination rounds for the 65 536 ranks a global address can name.
+/// Enough dissemination rounds for the 65 536 ranks a global address can name (and
+/// slots for the all-to-all barrier's sources).
 pub(crate) const MAX_ROUNDS: usize = 17;
+const _: () = {
+    use crate::transport::barrier::{Algorithm, ALL_TO_ALL};
+    assert!(Algorithm::AllToAll.slots(ALL_TO_ALL) <= MAX_ROUNDS);
+    assert!(Algorithm::Dissemination.slots(1 << 16) <= MAX_ROUNDS);
+};
 const PAGE: u64 = 4096;
 /// The heap starts on a 64 KiB boundary so that large allocations are well aligned.
 const HEAP_ALIGN: u64 = 64 * 1024;
@@ -233,6 +240,14 @@ pub(crate) struct ChannelLayout {
 
 /// Chunk slots per inbox: a sender fills one while the receiver empties the other.
 pub(crate) const CHANNEL_DEPTH: u64 = 2;
+/// Notes per inbox (see `notes`): a sender is at most one note ahead of its receiver.
+pub(crate) const NOTES: u64 = 2;
+/// Bytes of one note: its header, then its payload (a message of one or a few cache
+/// lines touches only those). 4 KiB: an allreduce of up to 506 doubles agrees in its own
+/// notes; a larger one agrees in notes first, then moves its data through the channels,
+/// which costs one more round (measured at 2 ranks: 16 doubles 310 ns that way against
+/// 220 ns in the channels alone and 155 ns in notes; 128 doubles 1.08 us against 0.95).
+pub(crate) const NOTE_LEN: u64 = 4096;
 /// Bytes of a chunk slot's header (tag and message length, on their own line).
 pub(crate) const CHUNK_HEADER: u64 = 64;
 /// Payload of a chunk slot in jobs of up to 16 ranks; larger jobs get smaller slots, so
@@ -255,9 +270,20 @@ impl ChannelLayout {
         }
     }
 
-    /// Bytes of one inbox: its sent counter's line, then its chunk slots.
+    /// Bytes of one inbox: its sent counter's line, its notes, then its chunk slots.
     pub(crate) fn inbox_len(&self) -> u64 {
-        64 + CHANNEL_DEPTH * (CHUNK_HEADER + self.chunk)
+        64 + NOTES * NOTE_LEN + CHANNEL_DEPTH * (CHUNK_HEADER + self.chunk)
+    }
+
+    /// Byte offset of note number `note` (of [`NOTES`]) of the inbox `source` sends into.
+    pub(crate) fn note(&self, source: u32, note: u64) -> u64 {
+        self.inbox(source) + 64 + note * NOTE_LEN
+    }
+
+    /// Byte offset of chunk slot number `slot` (of [`CHANNEL_DEPTH`]) of the inbox
+    /// `source` sends into.
+    pub(crate) fn chunk_slot(&self, source: u32, slot: u64) -> u64 {
+        self.inbox(source) + 64 + NOTES * NOTE_LEN + slot * (CHUNK_HEADER + self.chunk)
     }
 
     /// Byte offset of the inbox that rank `source` sends into.
@@ -446,6 +472,12 @@ mod tests {
         assert_eq!(l.channels.offset % PAGE, 0);
         assert!(l.channels.offset >= std::mem::size_of::<Header>() as u64);
         assert!(l.starter_offset >= l.channels.ack(3) + 64);
+        assert_eq!(l.channels.note(1, 0), l.channels.inbox(1) + 64);
+        assert_eq!(
+            l.channels.chunk_slot(1, CHANNEL_DEPTH),
+            l.channels.inbox(2),
+            "the last chunk slot ends where the next inbox begins"
+        );
         assert_eq!(l.starter_offset % PAGE, 0);
         assert_eq!(l.heap_offset % HEAP_ALIGN, 0);
         assert!(l.starter_offset >= std::mem::size_of::<Header>() as u64);

@@ -13,6 +13,7 @@ mod cross_memory;
 pub(crate) mod env;
 pub(crate) mod job;
 pub(crate) mod layout;
+mod notes;
 pub(crate) mod segment;
 
 use std::io::{IoSlice, IoSliceMut};
@@ -50,6 +51,8 @@ pub struct ShmTransport {
     /// The collectives' counters, and the lock that serializes collectives several
     /// threads of this rank call at once (each counts as one collective of this rank).
     collectives: Collectives,
+    /// The notes this rank sent to and received from each rank (see `notes`).
+    notes: notes::NoteCounts,
     patience: &'static Patience,
     /// This process takes part in `membarrier`'s global expedited barriers: a waker needs
     /// no fence of its own between its write and its look at a doorbell (see
@@ -136,6 +139,7 @@ impl ShmTransport {
             layout,
             peers,
             collectives: Collectives::default(),
+            notes: notes::NoteCounts::new(procs),
             patience: Patience::of_process(
                 procs as usize > super::wait::cores_in(&super::wait::affinity_mask()),
                 super::wait::Sleep::Futex,
@@ -306,7 +310,8 @@ impl ShmTransport {
         finalizing: bool,
         call: u64,
     ) -> Result<bool> {
-        let arrival = barrier::dissemination(
+        let arrival = barrier::barrier(
+            barrier::Algorithm::for_job(self.procs),
             self.rank,
             self.procs,
             collective.next_barrier(),
