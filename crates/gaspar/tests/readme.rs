@@ -119,8 +119,9 @@ fn quick_start_demo() {
 }
 
 /// The examples: `cargo build --release --bins --examples`, then
-/// `target/release/gaspar run -n 4 target/release/examples/counter` and (the coarray
-/// section) `target/release/gaspar run -n 4 target/release/examples/coarray_heat`.
+/// `target/release/gaspar run -n 4 target/release/examples/counter`, (the coarray
+/// section) `target/release/gaspar run -n 4 target/release/examples/coarray_heat` and (the
+/// darray section) `target/release/gaspar run -n 2 target/release/examples/darray_access`.
 #[test]
 fn release_examples_run_under_the_release_launcher() {
     let _tree = ReleaseTree::lock();
@@ -141,6 +142,21 @@ fn release_examples_run_under_the_release_launcher() {
         let line = format!("image {image}: coarray_heat ok: 200 steps on 32x48");
         assert!(out.stdout.contains(&line), "{line:?}: {}", out.stdout);
     }
+    let out = job("target/release/gaspar run -n 2 target/release/examples/darray_access");
+    out.assert_success();
+    // One line of four timings, each a positive number of nanoseconds.
+    let line = out.stdout.lines().next().unwrap_or("");
+    let timings: Vec<f64> = line
+        .split(',')
+        .filter_map(|part| part.split_whitespace().last()?.parse().ok())
+        .collect();
+    assert!(
+        line.starts_with("ns per read: local ")
+            && timings.len() == 4
+            && timings.iter().all(|&ns| ns > 0.0),
+        "{}",
+        out.stdout
+    );
 }
 
 /// `gaspar run -n 2 hostname`: PROG may be any program.
