@@ -9,12 +9,6 @@ use std::sync::Once;
 
 use common::*;
 
-/// target/<profile>, found from this test executable (target/<profile>/deps/...).
-fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
-}
-
 /// Builds libarmci.so and the gaspar launcher with this test's features (a test build
 /// does not always refresh the cdylib in target/<profile>; a no-op when up to date).
 fn ensure_built() {

@@ -99,12 +99,6 @@ fn peer_source(package: &str) -> PathBuf {
         .join(package)
 }
 
-/// target/<profile>, found from this test executable (target/<profile>/deps/...).
-fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
-}
-
 /// The `config.h` GA's test programs include (GA's configure writes it; these are the
 /// values of Debian's build: 8-byte Fortran integers, MPI messaging).
 const CONFIG_H: &str = "\

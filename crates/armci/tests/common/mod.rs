@@ -18,6 +18,14 @@ pub fn skip(reason: &str) {
     eprintln!("skipped: {reason}");
 }
 
+/// target/<profile>, found from this test executable (target/<profile>/deps/...).
+// Not every test binary that includes this module builds programs.
+#[allow(dead_code)]
+pub fn target_dir() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
 /// Runs `cmd` to its end with its output captured; a job still running after
 /// [`JOB_TIMEOUT`] is killed and fails the test.
 pub fn output_within_timeout(mut cmd: Command) -> Output {
