@@ -49,19 +49,21 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "shm", value_parser = ["shm", "mpi"])]
     transport: String,
     /// Job sizes at which the barrier and the signal ping-pong are measured alone
-    /// (empty: none).
+    /// (the option with no value: none).
     #[arg(
         long,
         alias = "barrier-ranks",
         value_delimiter = ',',
+        num_args = 0..,
         default_value = "2,4,8"
     )]
     scaling_ranks: Vec<u32>,
     /// Barriers per repetition in those jobs.
     #[arg(long, default_value_t = 1000)]
     barrier_iters: u64,
-    /// Job sizes at which the allreduce of 1 and 1 Mi doubles is measured (empty: none).
-    #[arg(long, value_delimiter = ',', default_value = "2,4")]
+    /// Job sizes at which the allreduce of 1 and 1 Mi doubles is measured (the option
+    /// with no value: none).
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "2,4")]
     allreduce_ranks: Vec<u32>,
     /// Ping-pong round trips per repetition in those jobs.
     #[arg(long, default_value_t = 200)]
