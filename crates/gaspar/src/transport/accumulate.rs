@@ -84,7 +84,20 @@ impl AccKind {
 
     /// `dst[i] += scale * src[i]` over whole elements.
     pub(crate) fn apply(self, scale: &[u8], src: &[u8], dst: &mut [u8]) {
-        self.combine::<true>(scale, src, dst);
+        let len = src.len().min(dst.len());
+        // SAFETY: `dst` is `len` writable bytes of a slice this call borrows exclusively.
+        unsafe { self.combine::<true>(scale, &src[..len], dst.as_mut_ptr()) }
+    }
+
+    /// [`apply`](Self::apply) to `src.len()` bytes at `dst`, memory that other processes
+    /// map too (read and written through the pointer only, never a reference).
+    ///
+    /// # Safety
+    /// `dst` points to `src.len()` readable and writable bytes that no other thread or
+    /// process accumulates into during the call.
+    pub(crate) unsafe fn apply_at(self, scale: &[u8], src: &[u8], dst: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { self.combine::<true>(scale, src, dst) }
     }
 
     #[cfg(any(feature = "mpi", test))]
@@ -93,71 +106,87 @@ impl AccKind {
     pub(crate) fn scale_into(self, scale: &[u8], src: &[u8], out: &mut Vec<u8>) {
         let start = out.len();
         out.resize(start + src.len(), 0);
-        self.combine::<false>(scale, src, &mut out[start..]);
+        // SAFETY: the `src.len()` bytes after `start` were just added to `out`, which this
+        // call borrows exclusively.
+        unsafe { self.combine::<false>(scale, src, out[start..].as_mut_ptr()) }
     }
 
-    /// `dst[i] = scale * src[i]`, plus `dst[i]` when `ADDS`, over whole elements, with
-    /// the integer kinds' arithmetic wrapping and the complex kinds' multiplication.
-    fn combine<const ADDS: bool>(self, scale: &[u8], src: &[u8], dst: &mut [u8]) {
-        fn each<T: Pod>(src: &[u8], dst: &mut [u8], f: impl Fn(T, T) -> T) {
+    /// `dst[i] = scale * src[i]`, plus `dst[i]` when `ADDS`, over the whole elements of
+    /// `src`, with the integer kinds' arithmetic wrapping and the complex kinds'
+    /// multiplication; `dst` is read and written through the pointer, unaligned.
+    ///
+    /// # Safety
+    /// `dst` points to `src.len()` readable and writable bytes that nothing else writes
+    /// during the call.
+    unsafe fn combine<const ADDS: bool>(self, scale: &[u8], src: &[u8], dst: *mut u8) {
+        /// # Safety
+        /// As `combine`.
+        unsafe fn each<T: Pod>(src: &[u8], dst: *mut u8, f: impl Fn(T, T) -> T) {
             let n = std::mem::size_of::<T>();
-            for (s, d) in src.chunks_exact(n).zip(dst.chunks_exact_mut(n)) {
-                let v = f(pod_read_unaligned::<T>(d), pod_read_unaligned::<T>(s));
-                d.copy_from_slice(bytemuck::bytes_of(&v));
+            for (k, s) in src.chunks_exact(n).enumerate() {
+                // SAFETY: element k lies inside the `src.len()` bytes at `dst` (caller's
+                // contract); unaligned reads and writes of a Pod type.
+                unsafe {
+                    let at = dst.add(k * n).cast::<T>();
+                    at.write_unaligned(f(at.read_unaligned(), pod_read_unaligned::<T>(s)));
+                }
             }
         }
-        match self {
-            AccKind::Int => {
-                let k: i32 = pod_read_unaligned(scale);
-                each::<i32>(src, dst, |d, s| {
-                    let p = k.wrapping_mul(s);
-                    if ADDS {
-                        d.wrapping_add(p)
-                    } else {
-                        p
-                    }
-                })
-            }
-            AccKind::Long => {
-                let k: i64 = pod_read_unaligned(scale);
-                each::<i64>(src, dst, |d, s| {
-                    let p = k.wrapping_mul(s);
-                    if ADDS {
-                        d.wrapping_add(p)
-                    } else {
-                        p
-                    }
-                })
-            }
-            AccKind::Float => {
-                let k: f32 = pod_read_unaligned(scale);
-                each::<f32>(src, dst, |d, s| if ADDS { d + k * s } else { k * s })
-            }
-            AccKind::Double => {
-                let k: f64 = pod_read_unaligned(scale);
-                each::<f64>(src, dst, |d, s| if ADDS { d + k * s } else { k * s })
-            }
-            AccKind::ComplexFloat => {
-                let [kr, ki]: [f32; 2] = pod_read_unaligned(scale);
-                each::<[f32; 2]>(src, dst, |[dr, di], [sr, si]| {
-                    let p = [kr * sr - ki * si, kr * si + ki * sr];
-                    if ADDS {
-                        [dr + p[0], di + p[1]]
-                    } else {
-                        p
-                    }
-                })
-            }
-            AccKind::ComplexDouble => {
-                let [kr, ki]: [f64; 2] = pod_read_unaligned(scale);
-                each::<[f64; 2]>(src, dst, |[dr, di], [sr, si]| {
-                    let p = [kr * sr - ki * si, kr * si + ki * sr];
-                    if ADDS {
-                        [dr + p[0], di + p[1]]
-                    } else {
-                        p
-                    }
-                })
+        // SAFETY: forwarded contract, in every arm.
+        unsafe {
+            match self {
+                AccKind::Int => {
+                    let k: i32 = pod_read_unaligned(scale);
+                    each::<i32>(src, dst, |d, s| {
+                        let p = k.wrapping_mul(s);
+                        if ADDS {
+                            d.wrapping_add(p)
+                        } else {
+                            p
+                        }
+                    })
+                }
+                AccKind::Long => {
+                    let k: i64 = pod_read_unaligned(scale);
+                    each::<i64>(src, dst, |d, s| {
+                        let p = k.wrapping_mul(s);
+                        if ADDS {
+                            d.wrapping_add(p)
+                        } else {
+                            p
+                        }
+                    })
+                }
+                AccKind::Float => {
+                    let k: f32 = pod_read_unaligned(scale);
+                    each::<f32>(src, dst, |d, s| if ADDS { d + k * s } else { k * s })
+                }
+                AccKind::Double => {
+                    let k: f64 = pod_read_unaligned(scale);
+                    each::<f64>(src, dst, |d, s| if ADDS { d + k * s } else { k * s })
+                }
+                AccKind::ComplexFloat => {
+                    let [kr, ki]: [f32; 2] = pod_read_unaligned(scale);
+                    each::<[f32; 2]>(src, dst, |[dr, di], [sr, si]| {
+                        let p = [kr * sr - ki * si, kr * si + ki * sr];
+                        if ADDS {
+                            [dr + p[0], di + p[1]]
+                        } else {
+                            p
+                        }
+                    })
+                }
+                AccKind::ComplexDouble => {
+                    let [kr, ki]: [f64; 2] = pod_read_unaligned(scale);
+                    each::<[f64; 2]>(src, dst, |[dr, di], [sr, si]| {
+                        let p = [kr * sr - ki * si, kr * si + ki * sr];
+                        if ADDS {
+                            [dr + p[0], di + p[1]]
+                        } else {
+                            p
+                        }
+                    })
+                }
             }
         }
     }
@@ -224,8 +253,9 @@ impl AccShape<'_> {
 }
 
 /// An accumulate as every transport can do it: under `dst.rank`'s accumulate lock (see
-/// [`Transport::accumulate_lock`]), each run is read, updated here and written back,
-/// then flushed to the target before the lock is released, so that no update is lost and
+/// [`Transport::accumulate_lock`]), each run is updated in place where this process maps
+/// the target's memory (every rank's heap on `shm`), else read, updated here and written
+/// back; then flushed to the target before the lock is released, so that no update is lost and
 /// the next holder sees it. The lock holds this rank's physical number plus one; a rank
 /// that finds it taken waits until the holder releases it, or leaves the job.
 pub(crate) fn under_lock<T: Transport + ?Sized>(
@@ -263,13 +293,17 @@ pub(crate) fn under_lock<T: Transport + ?Sized>(
                     .ok_or(Error::LengthOverflow { what: "run offset" })?,
                 ..dst
             };
+            let values = &src[run.local as usize..(run.local + run.len) as usize];
+            if let Some(address) = transport.mapped_address(at, run.len) {
+                // SAFETY: `mapped_address` vouches for `run.len` bytes at `address`, in
+                // this process's mapping of the target's memory; the lock keeps every
+                // other accumulate out of them.
+                unsafe { kind.apply_at(scale, values, address as *mut u8) };
+                return Ok(());
+            }
             buffer.resize(run.len as usize, 0);
             transport.get(at, &mut buffer)?;
-            kind.apply(
-                scale,
-                &src[run.local as usize..(run.local + run.len) as usize],
-                &mut buffer,
-            );
+            kind.apply(scale, values, &mut buffer);
             Ok(transport.put(at, &buffer)?)
         })
         .and_then(|()| Ok(transport.flush(dst.rank)?));
