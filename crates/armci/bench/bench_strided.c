@@ -1,7 +1,8 @@
 /* Strided and I/O-vector transfers through the ARMCI interface, 2 ranks: rank 0 times,
  * rank 1 is the passive target. One source, built against gaspar's libarmci and against
  * ARMCI-MPI (-DUSE_MPI), so both run exactly the same calls. Prints "name ns" lines,
- * each the median over repetitions of the time per operation (put + fence, or get). */
+ * each the median over repetitions of the time per operation (put or accumulate + fence,
+ * or get). Accumulates add doubles scaled by 2. */
 #ifdef USE_MPI
 #include <mpi.h>
 #endif
@@ -82,6 +83,11 @@ int main(int argc, char **argv) {
                 for (int y = 0; y < C; y++)
                     memcpy(lstrided + ((size_t)z * N * N + y * N) * 8, l3d + ((size_t)z * C * C + y * C) * 8, C * 8);
         });
+        double two = 2.0;
+        TIME("acc_8", 200, { ARMCI_Acc(ARMCI_ACC_DBL, &two, l2d, r2d, 8, 1); ARMCI_Fence(1); });
+        TIME("acc_contig_16k", 200, { ARMCI_Acc(ARMCI_ACC_DBL, &two, l2d, r2d, ROWS * ROW, 1); ARMCI_Fence(1); });
+        TIME("accs_2d", 200, { ARMCI_AccS(ARMCI_ACC_DBL, &two, l2d, s2_local, r2d, s2_remote, c2, 1, 1); ARMCI_Fence(1); });
+        TIME("accs_3d", 20, { ARMCI_AccS(ARMCI_ACC_DBL, &two, l3d, s3_local, r3d, s3_remote, c3, 2, 1); ARMCI_Fence(1); });
         TIME("putv_1000x8", 100, { ARMCI_PutV(&put_iov, 1, 1); ARMCI_Fence(1); });
         TIME("getv_1000x8", 100, { ARMCI_GetV(&get_iov, 1, 1); });
         TIME("put_contig_v", 100, { ARMCI_Put(lv, rv, SEGS * 8, 1); ARMCI_Fence(1); });

@@ -32,6 +32,7 @@ fn main() {
         #[cfg(feature = "mpi")]
         "mpi-single-thread" => mpi_single_thread(),
         "ordering" => ordering(args.next().and_then(|a| a.parse().ok()).unwrap_or(2000)),
+        "accumulate" => accumulate(args.next().and_then(|a| a.parse().ok()).unwrap_or(200)),
         "heap-alignment" => heap_alignment(),
         "collective-messages" => collective_messages(),
         "remote-heap-bounds" => remote_heap_bounds(),
@@ -822,7 +823,7 @@ fn mpi_single_thread() -> Result<()> {
 /// later of two puts to one place wins, an atomic sees an earlier put, and two
 /// overlapping strided puts land in issue order.
 fn ordering(rounds: u64) -> Result<()> {
-    use gaspar::strided::Descriptor;
+    use gaspar::strided::{AccKind, Descriptor};
     let rt = gaspar::init()?.into_acp();
     let (me, n) = (rt.rank(), rt.procs());
     let right = (me + 1) % n;
@@ -875,9 +876,146 @@ fn ordering(rounds: u64) -> Result<()> {
         check(&rt, !rows_differ, || {
             format!("round {round}: overlapping strided puts did not land in issue order")
         });
+
+        // An accumulate lands after the put before it and before the put after it, and a
+        // get after it sees it.
+        let number = GlobalPtr::<f64>::new(word);
+        let (two, one) = (2f64.to_ne_bytes(), 1f64.to_ne_bytes());
+        let contiguous = Descriptor::contiguous(8)?;
+        rt.put(word, &(round as f64).to_ne_bytes(), Handle::NULL)?;
+        rt.acc_strided(AccKind::Double, &two, &one, &contiguous, word, Handle::NULL)?;
+        let sum = number.get(&rt)?;
+        check(&rt, sum == round as f64 + 2.0, || {
+            format!("round {round}: put {round}, accumulated 2 * 1, then got {sum}")
+        });
+        rt.acc_strided(AccKind::Double, &one, &one, &contiguous, word, Handle::NULL)?;
+        rt.put(word, &(-(round as f64)).to_ne_bytes(), Handle::NULL)?;
+        let last = number.get(&rt)?;
+        check(&rt, last == -(round as f64), || {
+            format!("round {round}: accumulated, put -{round}, then got {last}")
+        });
     }
     rt.barrier()?;
     say(&format!("rank {me}: ordering ok in {rounds} rounds"));
+    rt.finalize()
+}
+
+/// The values of type `T` in `bytes`.
+fn values<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(std::mem::size_of::<T>())
+        .map(bytemuck::pod_read_unaligned)
+        .collect()
+}
+
+/// Every rank accumulates into every rank at once, `rounds` times, in each shape and type:
+/// contiguous ints (scale 2), a strided section of doubles (scale 1, MPI's sum of the
+/// source itself), an I/O vector of complex doubles (scale i) and contiguous longs (scale
+/// -1); then each rank checks its own memory holds every update, none lost.
+fn accumulate(rounds: u64) -> Result<()> {
+    use gaspar::strided::{AccKind, Descriptor};
+    const N: usize = 64;
+    let rt = gaspar::init()?.into_acp();
+    let (me, n) = (rt.rank(), rt.procs());
+    // ints, longs, a 8 x 8 grid of doubles, N complex doubles.
+    let (ints, longs, grid, complex) = (0u64, 256, 1024, 2048);
+    let block = rt.alloc(4096)?;
+    rt.put_blocking(block.ga(me)?, &[0u8; 4096])?;
+    rt.barrier()?;
+    let mine = i32::try_from(me + 1).expect("small rank");
+    let int_src = bytemuck::cast_slice::<i32, u8>(&[mine; N]).to_vec();
+    let long_src = bytemuck::cast_slice::<i64, u8>(&[i64::from(mine); N / 2]).to_vec();
+    // A 4 x 3 section of doubles (rows 8 doubles apart in the grid, 3 apart at the source).
+    let section = Descriptor::new(&[24, 4], &[24], &[64])?;
+    let double_src = bytemuck::cast_slice::<f64, u8>(&[f64::from(mine); 12]).to_vec();
+    // Every other complex element, from a packed source.
+    let complex_src = bytemuck::cast_slice::<f64, u8>(&[f64::from(mine); N]).to_vec();
+    let local: Vec<u64> = (0..N as u64 / 4).map(|k| 16 * k).collect();
+    let remote: Vec<u64> = (0..N as u64 / 4).map(|k| 32 * k).collect();
+    for _ in 0..rounds {
+        for target in (0..n).map(|k| (me + k) % n) {
+            let at = |offset: u64| {
+                block
+                    .ga(target)
+                    .map(|ga| ga.offset(offset).expect("in block"))
+            };
+            rt.acc_strided(
+                AccKind::Int,
+                &2i32.to_ne_bytes(),
+                &int_src,
+                &Descriptor::contiguous(int_src.len() as u64)?,
+                at(ints)?,
+                Handle::NULL,
+            )?;
+            rt.acc_strided(
+                AccKind::Double,
+                &1f64.to_ne_bytes(),
+                &double_src,
+                &section,
+                at(grid)?,
+                Handle::NULL,
+            )?;
+            rt.acc_vector(
+                AccKind::ComplexDouble,
+                bytemuck::bytes_of(&[0f64, 1.0]),
+                &complex_src,
+                &local,
+                at(complex)?,
+                &remote,
+                16,
+                Handle::NULL,
+            )?;
+            rt.acc_strided(
+                AccKind::Long,
+                &(-1i64).to_ne_bytes(),
+                &long_src,
+                &Descriptor::contiguous(long_src.len() as u64)?,
+                at(longs)?,
+                Handle::NULL,
+            )?;
+        }
+    }
+    rt.barrier()?;
+    let ranks_sum = i64::from(n) * i64::from(n + 1) / 2;
+    let mut memory = vec![0u8; 4096];
+    rt.get_blocking(&mut memory, block.ga(me)?)?;
+    let read = |offset: u64, len: usize| memory[offset as usize..][..len].to_vec();
+    let ints_ok = values::<i32>(&read(ints, 4 * N))
+        .iter()
+        .all(|&v| i64::from(v) == 2 * ranks_sum * rounds as i64);
+    let longs_ok = values::<i64>(&read(longs, 4 * N))
+        .iter()
+        .all(|&v| v == -ranks_sum * rounds as i64);
+    let doubles = values::<f64>(&read(grid, 512));
+    let grid_ok = (0..64).all(|k| {
+        let inside = k / 8 < 4 && k % 8 < 3;
+        doubles[k]
+            == if inside {
+                (ranks_sum * rounds as i64) as f64
+            } else {
+                0.0
+            }
+    });
+    // (0 + i) * (m + m i) = -m + m i, at every other complex element.
+    let complex = values::<[f64; 2]>(&read(complex, 16 * N / 2));
+    let total = (ranks_sum * rounds as i64) as f64;
+    let complex_ok = (0..N / 2).all(|k| {
+        complex[k]
+            == if k % 2 == 0 {
+                [-total, total]
+            } else {
+                [0.0, 0.0]
+            }
+    });
+    check(&rt, ints_ok && longs_ok && grid_ok && complex_ok, || {
+        format!(
+            "rank {me}: lost accumulates: ints {ints_ok}, longs {longs_ok}, strided doubles \
+             {grid_ok}, complex vector {complex_ok}"
+        )
+    });
+    rt.barrier()?;
+    rt.free(block)?;
+    say(&format!("rank {me}: accumulates ok in {rounds} rounds"));
     rt.finalize()
 }
 

@@ -196,6 +196,24 @@ fn a_get_sees_the_earlier_put_and_strided_puts_land_in_issue_order() {
     }
 }
 
+/// Concurrent accumulates from every rank to every rank (contiguous, strided and vector;
+/// int, long, double and complex double; scale one and others) lose no update: on mpi each
+/// is one MPI_Accumulate, on shm a read-update-write under the target's lock.
+#[test]
+fn concurrent_accumulates_from_every_rank_lose_no_update() {
+    for t in transports() {
+        for procs in [2u32, 3] {
+            let out = scenario(t, procs, "accumulate");
+            assert_eq!(
+                count(&out, "accumulates ok in 200 rounds"),
+                procs as usize,
+                "{t}: {}",
+                out.stdout
+            );
+        }
+    }
+}
+
 #[test]
 fn heap_blocks_are_aligned_on_every_transport() {
     for t in transports() {
@@ -204,12 +222,15 @@ fn heap_blocks_are_aligned_on_every_transport() {
     }
 }
 
-/// Under an MPI that carries out a put only when the program completes it at the target
-/// (as lazy as the standard allows: tests/mpi/deferred_puts.c, preloaded into the ranks
-/// through the MPI profiling interface, with OpenMPI and with MPICH), a get still sees
-/// the same rank's earlier put, the later of two puts wins, an atomic sees an earlier put
-/// and overlapping strided puts land in issue order: gaspar completes the pending puts to
-/// a target before its next operation there.
+/// Under an MPI that carries out a put or an accumulate only when the program completes
+/// it at the target (as lazy as the standard allows: tests/mpi/deferred_puts.c, preloaded
+/// into the ranks through the MPI profiling interface, with OpenMPI and with MPICH), a
+/// get still sees
+/// the same rank's earlier put, the later of two puts wins, an atomic sees an earlier put,
+/// overlapping strided puts land in issue order, and an accumulate lands between the puts
+/// around it and is seen by the get after it: gaspar completes the pending puts and
+/// accumulates to a target before its next operation there (before an accumulate: the
+/// puts).
 #[cfg(feature = "mpi")]
 #[test]
 fn ordering_holds_under_an_mpi_that_defers_puts_until_they_are_completed() {

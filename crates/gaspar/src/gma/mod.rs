@@ -15,7 +15,7 @@ use std::ops::Deref;
 pub use self::ptr::{AtomicWord, Compare, GlobalPtr};
 use crate::error::Result;
 use crate::gmem::{GlobalAddr, GlobalMemory};
-use crate::transport::{AtomicOp, Pattern, Run, Transport, Width};
+use crate::transport::{AccKind, AccShape, AtomicOp, Pattern, Run, Transport, Width};
 
 /// Names an issued operation (ACP's `acp_handle_t`). Handles are issued in increasing
 /// order; completing one completes every earlier one.
@@ -375,6 +375,46 @@ impl Gma {
         self.wait_for(order)?;
         self.transport().get_pattern(s, dst, pattern)?;
         Ok(self.issue())
+    }
+
+    /// Adds `scale * src` to the elements of `kind` at `dst` (ARMCI's accumulate), laid
+    /// out as `shape` on both sides, in one transport call: each element's update is
+    /// atomic with respect to other accumulates, and this rank's accumulates to one rank
+    /// are applied in issue order. `src` may be reused when this returns; the update is
+    /// complete at its target as a put is (after [`complete`](Self::complete) or
+    /// [`fence`](Self::fence)).
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// use gaspar::{strided::AccKind, AccShape, Handle, Pattern};
+    /// let ones = bytemuck::cast_slice::<f64, u8>(&[1.0; 4]).to_vec();
+    /// let contiguous = Pattern { chunk: 32, counts: &[], local_strides: &[], remote_strides: &[] };
+    /// let two = 2f64.to_ne_bytes();
+    /// let h = acp.accumulate(acp.starter_ga(0)?, &ones, AccShape::Pattern(contiguous), AccKind::Double, &two, Handle::NULL)?;
+    /// acp.complete(h)?; // rank 0's four doubles grew by 2.0 each
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    pub fn accumulate(
+        &self,
+        dst: GlobalAddr,
+        src: &[u8],
+        shape: AccShape<'_>,
+        kind: AccKind,
+        scale: &[u8],
+        order: Handle,
+    ) -> Result<Handle> {
+        let d = match shape {
+            AccShape::Pattern(pattern) => {
+                self.locate_extent(dst, || Ok(pattern.checked_extents(src.len())?.1))?
+            }
+            AccShape::Runs(runs) => {
+                self.locate_pieces(dst, runs.iter().map(|r| (r.remote, r.len)))?
+            }
+        };
+        self.wait_for(order)?;
+        self.transport().accumulate(d, src, shape, kind, scale)?;
+        Ok(self.issue_write())
     }
 
     /// Makes every earlier write to logical rank `rank` visible there.

@@ -7,7 +7,6 @@
 //! here is issued through `gma` in order, and the transport keeps the order of one
 //! rank's operations to one target.
 
-mod acc;
 pub mod plan;
 pub mod shape;
 
@@ -16,15 +15,14 @@ use std::sync::{Mutex, MutexGuard};
 
 use bytemuck::Pod;
 
-pub use self::acc::AccKind;
-use self::acc::AccumulateLock;
 pub use self::plan::{Method, Policy};
 pub use self::shape::{Descriptor, Side, MAX_STRIDE_LEVELS};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::gma::{GlobalPtr, Gma, Handle};
 use crate::gmem::GlobalAddr;
-use crate::transport::{copy_local, Run, Transport};
+pub use crate::transport::AccKind;
+use crate::transport::{copy_local, AccShape, Run, Transport};
 
 /// The packing buffer and the scatter list of buffered transfers (reused, not
 /// reallocated per transfer).
@@ -376,26 +374,6 @@ impl Strided {
         self.gma.reset(new_rank)
     }
 
-    /// Runs `f` holding the accumulate lock of the rank that owns `target`.
-    fn with_acc_lock<R>(&self, target: GlobalAddr, f: impl FnOnce() -> Result<R>) -> Result<R> {
-        let lock = AccumulateLock::of(&self.gma, target.rank())?;
-        let me = u64::from(self.rank()) + 1;
-        loop {
-            let holder = lock.compare_swap(&self.gma, 0, me)?;
-            if holder == 0 {
-                break;
-            }
-            // Until the holder (rank holder - 1) releases the lock, or leaves the job.
-            let holder_rank = u32::try_from(holder - 1).unwrap_or(u32::MAX);
-            self.wait(target.rank(), Some(holder_rank), || {
-                Ok(lock.atomic_load(&self.gma)? != holder)
-            })?;
-        }
-        let result = f();
-        lock.atomic_store(&self.gma, 0)?;
-        result
-    }
-
     /// Strided accumulate (ARMCI_AccS): `dst += scale * src` over `desc`, atomic with
     /// respect to other accumulates to the same rank.
     pub fn acc_strided(
@@ -417,25 +395,9 @@ impl Strided {
                 ),
             ));
         }
-        let (len, _) = desc.chunks();
-        kind.check(len, scale)?;
-        self.check_range(dst, desc.dst_extent())?;
-        self.wait_order(order)?;
-        self.with_acc_lock(dst, || {
-            let mut guard = self.scratch();
-            let buffer = &mut guard.buffer;
-            buffer.resize(len as usize, 0);
-            let (_, chunks) = desc.chunks();
-            let mut last = Handle::NULL;
-            for (s, d) in chunks {
-                let at = dst.offset(d).ok_or_else(|| overflow("acc_strided"))?;
-                self.gma.get(buffer, at, Handle::NULL)?;
-                kind.apply(scale, &src[s as usize..(s + len) as usize], buffer);
-                last = self.gma.put(at, buffer, Handle::NULL)?;
-            }
-            self.gma.complete(last)?;
-            Ok(last)
-        })
+        let pattern = desc.pattern(Side::Src);
+        self.gma
+            .accumulate(dst, src, AccShape::Pattern(pattern), kind, scale, order)
     }
 
     /// I/O-vector accumulate (ARMCI_AccV).
@@ -453,28 +415,9 @@ impl Strided {
     ) -> Result<Handle> {
         kind.check(bytes, scale)?;
         self.check_vector(src.len(), src_offsets, dst, dst_offsets, bytes)?;
-        self.wait_order(order)?;
-        self.with_acc_lock(dst, || {
-            let mut guard = self.scratch();
-            let buffer = &mut guard.buffer;
-            buffer.resize(bytes as usize, 0);
-            let mut last = Handle::NULL;
-            for (&s, &d) in src_offsets.iter().zip(dst_offsets) {
-                let at = dst.offset(d).ok_or_else(|| overflow("acc_vector"))?;
-                self.gma.get(buffer, at, Handle::NULL)?;
-                kind.apply(scale, &src[s as usize..(s + bytes) as usize], buffer);
-                last = self.gma.put(at, buffer, Handle::NULL)?;
-            }
-            self.gma.complete(last)?;
-            Ok(last)
-        })
-    }
-
-    fn wait_order(&self, order: Handle) -> Result<()> {
-        if order != Handle::NULL {
-            self.gma.complete(order)?;
-        }
-        Ok(())
+        let runs = vector_runs(src_offsets, dst_offsets, bytes);
+        self.gma
+            .accumulate(dst, src, AccShape::Runs(&runs), kind, scale, order)
     }
 }
 

@@ -5,7 +5,10 @@
 //! gaspar's in between. The [`Transport`] trait stays the contract every transport meets.
 
 use super::team::{TeamCall, TransportTeam};
-use super::{AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, TransportResult, Width};
+use super::{
+    AccKind, AccShape, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, TransportResult,
+    Width,
+};
 
 /// One of the transports (see the module documentation).
 pub enum AnyTransport {
@@ -51,6 +54,8 @@ impl Transport for AnyTransport {
         fn check_range(&self, loc: Location, len: u64) -> TransportResult<()>;
         fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
         fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
+        fn accumulate(&self, dst: Location, src: &[u8], shape: AccShape<'_>, kind: AccKind,
+            scale: &[u8]) -> TransportResult<()>;
         fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64>;
         fn flush(&self, rank: u32) -> TransportResult<()>;
         fn flush_all(&self) -> TransportResult<()>;

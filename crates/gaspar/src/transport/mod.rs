@@ -13,7 +13,11 @@
 //! * A get after a put from the same rank to the same location sees the put.
 //! * Remote atomics are atomic with respect to each other; on `shm` also with respect to
 //!   the owner's own processor atomics on the same word.
+//! * [`Transport::accumulate`] completes as a put does; each element's update is atomic
+//!   with respect to other accumulates from any rank; one rank's accumulates to one
+//!   target are applied in issue order, and its later operations there see them.
 
+pub(crate) mod accumulate;
 mod any;
 pub(crate) mod barrier;
 #[cfg(feature = "mpi")]
@@ -23,6 +27,7 @@ pub mod shm;
 pub(crate) mod team;
 pub(crate) mod wait;
 
+pub use self::accumulate::{AccKind, AccShape};
 pub use self::any::AnyTransport;
 /// Local copies (packing buffers) with the copy engine the CPU was calibrated for.
 pub(crate) use self::shm::copy::copy_slice as copy_local;
@@ -291,6 +296,21 @@ pub trait Transport: Send + Sync {
     fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
     /// Does `op` on the word at `target` and returns the word's previous value.
     fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
+    /// Adds `scale * src` to the elements of `kind` at `dst` (ARMCI's accumulate),
+    /// `shape` saying where they lie on both sides (checked as a whole first; `scale` is
+    /// one element). Completes as [`put`](Self::put) does; see the module documentation
+    /// for its atomicity and order. By default each run is read, updated and written back
+    /// under the target's [`accumulate_lock`](Self::accumulate_lock).
+    fn accumulate(
+        &self,
+        dst: Location,
+        src: &[u8],
+        shape: AccShape<'_>,
+        kind: AccKind,
+        scale: &[u8],
+    ) -> TransportResult<()> {
+        Ok(accumulate::under_lock(self, dst, src, shape, kind, scale)?)
+    }
     /// Does `op` on `rank`'s accumulate lock and returns its previous value: an 8-byte
     /// word of the runtime's own, outside the starter memory and the heap, that no global
     /// address names (so no user transfer can touch it). Zero when the job starts.

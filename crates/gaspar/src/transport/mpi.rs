@@ -4,7 +4,7 @@
 //!
 //! Status: first version. Put/get/copy/atomics/barrier/allgather work; regular strided
 //! transfers are one MPI_Put/MPI_Get with nested-hvector datatypes; I/O vectors are one
-//! MPI_Put/MPI_Get per segment with one flush. Registered user memory is attached to a
+//! MPI_Put/MPI_Get per segment with one flush; accumulates are one MPI_Accumulate. Registered user memory is attached to a
 //! second, dynamic window (`MPI_Win_create_dynamic` + `MPI_Win_attach`); each rank keeps a
 //! registration table (slot -> address, length) at the end of its allocated window, which
 //! others read with MPI_Get, so decoding a global address needs no collective. Atomics on
@@ -22,19 +22,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use mpi::ffi;
 
+mod accumulate;
 mod atomics;
 mod datatype;
 mod dynamic;
 mod startup;
 mod team;
 
-use self::datatype::{indexed_pair, runs_extent, Datatype};
+use self::datatype::{indexed_pair, runs_extent, Datatype, Element};
 use self::startup::LIVE_RANK;
 pub(crate) use self::team::Communicator;
 use super::team::{TeamCall, TransportTeam};
 use super::{
-    segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, TransportResult,
-    Width,
+    segments_extent, AccKind, AccShape, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport,
+    TransportResult, Width,
 };
 use crate::addr::{Segment, REGISTRATION_SLOTS};
 use crate::error::{Error, Result};
@@ -218,18 +219,40 @@ unsafe fn get_piece(
     }
 }
 
-/// The puts that completed only locally (MPI_Put + flush_local) and that no flush has
-/// completed at their target yet. MPI orders neither a put after a put nor a get after a
-/// put to the same target (only accumulates among themselves), so before the next
-/// operation on a target's memory its pending puts are completed there with
-/// MPI_Win_flush: the transport's order promise then holds on every one-sided component,
-/// not only on those (osc/sm) that happen to complete a put at once. `total` is the fast
-/// paths' one check (zero: nothing to do); the counts are changed under `flushing`, so
-/// that threads sharing the transport neither lose a put nor count one twice.
+/// The writes that completed only locally (MPI_Put or MPI_Accumulate + flush_local) and
+/// that no flush has completed at their target yet. MPI orders neither a put after a put
+/// nor a get after a put or an accumulate to the same target (only accumulates among
+/// themselves), so before the next operation on a target's memory its pending writes are
+/// completed there with MPI_Win_flush, and before an accumulate its pending puts: the
+/// transport's order promise then holds on every one-sided component, not only on those
+/// (osc/sm) that happen to complete a write at once. `total` is the fast paths' one check
+/// (zero: nothing to do), `puts_total` an accumulate's; the counts are changed under
+/// `flushing`, so that threads sharing the transport neither lose a write nor count one
+/// twice.
 struct Unflushed {
+    /// Pending writes of both kinds.
     total: AtomicU64,
+    /// Pending writes of both kinds, by target rank.
     by_rank: Box<[AtomicU64]>,
+    /// Pending puts.
+    puts_total: AtomicU64,
+    /// Pending puts, by target rank.
+    puts_by_rank: Box<[AtomicU64]>,
     flushing: std::sync::Mutex<()>,
+}
+
+impl Unflushed {
+    /// Nothing pending, for a job of `procs` ranks.
+    fn new(procs: u32) -> Unflushed {
+        let counts = || (0..procs).map(|_| AtomicU64::new(0)).collect();
+        Unflushed {
+            total: AtomicU64::new(0),
+            by_rank: counts(),
+            puts_total: AtomicU64::new(0),
+            puts_by_rank: counts(),
+            flushing: std::sync::Mutex::new(()),
+        }
+    }
 }
 
 /// The `mpi` transport of one rank.
@@ -255,7 +278,7 @@ pub struct MpiTransport {
     /// MPI runs below MPI_THREAD_MULTIPLE, so that every call takes the general path,
     /// which checks the calling thread.
     fast_reach: [u64; 2],
-    /// The puts that completed only locally, by target rank.
+    /// The writes that completed only locally, by target rank.
     unflushed: Unflushed,
     we_initialized: bool,
     finalized: AtomicBool,
@@ -347,48 +370,78 @@ impl MpiTransport {
     /// Records a put to `rank` that completed only locally (see [`Unflushed`]).
     #[inline]
     fn put_left_unflushed(&self, rank: u32) {
+        if let Some(count) = self.unflushed.puts_by_rank.get(rank as usize) {
+            count.fetch_add(1, Ordering::AcqRel);
+            self.unflushed.puts_total.fetch_add(1, Ordering::AcqRel);
+        }
+        self.accumulate_left_unflushed(rank);
+    }
+
+    /// Records an accumulate to `rank` that completed only locally (see [`Unflushed`]).
+    #[inline]
+    fn accumulate_left_unflushed(&self, rank: u32) {
         if let Some(count) = self.unflushed.by_rank.get(rank as usize) {
             count.fetch_add(1, Ordering::AcqRel);
             self.unflushed.total.fetch_add(1, Ordering::AcqRel);
         }
     }
 
-    /// Before an operation on `rank`'s memory: completes there every earlier put to `rank`
-    /// that completed only locally, so that MPI cannot apply the operation before them.
-    /// One load and a branch while no put is pending (the rest is out of line).
+    /// Before an operation on `rank`'s memory: completes there every earlier put or
+    /// accumulate to `rank` that completed only locally, so that MPI cannot apply the
+    /// operation before them. One load and a branch while no write is pending (the rest
+    /// is out of line).
     #[inline(always)]
-    fn order_after_puts(&self, rank: u32) {
+    fn order_after_writes(&self, rank: u32) {
         if self.unflushed.total.load(Ordering::Acquire) != 0 {
-            self.complete_puts(Some(rank), false);
+            self.flush_if_pending(rank, &self.unflushed.by_rank);
         }
     }
 
-    /// MPI_Win_flush to `rank` (every rank: `None`) of every window, when a put is pending
-    /// there or `always`; then the pending counts drop by what the flush covered.
-    #[inline(never)]
-    fn complete_puts(&self, rank: Option<u32>, always: bool) {
-        // Puts pending elsewhere only: nothing to do, without the lock. (This thread's own
-        // puts to `rank` were counted there before they were counted in the total.)
-        if let (Some(r), false) = (rank, always) {
-            let count = self.unflushed.by_rank.get(r as usize);
-            if count.map_or(true, |c| c.load(Ordering::Acquire) == 0) {
-                return;
-            }
+    /// Before an accumulate to `rank`: completes there every earlier put to `rank` that
+    /// completed only locally (MPI orders the accumulates among themselves).
+    #[inline(always)]
+    fn order_accumulate_after_puts(&self, rank: u32) {
+        if self.unflushed.puts_total.load(Ordering::Acquire) != 0 {
+            self.flush_if_pending(rank, &self.unflushed.puts_by_rank);
         }
+    }
+
+    /// [`flush_pending`](Self::flush_pending) to `rank` when `pending` (one of the
+    /// [`Unflushed`] counts) has a write there.
+    #[inline(never)]
+    fn flush_if_pending(&self, rank: u32, pending: &[AtomicU64]) {
+        // Writes pending elsewhere only: nothing to do, without the lock. (This thread's
+        // own writes to `rank` were counted there before they were counted in a total.)
+        if pending
+            .get(rank as usize)
+            .is_some_and(|c| c.load(Ordering::Acquire) != 0)
+        {
+            self.flush_pending(Some(rank));
+        }
+    }
+
+    /// MPI_Win_flush to `rank` (every rank: `None`) of every window; then the pending
+    /// counts drop by what the flush covered.
+    fn flush_pending(&self, rank: Option<u32>) {
         let _flushing = self
             .unflushed
             .flushing
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        let counts = match rank {
-            Some(r) => self.unflushed.by_rank.get(r as usize..=r as usize),
-            None => Some(&self.unflushed.by_rank[..]),
-        }
-        .unwrap_or_default();
-        let covered: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Acquire)).collect();
-        if !always && covered.iter().all(|&c| c == 0) {
-            return;
-        }
+        let range = match rank {
+            Some(r) => r as usize..r as usize + 1,
+            None => 0..self.unflushed.by_rank.len(),
+        };
+        let writes = self
+            .unflushed
+            .by_rank
+            .get(range.clone())
+            .unwrap_or_default();
+        let puts = self.unflushed.puts_by_rank.get(range).unwrap_or_default();
+        let covered = |counts: &[AtomicU64]| -> Vec<u64> {
+            counts.iter().map(|c| c.load(Ordering::Acquire)).collect()
+        };
+        let (covered_writes, covered_puts) = (covered(writes), covered(puts));
         for win in [self.win, self.dynamic] {
             if win == constant::win_null() {
                 continue;
@@ -402,9 +455,14 @@ impl MpiTransport {
                 }
             }
         }
-        for (count, covered) in counts.iter().zip(covered) {
-            count.fetch_sub(covered, Ordering::AcqRel);
-            self.unflushed.total.fetch_sub(covered, Ordering::AcqRel);
+        for (counts, covered, total) in [
+            (writes, covered_writes, &self.unflushed.total),
+            (puts, covered_puts, &self.unflushed.puts_total),
+        ] {
+            for (count, covered) in counts.iter().zip(covered) {
+                count.fetch_sub(covered, Ordering::AcqRel);
+                total.fetch_sub(covered, Ordering::AcqRel);
+            }
         }
     }
 
@@ -528,7 +586,7 @@ impl MpiTransport {
     fn put_flushed_anywhere(&self, dst: Location, src: &[u8]) -> Result<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(dst, src.len() as u64)?;
-        self.order_after_puts(dst.rank);
+        self.order_after_writes(dst.rank);
         self.put_bytes(win, dst.rank, disp, src)?;
         // A flush of the one window used completes the put at the target (and locally).
         // SAFETY: the window is locked for the whole run.
@@ -542,7 +600,7 @@ impl MpiTransport {
     fn get_anywhere(&self, src: Location, dst: &mut [u8]) -> Result<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(src, dst.len() as u64)?;
-        self.order_after_puts(src.rank);
+        self.order_after_writes(src.rank);
         self.get_bytes(win, src.rank, disp, dst)?;
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush_local", unsafe {
@@ -617,7 +675,7 @@ impl Transport for MpiTransport {
     fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(dst, src.len() as u64)?;
-        self.order_after_puts(dst.rank);
+        self.order_after_writes(dst.rank);
         self.put_bytes(win, dst.rank, disp, src)?;
         self.flush_local(dst.rank)?;
         self.put_left_unflushed(dst.rank);
@@ -629,7 +687,7 @@ impl Transport for MpiTransport {
         let Some((disp, count)) = self.heap_target(dst, src.len()) else {
             return Ok(self.put_flushed_anywhere(dst, src)?);
         };
-        self.order_after_puts(dst.rank);
+        self.order_after_writes(dst.rank);
         // SAFETY: `src` is borrowed until the flush below; `heap_target` checked the range;
         // the window is locked for the whole run.
         let (put, flush) = unsafe {
@@ -648,7 +706,7 @@ impl Transport for MpiTransport {
         let Some((disp, count)) = self.heap_target(src, dst.len()) else {
             return Ok(self.get_anywhere(src, dst)?);
         };
-        self.order_after_puts(src.rank);
+        self.order_after_writes(src.rank);
         // SAFETY: `dst` is borrowed until the flush below; `heap_target` checked the range;
         // the window is locked for the whole run.
         let (get, flush) = unsafe {
@@ -668,7 +726,7 @@ impl Transport for MpiTransport {
         self.on_mpi_thread()?;
         if matches!(dst.segment, Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(dst)?;
-            self.order_after_puts(dst.rank);
+            self.order_after_writes(dst.rank);
             for &run in runs {
                 self.put_run(&span, dst, src, run)?;
             }
@@ -691,7 +749,7 @@ impl Transport for MpiTransport {
         self.on_mpi_thread()?;
         if matches!(src.segment, Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(src)?;
-            self.order_after_puts(src.rank);
+            self.order_after_writes(src.rank);
             for &run in runs {
                 self.get_run(&span, src, dst, run)?;
             }
@@ -716,7 +774,7 @@ impl Transport for MpiTransport {
         };
         if matches!(dst.segment, Segment::Registered(_)) {
             let span = self.span(dst)?;
-            self.order_after_puts(dst.rank);
+            self.order_after_writes(dst.rank);
             span.disp(dst, dst.offset, extent)?;
             for (s, &o) in srcs.iter().zip(offsets) {
                 self.put_bytes(
@@ -755,7 +813,7 @@ impl Transport for MpiTransport {
         }
         if matches!(src.segment, Segment::Registered(_)) {
             let span = self.span(src)?;
-            self.order_after_puts(src.rank);
+            self.order_after_writes(src.rank);
             span.disp(src, src.offset, extent)?;
             for (d, &o) in dsts.iter_mut().zip(offsets) {
                 let disp = span.disp(src, src.offset + o, d.len() as u64)?;
@@ -782,7 +840,7 @@ impl Transport for MpiTransport {
         if matches!(dst.segment, Segment::Registered(_)) {
             // No datatypes into attached memory here: one put per chunk, one table read.
             let span = self.span(dst)?;
-            self.order_after_puts(dst.rank);
+            self.order_after_writes(dst.rank);
             span.disp(dst, dst.offset, remote_extent)?;
             let chunk = pattern.chunk;
             pattern.for_each(|l, r| {
@@ -801,8 +859,18 @@ impl Transport for MpiTransport {
             self.put_left_unflushed(dst.rank);
             return Ok(());
         }
-        let origin = Datatype::pattern(pattern.chunk, pattern.counts, pattern.local_strides)?;
-        let target = Datatype::pattern(pattern.chunk, pattern.counts, pattern.remote_strides)?;
+        let origin = Datatype::pattern(
+            Element::byte(),
+            pattern.chunk,
+            pattern.counts,
+            pattern.local_strides,
+        )?;
+        let target = Datatype::pattern(
+            Element::byte(),
+            pattern.chunk,
+            pattern.counts,
+            pattern.remote_strides,
+        )?;
         // SAFETY: the origin type spans at most src.len() bytes of `src` (checked).
         unsafe { Ok(self.put_typed(dst, src.as_ptr(), &origin, &target, remote_extent)?) }
     }
@@ -818,7 +886,7 @@ impl Transport for MpiTransport {
         let (_, remote_extent) = pattern.checked_extents(dst.len())?;
         if matches!(src.segment, Segment::Registered(_)) {
             let span = self.span(src)?;
-            self.order_after_puts(src.rank);
+            self.order_after_writes(src.rank);
             span.disp(src, src.offset, remote_extent)?;
             let chunk = pattern.chunk;
             pattern.for_each(|l, r| {
@@ -835,8 +903,18 @@ impl Transport for MpiTransport {
             })?;
             return Ok(self.flush_local(src.rank)?);
         }
-        let origin = Datatype::pattern(pattern.chunk, pattern.counts, pattern.local_strides)?;
-        let target = Datatype::pattern(pattern.chunk, pattern.counts, pattern.remote_strides)?;
+        let origin = Datatype::pattern(
+            Element::byte(),
+            pattern.chunk,
+            pattern.counts,
+            pattern.local_strides,
+        )?;
+        let target = Datatype::pattern(
+            Element::byte(),
+            pattern.chunk,
+            pattern.counts,
+            pattern.remote_strides,
+        )?;
         // SAFETY: the origin type spans at most dst.len() bytes of `dst` (checked).
         unsafe { Ok(self.get_typed(src, dst.as_mut_ptr(), &origin, &target, remote_extent)?) }
     }
@@ -882,11 +960,22 @@ impl Transport for MpiTransport {
         let aligned = target.offset & (bytes as u64 - 1) == 0;
         match self.heap_target(target, bytes) {
             Some((disp, _)) if aligned => {
-                self.order_after_puts(target.rank);
+                self.order_after_writes(target.rank);
                 Ok(self.atomic_at(target.rank, disp, width, op)?)
             }
             _ => Ok(self.atomic_anywhere(target, width, op)?),
         }
+    }
+
+    fn accumulate(
+        &self,
+        dst: Location,
+        src: &[u8],
+        shape: AccShape<'_>,
+        kind: AccKind,
+        scale: &[u8],
+    ) -> TransportResult<()> {
+        Ok(self.accumulate_summing(dst, src, shape, kind, scale)?)
     }
 
     fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64> {
@@ -905,13 +994,13 @@ impl Transport for MpiTransport {
                 procs: self.procs,
             }));
         }
-        self.complete_puts(Some(rank), true);
+        self.flush_pending(Some(rank));
         Ok(())
     }
 
     fn flush_all(&self) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        self.complete_puts(None, true);
+        self.flush_pending(None);
         Ok(())
     }
 

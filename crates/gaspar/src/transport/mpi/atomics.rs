@@ -35,7 +35,7 @@ impl MpiTransport {
             return Err(unsupported_registered(target));
         }
         let disp = self.span(target)?.disp(target, target.offset, bytes)?;
-        self.order_after_puts(target.rank);
+        self.order_after_writes(target.rank);
         self.atomic_at(target.rank, disp, width, op)
     }
 

@@ -12,6 +12,30 @@ use crate::transport::{Location, Run};
 /// A committed MPI datatype describing one side of a noncontiguous transfer, freed on drop.
 pub(super) struct Datatype(pub(super) ffi::MPI_Datatype);
 
+/// The predefined MPI datatype a derived one is built from, and its size in bytes
+/// (bytes for puts and gets; an accumulate's element type, since MPI applies an
+/// accumulate only to datatypes built from one predefined type).
+#[derive(Clone, Copy)]
+pub(super) struct Element {
+    pub(super) datatype: ffi::MPI_Datatype,
+    pub(super) size: u64,
+}
+
+impl Element {
+    /// Plain bytes.
+    pub(super) fn byte() -> Element {
+        Element {
+            datatype: constant::byte(),
+            size: 1,
+        }
+    }
+
+    /// Whole elements in `bytes`, as an MPI int.
+    pub(super) fn count(self, bytes: u64) -> Result<c_int> {
+        mpi_int(bytes / self.size)
+    }
+}
+
 /// `v` as an MPI int count, or an error.
 fn mpi_int(v: u64) -> Result<c_int> {
     c_int::try_from(v).map_err(|_| Error::LengthOverflow {
@@ -20,19 +44,25 @@ fn mpi_int(v: u64) -> Result<c_int> {
 }
 
 impl Datatype {
-    /// `chunk` contiguous bytes repeated over `counts` levels `strides` bytes apart (nested
-    /// hvectors); an error when a count or the chunk does not fit an MPI int.
-    pub(super) fn pattern(chunk: u64, counts: &[u64], strides: &[u64]) -> Result<Datatype> {
+    /// `chunk` contiguous bytes of `element`s repeated over `counts` levels `strides`
+    /// bytes apart (nested hvectors); an error when a count or the chunk does not fit an
+    /// MPI int.
+    pub(super) fn pattern(
+        element: Element,
+        chunk: u64,
+        counts: &[u64],
+        strides: &[u64],
+    ) -> Result<Datatype> {
         let int = mpi_int;
-        let mut current = constant::byte();
+        let mut current = element.datatype;
         let mut owned: Vec<ffi::MPI_Datatype> = Vec::new();
-        let mut next = constant::byte();
+        let mut next = element.datatype;
         // SAFETY: each call creates a new datatype from a valid one; intermediate types
         // are freed below after the outermost one is committed (MPI keeps what it needs).
         unsafe {
             check(
                 "MPI_Type_contiguous",
-                ffi::MPI_Type_contiguous(int(chunk)?, current, &mut next),
+                ffi::MPI_Type_contiguous(element.count(chunk)?, current, &mut next),
             )?;
             owned.push(next);
             current = next;
@@ -59,9 +89,14 @@ impl Datatype {
         }
     }
 
-    /// Blocks of `lens[k]` bytes at byte displacements `disps[k]` (an hindexed type).
-    fn indexed(lens: &[c_int], disps: &[ffi::MPI_Aint]) -> Result<Datatype> {
-        let mut t = constant::byte();
+    /// Blocks of `lens[k]` `element`s at byte displacements `disps[k]` (an hindexed
+    /// type).
+    pub(super) fn indexed(
+        element: Element,
+        lens: &[c_int],
+        disps: &[ffi::MPI_Aint],
+    ) -> Result<Datatype> {
+        let mut t = element.datatype;
         // SAFETY: both arrays have `lens.len()` entries, which fits an MPI int (checked).
         unsafe {
             check(
@@ -70,7 +105,7 @@ impl Datatype {
                     mpi_int(lens.len() as u64)?,
                     lens.as_ptr(),
                     disps.as_ptr(),
-                    constant::byte(),
+                    element.datatype,
                     &mut t,
                 ),
             )?;
@@ -99,8 +134,8 @@ pub(super) fn indexed_pair(
         })
         .collect::<Result<Vec<ffi::MPI_Aint>>>()?;
     Ok((
-        Datatype::indexed(&lens, &local)?,
-        Datatype::indexed(&lens, &remote)?,
+        Datatype::indexed(Element::byte(), &lens, &local)?,
+        Datatype::indexed(Element::byte(), &lens, &remote)?,
     ))
 }
 
@@ -147,7 +182,7 @@ impl MpiTransport {
         extent: u64,
     ) -> Result<()> {
         let disp = self.disp(dst, extent)?;
-        self.order_after_puts(dst.rank);
+        self.order_after_writes(dst.rank);
         // SAFETY: the origin blocks are readable (caller's contract); the target blocks
         // end within `extent` bytes, bounds-checked against the segment; both types live
         // until after the flush.
@@ -182,7 +217,7 @@ impl MpiTransport {
         extent: u64,
     ) -> Result<()> {
         let disp = self.disp(src, extent)?;
-        self.order_after_puts(src.rank);
+        self.order_after_writes(src.rank);
         // SAFETY: as in `put_typed`, writing into the origin blocks.
         check("MPI_Get", unsafe {
             ffi::MPI_Get(

@@ -3,7 +3,7 @@
 //! and the at-exit check that ends the job when a rank exits without finalizing.
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use mpi::ffi;
 
@@ -510,11 +510,7 @@ impl MpiTransport {
                 Some(_) => [0, 0],
                 None => [starter_len, heap_len].map(|len| len.min(i32::MAX as u64) + 1),
             },
-            unflushed: Unflushed {
-                total: AtomicU64::new(0),
-                by_rank: (0..procs).map(|_| AtomicU64::new(0)).collect(),
-                flushing: std::sync::Mutex::new(()),
-            },
+            unflushed: Unflushed::new(procs as u32),
             we_initialized,
             finalized: AtomicBool::new(false),
             single_thread,
