@@ -15,8 +15,10 @@
 //! entry points.
 
 mod entry;
+mod fast;
 pub(crate) mod owner;
 pub(crate) mod parts;
+pub(crate) mod routes;
 pub(crate) mod service;
 pub(crate) mod table;
 mod wire;
