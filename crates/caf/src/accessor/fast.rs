@@ -1,9 +1,11 @@
 //! The fast path: a get or send whose target has a route ([`super::routes`]) runs its
 //! accessor right here against the routed address, as GCC's caf_shmem does against its
-//! own mapping: no engine, no lock, no copy of a descriptor (the coarray's descriptor is
-//! pointed at the part for the call and given its address back after, as caf_shmem does).
+//! own mapping: no engine, no lock, no allocation (the coarray's descriptor is copied onto
+//! the stack and pointed at the part; caf_shmem points the caller's own descriptor there
+//! for the call, which two threads of one image could not share).
 
 use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
 
 use super::owner;
 use super::routes;
@@ -25,59 +27,63 @@ pub(crate) unsafe fn route(token: *mut c_void, image: c_int) -> Option<usize> {
     unsafe { token::borrow(token) }.ok()?.routes.base(image)
 }
 
-/// Points a coarray's descriptor at `base` for one accessor call, and back when dropped.
-struct Pointed {
-    desc: *mut Descriptor,
-    old: *mut c_void,
-}
+/// A copy of a coarray's descriptor pointed at the part, on the stack: only the header and
+/// the rank's dimensions are copied (the accessor reads no more), and the caller's
+/// descriptor is never written (so threads of one image may access the same coarray).
+#[repr(C, align(8))]
+struct PointedCopy(MaybeUninit<[u8; owner::MAX_BYTES]>);
 
-impl Pointed {
-    /// The accessor's argument for the part at `base`: `desc` pointed at it, or `base`
-    /// itself for a coarray without descriptor.
+impl PointedCopy {
+    /// The accessor's argument for the part at `base`: a copy of `desc` pointed at it, or
+    /// `base` itself for a coarray without descriptor; `None` for a descriptor of no rank
+    /// gfortran makes (the engine path reports it).
     ///
     /// # Safety
-    /// `desc` is null or the coarray's descriptor, writable for the call (as caf_shmem
-    /// writes it).
-    unsafe fn at(desc: *const c_void, base: usize) -> (Pointed, *mut c_void) {
-        let desc = desc.cast_mut().cast::<Descriptor>();
+    /// `desc` is null or a descriptor followed by its rank's dimensions.
+    #[inline(always)]
+    unsafe fn at(&mut self, desc: *const c_void, base: usize) -> Option<*mut c_void> {
         if desc.is_null() {
-            let none = Pointed {
-                desc,
-                old: std::ptr::null_mut(),
-            };
-            return (none, base as *mut c_void);
+            return Some(base as *mut c_void);
         }
-        // SAFETY: a writable descriptor (this function's contract).
-        let old = unsafe { std::mem::replace(&mut (*desc).base_addr, base as *mut c_void) };
-        (Pointed { desc, old }, desc.cast())
-    }
-}
-
-impl Drop for Pointed {
-    fn drop(&mut self) {
-        if !self.desc.is_null() {
-            // SAFETY: the descriptor `at` was given, still live (the call has not returned).
-            unsafe { (*self.desc).base_addr = self.old };
+        // SAFETY: a descriptor's header is readable (this function's contract).
+        let rank = unsafe { (*desc.cast::<Descriptor>()).dtype.rank };
+        let len = owner::used_bytes(rank).ok()?;
+        let copy = self.0.as_mut_ptr().cast::<u8>();
+        // SAFETY: `len` readable bytes (the header and `rank` dimensions) into a buffer of
+        // MAX_BYTES >= len, aligned for a descriptor; the base address is then replaced.
+        unsafe {
+            std::ptr::copy_nonoverlapping(desc.cast::<u8>(), copy, len);
+            (*copy.cast::<Descriptor>()).base_addr = base as *mut c_void;
         }
+        Some(copy.cast())
     }
 }
 
 /// What a get needs besides the part: gfortran's arguments, as `get_from_remote` takes them.
 pub(crate) struct Get {
+    /// The coarray's descriptor (null for a coarray without one).
     pub(crate) src_desc: *const c_void,
+    /// The source's character length, or null.
     pub(crate) src_charlen: *const usize,
+    /// The image index of the coindex (the getter's `caller_image`).
     pub(crate) image: c_int,
+    /// The address of the destination's data pointer (scalars).
     pub(crate) dst_data: *mut *mut c_void,
+    /// The destination's character length, or null.
     pub(crate) dst_charlen: *mut usize,
+    /// The destination's descriptor (arrays), or null.
     pub(crate) dst_desc: *mut Descriptor,
+    /// Whether the destination may be reallocated.
     pub(crate) may_realloc: bool,
+    /// The getter's index in the accessor table.
     pub(crate) getter: c_int,
+    /// The data the compiler packed for the getter.
     pub(crate) add_data: *mut c_void,
 }
 
 /// Runs the getter against the part at `base`, as caf_shmem's `get_from_remote` does;
-/// false when the getter is unknown or the source and destination share a descriptor (the
-/// engine path handles both).
+/// false when the getter is unknown or the coarray's descriptor has no valid rank (the
+/// engine path reports both).
 ///
 /// # Safety
 /// `base` is a route of the coarray the arguments name; the arguments are as gfortran
@@ -88,11 +94,11 @@ pub(crate) unsafe fn get(base: usize, a: &Get) -> bool {
     let Some(getter) = (unsafe { owner::getter(a.getter) }) else {
         return false;
     };
-    if !a.dst_desc.is_null() && a.dst_desc.cast_const().cast() == a.src_desc {
-        return false;
-    }
+    let mut copy = PointedCopy(MaybeUninit::uninit());
     // SAFETY: the coarray's descriptor (this function's contract).
-    let (_pointed, src) = unsafe { Pointed::at(a.src_desc, base) };
+    let Some(src) = (unsafe { copy.at(a.src_desc, base) }) else {
+        return false;
+    };
     let dst: *mut c_void = if a.dst_desc.is_null() {
         a.dst_data.cast()
     } else {
@@ -153,18 +159,25 @@ unsafe fn restore_destination(desc: *mut Descriptor, kept: *mut c_void) {
 
 /// What a send needs besides the part: gfortran's arguments, as `send_to_remote` takes them.
 pub(crate) struct Send {
+    /// The coarray's descriptor (null for a coarray without one).
     pub(crate) dst_desc: *const c_void,
+    /// The destination's character length, or null.
     pub(crate) dst_charlen: *const usize,
+    /// The image index of the coindex (the receiver's `caller_image`).
     pub(crate) image: c_int,
+    /// The source: its descriptor (arrays) or its data (scalars).
     pub(crate) src: *const c_void,
+    /// The source's character length, or null.
     pub(crate) src_charlen: *const usize,
+    /// The receiver's index in the accessor table.
     pub(crate) receiver: c_int,
+    /// The data the compiler packed for the receiver.
     pub(crate) add_data: *mut c_void,
 }
 
 /// Runs the receiver against the part at `base`, as caf_shmem's `send_to_remote` does;
-/// `false` when the receiver is unknown (the engine path reports it) or the source is the
-/// coarray's own descriptor (pointing it at the part would change the source).
+/// false when the receiver is unknown or the coarray's descriptor has no valid rank (the
+/// engine path reports both).
 ///
 /// # Safety
 /// As [`get`], for `send_to_remote`'s arguments.
@@ -174,11 +187,11 @@ pub(crate) unsafe fn send(base: usize, a: &Send) -> bool {
     let Some(receiver) = (unsafe { owner::receiver(a.receiver) }) else {
         return false;
     };
-    if !a.dst_desc.is_null() && a.dst_desc == a.src {
-        return false;
-    }
+    let mut copy = PointedCopy(MaybeUninit::uninit());
     // SAFETY: the coarray's descriptor (this function's contract).
-    let (_pointed, dst) = unsafe { Pointed::at(a.dst_desc, base) };
+    let Some(dst) = (unsafe { copy.at(a.dst_desc, base) }) else {
+        return false;
+    };
     let image = a.image;
     // SAFETY: the arguments a receiver takes, as GCC's single.c passes them.
     owner::with_callback(a.add_data, None, |callback| unsafe {

@@ -15,7 +15,7 @@ const HEADER_BYTES: usize = 40;
 /// Bytes of one dimension (stride, lower bound, upper bound).
 const DIM_BYTES: usize = 24;
 /// Bytes of a descriptor of the highest rank.
-const MAX_BYTES: usize = HEADER_BYTES + descriptor::MAX_RANK * DIM_BYTES;
+pub(crate) const MAX_BYTES: usize = HEADER_BYTES + descriptor::MAX_RANK * DIM_BYTES;
 
 /// A descriptor of any rank held by value (room for 15 dimensions), 8-byte aligned.
 #[derive(Clone)]
@@ -133,7 +133,7 @@ impl DescBuf {
 }
 
 /// Bytes of a descriptor of `rank`.
-fn used_bytes(rank: i8) -> Result<usize, CafError> {
+pub(crate) fn used_bytes(rank: i8) -> Result<usize, CafError> {
     usize::try_from(rank)
         .ok()
         .filter(|&r| r <= descriptor::MAX_RANK)
