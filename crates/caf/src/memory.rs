@@ -83,6 +83,7 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                     desc: if keep { desc } else { std::ptr::null_mut() },
                     // SAFETY: null or a descriptor gfortran built (this function's contract).
                     plain: unsafe { intrinsic_elements(desc) },
+                    routes: Default::default(),
                 };
                 // SAFETY: `token` is writable (checked non-null; this function's contract).
                 unsafe { *token = fresh.into_raw() };
@@ -145,6 +146,7 @@ unsafe fn register_view(
         holds: coarray.holds,
         desc: if rank > 0 { desc } else { std::ptr::null_mut() },
         plain: coarray.plain,
+        routes: Default::default(),
     };
     // SAFETY: writable (caller's contract).
     unsafe { *slot = view.into_raw() };
@@ -181,6 +183,7 @@ unsafe fn component_token<'a>(
             holds: Holds::Data,
             desc: std::ptr::null(),
             plain: false,
+            routes: Default::default(),
         }
         .into_raw();
         heap.add_token(fresh as usize);

@@ -41,7 +41,11 @@ pub(crate) enum Memory {
 
 /// One registered coarray, lock or event array, or allocatable component.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct CafToken {
+    /// Where accessors for each image's part ran before (the fast path); first, as its
+    /// first word tells this token from an accessor's callback token.
+    pub(crate) routes: crate::accessor::routes::Routes,
     /// The memory.
     pub(crate) memory: Memory,
     /// What the memory holds.

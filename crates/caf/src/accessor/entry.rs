@@ -6,6 +6,7 @@ use std::ffi::{c_int, c_void};
 
 use gaspar::coarray::{TeamId, TeamLevel};
 
+use super::fast;
 use super::owner::{self, Call, DescBuf, Fetched, Into, Sent, Target};
 use super::service;
 use super::wire::{Op, PartAt, Reply, Request};
@@ -42,31 +43,34 @@ unsafe fn locate(
     team: CoindexTeam,
 ) -> Result<Where, CafError> {
     let engine = &state.engine;
-    let team = team.resolve(state)?;
+    let image_index = image;
+    let team_id = team.resolve(state)?;
     // SAFETY: this function's contract.
     let caf = unsafe { token::borrow(token)? };
     caf.check_holds(Holds::Data)?;
     let (memory, offset) = caf.memory_at()?;
     let image = token::image(image)?;
-    let part = engine.part_in(memory, image, team)?;
+    let part = engine.part_in(memory, image, team_id)?;
     let desc = if coarray_desc.is_null() {
         None
     } else {
         // SAFETY: a descriptor (this function's contract).
         Some(Box::new(unsafe { DescBuf::copy_of(coarray_desc)? }))
     };
-    if part.rank == engine.runtime().rank() {
-        return Ok(Where::Here(Target {
-            base: engine.local_addr(memory)? + offset,
-            desc,
-        }));
-    }
-    match part.mapped {
-        Some(base) if caf.plain => Ok(Where::Here(Target {
-            base: base + offset,
-            desc,
-        })),
-        _ => Ok(Where::Owner {
+    let here = if part.rank == engine.runtime().rank() {
+        Some(engine.local_addr(memory)? + offset)
+    } else {
+        part.mapped.filter(|_| caf.plain).map(|base| base + offset)
+    };
+    match here {
+        Some(base) => {
+            if matches!(team, CoindexTeam::Current) {
+                caf.routes
+                    .record(image_index, engine.runtime().procs() as usize, base);
+            }
+            Ok(Where::Here(Target { base, desc }))
+        }
+        None => Ok(Where::Owner {
             rank: part.rank,
             part: PartAt {
                 ga_bits: part.ga_bits,
@@ -75,6 +79,68 @@ unsafe fn locate(
             coarray_desc: desc.map(|d| d.bytes().to_vec()),
         }),
     }
+}
+
+/// Runs a coindexed read on the fast path when it can ([`fast`]): true when done.
+///
+/// # Safety
+/// The arguments are as gfortran 15/16 pass them to `get_from_remote`.
+#[inline(always)]
+unsafe fn fast_get<const GCC16: bool>(
+    token: *mut c_void,
+    get: &fast::Get,
+    stat: *mut c_int,
+    team: *mut c_void,
+    team_number: *mut c_int,
+) -> bool {
+    if !matches!(
+        team_of_args::<GCC16>(team, team_number),
+        CoindexTeam::Current
+    ) {
+        return false;
+    }
+    // SAFETY: this function's contract, for every block below.
+    let Some(base) = (unsafe { fast::route(token, get.image) }) else {
+        return false;
+    };
+    // SAFETY: as above; `base` is a route of this coarray.
+    let done = unsafe { fast::get(base, get) };
+    if done {
+        // SAFETY: as above.
+        unsafe { StatArgs::stat_only(stat) }.success();
+    }
+    done
+}
+
+/// Runs a coindexed write on the fast path when it can ([`fast`]): true when done.
+///
+/// # Safety
+/// The arguments are as gfortran 15/16 pass them to `send_to_remote`.
+#[inline(always)]
+unsafe fn fast_send<const GCC16: bool>(
+    token: *mut c_void,
+    send: &fast::Send,
+    stat: *mut c_int,
+    team: *mut c_void,
+    team_number: *mut c_int,
+) -> bool {
+    if !matches!(
+        team_of_args::<GCC16>(team, team_number),
+        CoindexTeam::Current
+    ) {
+        return false;
+    }
+    // SAFETY: this function's contract, for every block below.
+    let Some(base) = (unsafe { fast::route(token, send.image) }) else {
+        return false;
+    };
+    // SAFETY: as above; `base` is a route of this coarray.
+    let done = unsafe { fast::send(base, send) };
+    if done {
+        // SAFETY: as above.
+        unsafe { StatArgs::stat_only(stat) }.success();
+    }
+    done
 }
 
 /// The additional data gfortran packed, as a mutable slice.
@@ -186,8 +252,22 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    // SAFETY: this function's contract.
+    // SAFETY: this function's contract, for both calls.
     unsafe {
+        let get = fast::Get {
+            src_desc: opt_src_desc,
+            src_charlen: opt_src_charlen,
+            image: image_index,
+            dst_data,
+            dst_charlen: opt_dst_charlen,
+            dst_desc: opt_dst_desc,
+            may_realloc: may_realloc_dst,
+            getter: getter_index,
+            add_data: add_data_ptr,
+        };
+        if fast_get::<false>(token, &get, stat, team, team_number) {
+            return;
+        }
         get_from_remote::<false>(
             token,
             opt_src_desc,
@@ -230,8 +310,22 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    // SAFETY: this function's contract.
+    // SAFETY: this function's contract, for both calls.
     unsafe {
+        let get = fast::Get {
+            src_desc: opt_src_desc,
+            src_charlen: opt_src_charlen,
+            image: image_index,
+            dst_data,
+            dst_charlen: opt_dst_charlen,
+            dst_desc: opt_dst_desc,
+            may_realloc: may_realloc_dst,
+            getter: getter_index,
+            add_data: add_data_ptr,
+        };
+        if fast_get::<true>(token, &get, stat, team, team_number) {
+            return;
+        }
         get_from_remote::<true>(
             token,
             opt_src_desc,
@@ -257,6 +351,7 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
 /// # Safety
 /// As [`_gfortran_caf_get_from_remote`].
 #[allow(clippy::too_many_arguments)]
+#[inline(never)]
 unsafe fn get_from_remote<const GCC16: bool>(
     token: *mut c_void,
     opt_src_desc: *const c_void,
@@ -277,7 +372,8 @@ unsafe fn get_from_remote<const GCC16: bool>(
     let coindex = team_of_args::<GCC16>(team, team_number);
     // SAFETY: STAT= as gfortran passes it.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    if let Some(callback) = owner::callback(token) {
+    // SAFETY: this function's contract.
+    if let Some(callback) = unsafe { owner::callback(token) } {
         // SAFETY: this function's contract.
         let done = unsafe {
             get_back(
@@ -656,8 +752,24 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    // SAFETY: this function's contract.
+    // SAFETY: this function's contract, for both calls.
     unsafe {
+        let send = fast::Send {
+            dst_desc: opt_dst_desc,
+            dst_charlen: opt_dst_charlen,
+            image: image_index,
+            src: if opt_src_desc.is_null() {
+                src_data
+            } else {
+                opt_src_desc
+            },
+            src_charlen: opt_src_charlen,
+            receiver: accessor_index,
+            add_data: add_data_ptr,
+        };
+        if fast_send::<false>(token, &send, stat, team, team_number) {
+            return;
+        }
         send_to_remote::<false>(
             token,
             opt_dst_desc,
@@ -698,8 +810,24 @@ pub unsafe extern "C" fn _gaspar_caf16_send_to_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    // SAFETY: this function's contract.
+    // SAFETY: this function's contract, for both calls.
     unsafe {
+        let send = fast::Send {
+            dst_desc: opt_dst_desc,
+            dst_charlen: opt_dst_charlen,
+            image: image_index,
+            src: if opt_src_desc.is_null() {
+                src_data
+            } else {
+                opt_src_desc
+            },
+            src_charlen: opt_src_charlen,
+            receiver: accessor_index,
+            add_data: add_data_ptr,
+        };
+        if fast_send::<true>(token, &send, stat, team, team_number) {
+            return;
+        }
         send_to_remote::<true>(
             token,
             opt_dst_desc,
@@ -724,6 +852,7 @@ pub unsafe extern "C" fn _gaspar_caf16_send_to_remote(
 /// # Safety
 /// As [`_gfortran_caf_send_to_remote`].
 #[allow(clippy::too_many_arguments)]
+#[inline(never)]
 unsafe fn send_to_remote<const GCC16: bool>(
     token: *mut c_void,
     opt_dst_desc: *const c_void,
@@ -743,6 +872,11 @@ unsafe fn send_to_remote<const GCC16: bool>(
     let coindex = team_of_args::<GCC16>(team, team_number);
     // SAFETY: STAT= as gfortran passes it.
     let stat = unsafe { StatArgs::stat_only(stat) };
+    let src = if opt_src_desc.is_null() {
+        src_data
+    } else {
+        opt_src_desc
+    };
     runtime::statement_with_state("coindexed write", stat, |state| {
         // SAFETY: this function's contract, for every block below.
         let place = unsafe { locate(state, token, image_index, opt_dst_desc, coindex)? };
@@ -759,11 +893,6 @@ unsafe fn send_to_remote<const GCC16: bool>(
         };
         match place {
             Where::Here(mut target) => {
-                let src = if opt_src_desc.is_null() {
-                    src_data
-                } else {
-                    opt_src_desc
-                };
                 // SAFETY: as above.
                 unsafe {
                     owner::send_in_place(

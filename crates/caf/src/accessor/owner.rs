@@ -5,6 +5,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use super::routes;
 use super::table::{self, AccessorFn};
 use crate::descriptor::{self, Descriptor};
 use crate::error::CafError;
@@ -14,7 +15,7 @@ const HEADER_BYTES: usize = 40;
 /// Bytes of one dimension (stride, lower bound, upper bound).
 const DIM_BYTES: usize = 24;
 /// Bytes of a descriptor of the highest rank.
-const MAX_BYTES: usize = HEADER_BYTES + descriptor::MAX_RANK * DIM_BYTES;
+pub(crate) const MAX_BYTES: usize = HEADER_BYTES + descriptor::MAX_RANK * DIM_BYTES;
 
 /// A descriptor of any rank held by value (room for 15 dimensions), 8-byte aligned.
 #[derive(Clone)]
@@ -132,7 +133,7 @@ impl DescBuf {
 }
 
 /// Bytes of a descriptor of `rank`.
-fn used_bytes(rank: i8) -> Result<usize, CafError> {
+pub(crate) fn used_bytes(rank: i8) -> Result<usize, CafError> {
     usize::try_from(rank)
         .ok()
         .filter(|&r| r <= descriptor::MAX_RANK)
@@ -172,6 +173,8 @@ impl Target {
 /// address of the additional data (valid while the caller waits for the reply).
 #[repr(C)]
 pub(crate) struct CallbackToken {
+    /// Always [`routes::CALLBACK_TOKEN`]: tells this token from a coarray's.
+    kind: u64,
     memptr: *mut c_void,
     desc: *mut c_void,
     owning_memory: bool,
@@ -186,40 +189,39 @@ impl CallbackToken {
     }
 }
 
-thread_local! {
-    /// The callback tokens of the accessors running on this thread (innermost last).
-    static LIVE: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Runs `f` with a callback token over `add_data`, known to [`callback`] meanwhile.
-fn with_callback<T>(
+/// Runs `f` with a callback token over `add_data`.
+#[inline]
+pub(crate) fn with_callback<T>(
     add_data: *mut c_void,
     origin: Option<(u32, u64)>,
     f: impl FnOnce(*mut c_void) -> T,
 ) -> T {
     let mut token = CallbackToken {
+        kind: routes::CALLBACK_TOKEN,
         memptr: add_data,
         desc: std::ptr::null_mut(),
         owning_memory: false,
         origin,
     };
-    let raw = (&mut token as *mut CallbackToken).cast::<c_void>();
-    LIVE.with(|live| live.borrow_mut().push(raw as usize));
-    let result = f(raw);
-    LIVE.with(|live| live.borrow_mut().pop());
-    result
+    f((&mut token as *mut CallbackToken).cast::<c_void>())
 }
 
-/// The callback token behind `token` when it is one an accessor running on this thread
-/// received (a nested call), else `None`.
-pub(crate) fn callback<'a>(token: *mut c_void) -> Option<&'a CallbackToken> {
-    let live = LIVE.with(|live| live.borrow().contains(&(token as usize)));
-    // SAFETY: a live callback token: `with_callback` keeps it until the accessor returns,
-    // and the nested call happens inside the accessor.
-    live.then(|| unsafe { &*token.cast::<CallbackToken>() })
+/// The callback token behind `token` when it is one an accessor received (a nested call),
+/// else `None`.
+///
+/// # Safety
+/// `token` is null, a coarray token, or a callback token whose accessor is still running
+/// (gfortran passes no other).
+#[inline]
+pub(crate) unsafe fn callback<'a>(token: *mut c_void) -> Option<&'a CallbackToken> {
+    // SAFETY: this function's contract; both kinds of token start with their kind.
+    let is_callback = !token.is_null() && unsafe { routes::kind(token) } == routes::CALLBACK_TOKEN;
+    // SAFETY: a live callback token: the accessor that received it is running.
+    is_callback.then(|| unsafe { &*token.cast::<CallbackToken>() })
 }
 
-type Getter = unsafe extern "C" fn(
+/// A getter's type (GCC's single.c: `getter_t`).
+pub(crate) type Getter = unsafe extern "C" fn(
     *mut c_void,
     *const c_int,
     *mut c_void,
@@ -230,7 +232,8 @@ type Getter = unsafe extern "C" fn(
     *mut usize,
     *const usize,
 );
-type Receiver = unsafe extern "C" fn(
+/// A receiver's type (GCC's single.c: `receiver_t`).
+pub(crate) type Receiver = unsafe extern "C" fn(
     *mut c_void,
     *const c_int,
     *mut c_void,
@@ -242,6 +245,26 @@ type Receiver = unsafe extern "C" fn(
 );
 type Presence =
     unsafe extern "C" fn(*mut c_void, *const c_int, *mut i32, *mut c_void, *mut c_void, usize);
+
+/// Getter `index`, for a call that needs a getter.
+///
+/// # Safety
+/// The compiler registered accessor `index` as a getter (the call names it as one).
+#[inline]
+pub(crate) unsafe fn getter(index: c_int) -> Option<Getter> {
+    // SAFETY: this function's contract.
+    table::accessor(index).map(|f| unsafe { std::mem::transmute::<AccessorFn, Getter>(f) })
+}
+
+/// Receiver `index`, for a call that needs a receiver.
+///
+/// # Safety
+/// The compiler registered accessor `index` as a receiver (the call names it as one).
+#[inline]
+pub(crate) unsafe fn receiver(index: c_int) -> Option<Receiver> {
+    // SAFETY: this function's contract.
+    table::accessor(index).map(|f| unsafe { std::mem::transmute::<AccessorFn, Receiver>(f) })
+}
 
 fn lookup(index: c_int) -> Result<AccessorFn, CafError> {
     table::accessor(index)

@@ -1,70 +1,68 @@
-//! Each image's accessor service: a thread that listens on a Unix socket (Linux abstract
-//! namespace, named by the process id) and runs the accessors other images ask for
-//! against this process's memory, while the image's own thread goes on with the program.
-//! So an access through a pointer or allocatable component into the owner's ordinary
-//! memory completes without the owner reaching an image control statement. The callers
-//! learn every image's process id in one exchange at start; a caller keeps one connection
-//! per owner. Reaches images on the same node only.
+//! Each image's accessor service: threads that listen for the other images ([`peers`]:
+//! a Unix socket for the same node, TCP for other nodes) and run the accessors they ask
+//! for against this process's memory, while the image's own thread goes on with the
+//! program. So an access through a pointer or allocatable component into the owner's
+//! ordinary memory completes without the owner reaching an image control statement. A
+//! caller keeps one connection per owner.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::os::linux::net::SocketAddrExt;
-use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
-use std::sync::OnceLock;
+use std::io::{Read, Write};
 
 use gaspar::coarray::Coarrays;
 
 use super::owner::{self, Call, DescBuf, Into, Sent, Target};
 use super::parts;
+use super::peers::{self, Channel};
 use super::wire::{self, Op, Reply, Request};
 use crate::error::CafError;
-
-/// Every image's process id, by job rank (set by [`start`]).
-static PIDS: OnceLock<Vec<u64>> = OnceLock::new();
 
 thread_local! {
     /// This thread's connections to the other images' services, by job rank (per thread:
     /// a service thread calling back to a caller never waits for the image's own thread).
-    static CONNECTIONS: RefCell<HashMap<u32, UnixStream>> = RefCell::new(HashMap::new());
-}
-
-fn address(pid: u64) -> std::io::Result<SocketAddr> {
-    SocketAddr::from_abstract_name(format!("gaspar-caf-accessors-{pid}"))
+    static CONNECTIONS: RefCell<HashMap<u32, Box<dyn Channel>>> = RefCell::new(HashMap::new());
 }
 
 /// Starts this image's service and learns the others' (collective over every image: the
 /// library calls it from `init` when the program registered accessors).
 pub(crate) fn start(engine: &Coarrays) -> Result<(), CafError> {
-    let pid = u64::from(std::process::id());
-    let listener = UnixListener::bind_addr(&address(pid).map_err(io_error)?).map_err(io_error)?;
-    std::thread::Builder::new()
-        .name("caf-accessors".into())
-        .spawn(move || serve(listener))
-        .map_err(io_error)?;
-    let rt = engine.runtime();
-    let mut pids = vec![0u64; rt.procs() as usize];
-    rt.team()
-        .allgather(rt, &[pid], &mut pids)
-        .map_err(|e| CafError::Engine(e.into()))?;
-    let _ = PIDS.set(pids);
-    Ok(())
+    let listeners = peers::exchange(engine)?;
+    if let Some(unix) = listeners.unix {
+        spawn("caf-accessors", move || serve(unix.incoming()))?;
+    }
+    let tcp = listeners.tcp;
+    spawn("caf-accessors-tcp", move || {
+        serve(tcp.incoming().map(|stream| {
+            stream.inspect(|s| {
+                let _ = s.set_nodelay(true);
+            })
+        }))
+    })
 }
 
-fn io_error(e: std::io::Error) -> CafError {
-    CafError::Argument(format!("accessor service: {e}"))
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), CafError> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .map(drop)
+        .map_err(|e| CafError::Argument(format!("accessor service: {e}")))
 }
 
 /// Accepts connections, one thread each, for the life of the process.
-fn serve(listener: UnixListener) {
-    for stream in listener.incoming().flatten() {
+fn serve<S: Read + Write + Send + 'static>(incoming: impl Iterator<Item = std::io::Result<S>>) {
+    for stream in incoming.flatten() {
         let _ = std::thread::Builder::new()
             .name("caf-accessor".into())
             .spawn(move || answer(stream));
     }
 }
 
-/// Answers one caller's requests until it hangs up.
-fn answer(mut stream: UnixStream) {
+/// Answers one caller's requests until it hangs up; a connection that does not open with
+/// this service's key is closed unanswered.
+fn answer(mut stream: impl Read + Write) {
+    if !peers::admitted(&mut stream) {
+        return;
+    }
     while let Ok(Some(request)) = wire::receive_request(&mut stream) {
         let reply = handle(request).unwrap_or_else(|e| Reply::Failed(e.to_string()));
         if wire::send_reply(&mut stream, &reply).is_err() {
@@ -138,23 +136,10 @@ fn handle(mut request: Request) -> Result<Reply, CafError> {
 /// Asks rank `rank`'s service to run `request` and returns its reply (an owner's failure
 /// as an error).
 pub(crate) fn call(rank: u32, request: &Request) -> Result<Reply, CafError> {
-    let pids = PIDS.get().ok_or_else(|| {
-        CafError::Argument("the accessor service did not start (no accessor was registered)".into())
-    })?;
-    let pid = *pids
-        .get(rank as usize)
-        .ok_or_else(|| CafError::Argument(format!("no image has rank {rank}")))?;
     CONNECTIONS.with(|connections| {
         let mut connections = connections.borrow_mut();
         if let std::collections::hash_map::Entry::Vacant(slot) = connections.entry(rank) {
-            let stream =
-                UnixStream::connect_addr(&address(pid).map_err(io_error)?).map_err(|e| {
-                    CafError::Argument(format!(
-                        "cannot reach the accessor service of rank {rank} (process {pid}; \
-                     images on other nodes are not reached): {e}"
-                    ))
-                })?;
-            slot.insert(stream);
+            slot.insert(peers::connect(rank)?);
         }
         let stream = connections.get_mut(&rank).expect("inserted above");
         let exchange =

@@ -4,6 +4,7 @@
 //! `register_accessors_finish` makes an index name the same accessor on every image.
 
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
 /// An accessor as gfortran registers it: the three kinds share one pointer type and are
@@ -21,6 +22,12 @@ static TABLE: Mutex<Table> = Mutex::new(Table {
     sorted: false,
 });
 
+/// The finished table, read without the lock on every transfer; null until
+/// `register_accessors_finish` and after a registration that came later. Each finished table
+/// is leaked (a reader may still hold an older one); a program finishes its table once,
+/// after its constructors registered every accessor.
+static FINISHED: AtomicPtr<Vec<AccessorFn>> = AtomicPtr::new(std::ptr::null_mut());
+
 fn table() -> std::sync::MutexGuard<'static, Table> {
     TABLE.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -31,7 +38,17 @@ pub(crate) fn any_registered() -> bool {
 }
 
 /// The accessor at `index`, or `None` for an index the table does not have.
+#[inline]
 pub(crate) fn accessor(index: c_int) -> Option<AccessorFn> {
+    let finished = FINISHED.load(Ordering::Acquire);
+    if !finished.is_null() {
+        // SAFETY: a finished table is leaked, never freed nor changed.
+        let finished = unsafe { &*finished };
+        return usize::try_from(index)
+            .ok()
+            .and_then(|i| finished.get(i))
+            .copied();
+    }
     let table = table();
     usize::try_from(index)
         .ok()
@@ -54,6 +71,7 @@ pub unsafe extern "C" fn _gfortran_caf_register_accessor(hash: c_int, accessor: 
     let mut table = table();
     table.entries.push((hash, f));
     table.sorted = false;
+    FINISHED.store(std::ptr::null_mut(), Ordering::Release);
 }
 
 /// Sorts the table by hash (stable: registration order breaks ties, the same everywhere).
@@ -63,6 +81,8 @@ pub extern "C" fn _gfortran_caf_register_accessors_finish() {
     if !table.sorted {
         table.entries.sort_by_key(|&(hash, _)| hash);
         table.sorted = true;
+        let finished: Vec<AccessorFn> = table.entries.iter().map(|&(_, f)| f).collect();
+        FINISHED.store(Box::into_raw(Box::new(finished)), Ordering::Release);
     }
 }
 

@@ -1,0 +1,210 @@
+//! The fast path: a get or send whose target has a route ([`super::routes`]) runs its
+//! accessor right here against the routed address, as GCC's caf_shmem does against its
+//! own mapping: no engine, no lock, no allocation (the coarray's descriptor is copied onto
+//! the stack and pointed at the part; caf_shmem points the caller's own descriptor there
+//! for the call, which two threads of one image could not share).
+
+use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
+
+use super::owner;
+use super::routes;
+use crate::descriptor::Descriptor;
+use crate::token;
+
+/// The address in this process of `image`'s part of `token`, when an accessor ran against
+/// it before in the current team.
+///
+/// # Safety
+/// `token` is null, a coarray token or a callback token (gfortran passes no other).
+#[inline]
+pub(crate) unsafe fn route(token: *mut c_void, image: c_int) -> Option<usize> {
+    // SAFETY: this function's contract: a non-null token starts with its kind.
+    if token.is_null() || unsafe { routes::kind(token) } != routes::COARRAY_TOKEN {
+        return None;
+    }
+    // SAFETY: a coarray token (checked above).
+    unsafe { token::borrow(token) }.ok()?.routes.base(image)
+}
+
+/// A copy of a coarray's descriptor pointed at the part, on the stack: only the header and
+/// the rank's dimensions are copied (the accessor reads no more), and the caller's
+/// descriptor is never written (so threads of one image may access the same coarray).
+#[repr(C, align(8))]
+struct PointedCopy(MaybeUninit<[u8; owner::MAX_BYTES]>);
+
+impl PointedCopy {
+    /// The accessor's argument for the part at `base`: a copy of `desc` pointed at it, or
+    /// `base` itself for a coarray without descriptor; `None` for a descriptor of no rank
+    /// gfortran makes (the engine path reports it).
+    ///
+    /// # Safety
+    /// `desc` is null or a descriptor followed by its rank's dimensions.
+    #[inline(always)]
+    unsafe fn at(&mut self, desc: *const c_void, base: usize) -> Option<*mut c_void> {
+        if desc.is_null() {
+            return Some(base as *mut c_void);
+        }
+        // SAFETY: a descriptor's header is readable (this function's contract).
+        let rank = unsafe { (*desc.cast::<Descriptor>()).dtype.rank };
+        let len = owner::used_bytes(rank).ok()?;
+        let copy = self.0.as_mut_ptr().cast::<u8>();
+        // SAFETY: `len` readable bytes (the header and `rank` dimensions) into a buffer of
+        // MAX_BYTES >= len, aligned for a descriptor; the base address is then replaced.
+        unsafe {
+            std::ptr::copy_nonoverlapping(desc.cast::<u8>(), copy, len);
+            (*copy.cast::<Descriptor>()).base_addr = base as *mut c_void;
+        }
+        Some(copy.cast())
+    }
+}
+
+/// What a get needs besides the part: gfortran's arguments, as `get_from_remote` takes them.
+pub(crate) struct Get {
+    /// The coarray's descriptor (null for a coarray without one).
+    pub(crate) src_desc: *const c_void,
+    /// The source's character length, or null.
+    pub(crate) src_charlen: *const usize,
+    /// The image index of the coindex (the getter's `caller_image`).
+    pub(crate) image: c_int,
+    /// The address of the destination's data pointer (scalars).
+    pub(crate) dst_data: *mut *mut c_void,
+    /// The destination's character length, or null.
+    pub(crate) dst_charlen: *mut usize,
+    /// The destination's descriptor (arrays), or null.
+    pub(crate) dst_desc: *mut Descriptor,
+    /// Whether the destination may be reallocated.
+    pub(crate) may_realloc: bool,
+    /// The getter's index in the accessor table.
+    pub(crate) getter: c_int,
+    /// The data the compiler packed for the getter.
+    pub(crate) add_data: *mut c_void,
+}
+
+/// Runs the getter against the part at `base`, as caf_shmem's `get_from_remote` does;
+/// false when the getter is unknown or the coarray's descriptor has no valid rank (the
+/// engine path reports both).
+///
+/// # Safety
+/// `base` is a route of the coarray the arguments name; the arguments are as gfortran
+/// 15/16 pass them.
+#[inline(always)]
+pub(crate) unsafe fn get(base: usize, a: &Get) -> bool {
+    // SAFETY: `get_from_remote` names a getter.
+    let Some(getter) = (unsafe { owner::getter(a.getter) }) else {
+        return false;
+    };
+    let mut copy = PointedCopy(MaybeUninit::uninit());
+    // SAFETY: the coarray's descriptor (this function's contract).
+    let Some(src) = (unsafe { copy.at(a.src_desc, base) }) else {
+        return false;
+    };
+    let dst: *mut c_void = if a.dst_desc.is_null() {
+        a.dst_data.cast()
+    } else {
+        a.dst_desc.cast()
+    };
+    let mut kept = std::ptr::null_mut();
+    if !a.dst_desc.is_null() && !a.may_realloc {
+        // SAFETY: the destination's descriptor, writable (this function's contract).
+        kept = unsafe { std::mem::replace(&mut (*a.dst_desc).base_addr, std::ptr::null_mut()) };
+    }
+    let mut free_buffer: i32 = 0;
+    let image = a.image;
+    // SAFETY: the arguments a getter takes, as GCC's single.c passes them.
+    owner::with_callback(a.add_data, None, |callback| unsafe {
+        getter(
+            a.add_data,
+            &image,
+            dst,
+            &mut free_buffer,
+            src,
+            callback,
+            0,
+            a.dst_charlen,
+            a.src_charlen,
+        )
+    });
+    if !kept.is_null() {
+        // SAFETY: the destination's descriptor, which the getter filled.
+        unsafe { restore_destination(a.dst_desc, kept) };
+    }
+    true
+}
+
+/// Copies what a getter allocated back into the destination's own memory `kept` (the
+/// destination may not be reallocated) and frees it, as caf_shmem does.
+///
+/// # Safety
+/// `desc` is a descriptor a getter filled; `kept` holds as many elements.
+#[cold]
+unsafe fn restore_destination(desc: *mut Descriptor, kept: *mut c_void) {
+    // SAFETY: this function's contract: the header and `rank` dimensions are readable.
+    unsafe {
+        let fresh = (*desc).base_addr;
+        if fresh != kept {
+            let rank = (*desc).dtype.rank.max(0) as usize;
+            let dims = std::slice::from_raw_parts((*desc).dim.as_ptr(), rank);
+            let bytes = dims
+                .iter()
+                .map(|d| (d.upper_bound - d.lower_bound + 1).max(0) as usize)
+                .product::<usize>()
+                * (*desc).span.max(0) as usize;
+            std::ptr::copy_nonoverlapping(fresh.cast::<u8>(), kept.cast::<u8>(), bytes);
+            libc::free(fresh);
+        }
+        (*desc).base_addr = kept;
+    }
+}
+
+/// What a send needs besides the part: gfortran's arguments, as `send_to_remote` takes them.
+pub(crate) struct Send {
+    /// The coarray's descriptor (null for a coarray without one).
+    pub(crate) dst_desc: *const c_void,
+    /// The destination's character length, or null.
+    pub(crate) dst_charlen: *const usize,
+    /// The image index of the coindex (the receiver's `caller_image`).
+    pub(crate) image: c_int,
+    /// The source: its descriptor (arrays) or its data (scalars).
+    pub(crate) src: *const c_void,
+    /// The source's character length, or null.
+    pub(crate) src_charlen: *const usize,
+    /// The receiver's index in the accessor table.
+    pub(crate) receiver: c_int,
+    /// The data the compiler packed for the receiver.
+    pub(crate) add_data: *mut c_void,
+}
+
+/// Runs the receiver against the part at `base`, as caf_shmem's `send_to_remote` does;
+/// false when the receiver is unknown or the coarray's descriptor has no valid rank (the
+/// engine path reports both).
+///
+/// # Safety
+/// As [`get`], for `send_to_remote`'s arguments.
+#[inline(always)]
+pub(crate) unsafe fn send(base: usize, a: &Send) -> bool {
+    // SAFETY: `send_to_remote` names a receiver.
+    let Some(receiver) = (unsafe { owner::receiver(a.receiver) }) else {
+        return false;
+    };
+    let mut copy = PointedCopy(MaybeUninit::uninit());
+    // SAFETY: the coarray's descriptor (this function's contract).
+    let Some(dst) = (unsafe { copy.at(a.dst_desc, base) }) else {
+        return false;
+    };
+    let image = a.image;
+    // SAFETY: the arguments a receiver takes, as GCC's single.c passes them.
+    owner::with_callback(a.add_data, None, |callback| unsafe {
+        receiver(
+            a.add_data,
+            &image,
+            dst,
+            a.src,
+            callback,
+            0,
+            a.dst_charlen,
+            a.src_charlen,
+        )
+    });
+    true
+}
