@@ -29,16 +29,18 @@ const STOPPED: u64 = 1;
 const FAILED: u64 = 2;
 
 impl Coarrays {
-    /// Writes `status` into this image's word of every image's control block, then
-    /// counts the announcement there (see [`ControlWord::Announcements`]).
+    /// Counts an announcement in every image's control block (see
+    /// [`ControlWord::Announcements`]), then writes `status` into this image's word
+    /// there: in that order, so that an image that saw the status (in a sync) finds the
+    /// count non-zero in its next collective.
     fn announce(&self, status: u64) {
         let me = self.rt.rank();
         for rank in 0..self.rt.procs() {
-            if let Ok(ga) = self.control_ga(rank, ControlWord::Status(me)) {
-                let _ = self.word_op(ga, WordOp::Store(status));
-            }
             if let Ok(ga) = self.control_ga(rank, ControlWord::Announcements) {
                 let _ = self.word_op(ga, WordOp::Add(1));
+            }
+            if let Ok(ga) = self.control_ga(rank, ControlWord::Status(me)) {
+                let _ = self.word_op(ga, WordOp::Store(status));
             }
         }
     }
