@@ -151,16 +151,13 @@ impl Coarrays {
         Ok(image - 1)
     }
 
-    /// `co_broadcast(a, source_image)`: every image's `buf` becomes `source`'s. One way:
-    /// the source image does not wait for the others (beyond flow control), so an image
-    /// whose call differs (another collective, source or length) gets the error, and the
-    /// source image only when its own later calls meet that image's.
+    /// `co_broadcast(a, source_image)`: every image's `buf` becomes `source`'s.
     pub fn co_broadcast(&mut self, buf: &mut [u8], source: Image) -> CoResult<()> {
         let root = self.root(source)?;
         self.all_images_running()?;
         Ok(self
             .collective_team()
-            .broadcast_bytes_one_way(&self.rt, buf, root)?)
+            .broadcast_bytes(&self.rt, buf, root)?)
     }
 
     /// `co_sum(a, result_image)`: `buf` holds elements of type `elem`, `elem_len` bytes

@@ -178,23 +178,6 @@ impl Team {
 
     /// [`broadcast`](Self::broadcast) of bytes.
     pub fn broadcast_bytes(&self, world: &World, buf: &mut [u8], root: u32) -> Result<()> {
-        self.broadcast_as(world, buf, root, false)
-    }
-
-    /// [`broadcast_bytes`](Self::broadcast_bytes) where the root need not wait for the
-    /// other members: a mismatched call (another collective, root or length) is an error
-    /// on the members that receive, not necessarily on the root (Fortran's
-    /// `co_broadcast`).
-    pub(crate) fn broadcast_bytes_one_way(
-        &self,
-        world: &World,
-        buf: &mut [u8],
-        root: u32,
-    ) -> Result<()> {
-        self.broadcast_as(world, buf, root, true)
-    }
-
-    fn broadcast_as(&self, world: &World, buf: &mut [u8], root: u32, one_way: bool) -> Result<()> {
         self.check_root(root)?;
         self.run(
             world,
@@ -202,7 +185,7 @@ impl Team {
                 len: buf.len() as u64,
                 root,
             },
-            TeamCall::Broadcast { buf, root, one_way },
+            TeamCall::Broadcast { buf, root },
         )
     }
 
