@@ -95,7 +95,7 @@ unsafe fn on_elements(
     f: impl FnOnce(&mut [u8], TypeCode, usize) -> Result<(), CafError>,
 ) -> Result<(), CafError> {
     // SAFETY: caller's contract.
-    if let Some(d) = unsafe { descriptor::dense(a)? } {
+    if let Some(d) = unsafe { descriptor::dense(a) } {
         // SAFETY: the argument's dense elements, writable (INTENT(INOUT)); Fortran does
         // not touch them during the call.
         let buf = unsafe { std::slice::from_raw_parts_mut(d.base.cast::<u8>(), d.bytes()) };

@@ -117,14 +117,21 @@ pub(crate) enum TypeCode {
 impl TypeCode {
     /// The type of a descriptor's `dtype.type` code.
     pub(crate) fn from_code(code: i8) -> Result<TypeCode, CafError> {
-        Ok(match code {
+        TypeCode::of(code).ok_or_else(|| CafError::Descriptor(format!("unknown type code {code}")))
+    }
+
+    /// As [`TypeCode::from_code`], `None` for an unknown code (the hot paths, which leave
+    /// naming the error to the general path).
+    #[inline(always)]
+    pub(crate) fn of(code: i8) -> Option<TypeCode> {
+        Some(match code {
             type_code::INTEGER => TypeCode::Integer,
             type_code::LOGICAL => TypeCode::Logical,
             type_code::REAL => TypeCode::Real,
             type_code::COMPLEX => TypeCode::Complex,
             type_code::CHARACTER => TypeCode::Character,
             type_code::DERIVED | type_code::CLASS => TypeCode::Derived,
-            other => return Err(CafError::Descriptor(format!("unknown type code {other}"))),
+            _ => return None,
         })
     }
 }
@@ -288,35 +295,55 @@ impl Dense {
 }
 
 /// The descriptor's elements when they are dense (see [`Dense`]), `None` when they are
-/// strided, reversed or empty.
+/// strided, reversed or empty, and when the descriptor is malformed (null, a bad rank,
+/// type code or element length: [`read`] names what is wrong). A scalar's descriptor (rank
+/// 0) is read as plain values.
 ///
 /// # Safety
 /// As [`read`].
-#[inline]
-pub(crate) unsafe fn dense(desc: *const Descriptor) -> Result<Option<Dense>, CafError> {
-    // SAFETY: forwarded from the caller.
-    let (dtype, span, dims) = unsafe { header(desc)? };
-    let elem_len = dtype.elem_len;
-    let stride_unit = if span > 0 { span } else { elem_len as isize };
-    let mut count = 1usize;
-    for d in dims {
-        let extent = (d.upper_bound - d.lower_bound + 1).max(0) as usize;
-        if extent == 0 {
-            return Ok(None);
-        }
-        if extent > 1 && d.stride * stride_unit != (count * elem_len) as isize {
-            return Ok(None);
-        }
-        count *= extent;
+#[inline(always)]
+pub(crate) unsafe fn dense(desc: *const Descriptor) -> Option<Dense> {
+    if desc.is_null() {
+        return None;
     }
-    // SAFETY: `header` checked the pointer.
-    let base = unsafe { (*desc).base_addr };
-    Ok(Some(Dense {
-        base,
+    // SAFETY: non-null and built by gfortran (caller's contract).
+    let d = unsafe { &*desc };
+    let Dtype {
         elem_len,
-        type_code: TypeCode::from_code(dtype.type_code)?,
+        rank,
+        type_code,
+        ..
+    } = d.dtype;
+    let type_code = TypeCode::of(type_code)?;
+    if elem_len == 0 || !(0..=MAX_RANK as i8).contains(&rank) {
+        return None;
+    }
+    let mut count = 1usize;
+    if rank > 0 {
+        // SAFETY: gfortran lays out `rank` dimensions right after the fixed part.
+        let dims = unsafe { std::slice::from_raw_parts(d.dim.as_ptr(), rank as usize) };
+        let stride_unit = if d.span > 0 {
+            d.span
+        } else {
+            elem_len as isize
+        };
+        for dim in dims {
+            let extent = (dim.upper_bound - dim.lower_bound + 1).max(0) as usize;
+            if extent == 0 {
+                return None;
+            }
+            if extent > 1 && dim.stride * stride_unit != (count * elem_len) as isize {
+                return None;
+            }
+            count *= extent;
+        }
+    }
+    Some(Dense {
+        base: d.base_addr,
+        elem_len,
+        type_code,
         count,
-    }))
+    })
 }
 
 /// Reads a descriptor with vector subscripts: with `vector` non-null, the descriptor's
@@ -549,7 +576,7 @@ mod tests {
         let scalar = desc(4, type_code::INTEGER, 0, &[]);
         // SAFETY: descriptors built above, with their dimensions.
         let [whole, column, row, empty, scalar] =
-            [&whole, &column, &row, &empty, &scalar].map(|d| unsafe { dense(&d.head).unwrap() });
+            [&whole, &column, &row, &empty, &scalar].map(|d| unsafe { dense(&d.head) });
         assert_eq!(whole.map(|d| (d.count, d.bytes())), Some((6, 48)));
         assert_eq!(column.map(|d| d.count), Some(3));
         assert_eq!(row, None);
@@ -566,11 +593,17 @@ mod tests {
         d.head.dtype.rank = 16;
         // SAFETY: as above.
         assert!(unsafe { read(&d.head) }.is_err());
+        // SAFETY: as above; `dense` leaves a bad descriptor to `read`.
+        assert_eq!(unsafe { dense(&d.head) }, None);
         let d = desc(4, 9, 4, &[]);
         // SAFETY: as above.
         assert!(unsafe { read(&d.head) }.is_err());
+        // SAFETY: as above.
+        assert_eq!(unsafe { dense(&d.head) }, None);
         // SAFETY: null is checked.
         assert!(unsafe { read(std::ptr::null()) }.is_err());
+        // SAFETY: null is checked.
+        assert_eq!(unsafe { dense(std::ptr::null()) }, None);
     }
 
     #[test]

@@ -2,8 +2,17 @@
 //! coarrays are registered from constructors that run before `main` calls
 //! `_gfortran_caf_init`. Every entry point reaches the engine through [`statement`], which
 //! also turns an error into STAT=/ERRMSG= or a clean end of the job.
+//!
+//! The state belongs to the thread that started it (the image's thread: gfortran runs the
+//! constructors and the main program there), which reaches it without a lock: a coindexed
+//! scalar costs a few nanoseconds, and a lock would double that. A coarray statement from
+//! any other thread is refused with a message (the Fortran standard knows no threads, and
+//! OpenMP leaves coarrays in its threads unspecified); so is a statement started inside
+//! another one. The accessor service threads (`accessor::service`) never reach this state:
+//! they run accessors against memory found through `accessor::parts`.
 
-use std::sync::{Mutex, MutexGuard};
+use std::cell::{Cell, UnsafeCell};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use gaspar::coarray::{Coarrays, TeamId};
 
@@ -41,34 +50,147 @@ impl State {
     }
 }
 
-/// The state, once started; `None` before the first call and after termination began.
-static ENGINE: Mutex<Option<State>> = Mutex::new(None);
+/// The state and the thread it belongs to.
+struct Home {
+    /// The owning thread's [`current_thread`]; 0 until a thread starts the engine.
+    owner: AtomicUsize,
+    /// True while a statement of the owner uses the state (a statement entered from
+    /// inside another, e.g. from a panic, finds it true and leaves the state alone).
+    in_use: Cell<bool>,
+    /// The state, once started; `None` before the first call and after termination began.
+    state: UnsafeCell<Option<State>>,
+}
 
-/// Locks the engine state, starting the engine on first use. A failed start ends the
-/// process with one line: there is no job to end cleanly yet.
-fn engine() -> MutexGuard<'static, Option<State>> {
-    let mut guard = ENGINE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if guard.is_none() {
-        crate::panic::install();
-        match Coarrays::init() {
-            Ok(engine) => {
-                *guard = Some(State {
-                    engine,
-                    components: None,
-                    teams: Vec::new(),
-                })
+// SAFETY: `in_use` and `state` are touched only by the thread whose `current_thread()` is
+// `owner` (checked by `claim` before every access), and `owner` is set once, from 0, by a
+// compare-exchange. No two live threads share a thread pointer; a thread created after
+// the owner ended may reuse its value, and then takes over a state no other thread can
+// reach (glibc hands a dead thread's descriptor to a new one under its own lock, which
+// orders the old thread's writes before the new one's reads).
+unsafe impl Sync for Home {}
+
+static HOME: Home = Home {
+    owner: AtomicUsize::new(0),
+    in_use: Cell::new(false),
+    state: UnsafeCell::new(None),
+};
+
+/// This image's number in the initial team once the engine started (0 before): for the
+/// message of a statement the state cannot serve.
+static INITIAL_IMAGE: AtomicU32 = AtomicU32::new(0);
+
+/// Why a statement cannot reach the state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refused {
+    /// The calling thread is not the one that started the engine.
+    OtherThread,
+    /// The owner is already inside a statement.
+    Reentered,
+}
+
+impl Refused {
+    fn message(self) -> &'static str {
+        match self {
+            Refused::OtherThread => {
+                "coarray statements run on the image's own thread only (the thread that \
+                 started the program), not on other threads"
             }
-            Err(e) => {
-                crate::error::say(&format!(
-                    "gaspar caf: cannot start the coarray runtime: {e}"
-                ));
-                std::process::exit(1);
-            }
+            Refused::Reentered => "a coarray statement started inside another one",
         }
     }
-    guard
+}
+
+/// The calling thread's identity: its thread pointer, different for every live thread
+/// (read from the register the ELF TLS ABI keeps it in: one instruction, where a call to
+/// `pthread_self` costs as much as the rest of a coindexed scalar's checks).
+#[inline(always)]
+fn current_thread() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let tp: usize;
+        // SAFETY: on x86-64 the first word of the thread control block, at %fs:0, holds
+        // the thread pointer itself (the psABI's TLS variant II); reading it has no side
+        // effect.
+        unsafe {
+            std::arch::asm!("mov {}, fs:0", out(reg) tp, options(nostack, readonly, preserves_flags));
+        }
+        tp
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let tp: usize;
+        // SAFETY: TPIDR_EL0 holds the thread pointer, readable from user mode, no side effect.
+        unsafe {
+            std::arch::asm!("mrs {}, tpidr_el0", out(reg) tp, options(nomem, nostack, preserves_flags));
+        }
+        tp
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        // SAFETY: pthread_self has no preconditions and cannot fail.
+        unsafe { libc::pthread_self() as usize }
+    }
+}
+
+/// The state, when the calling thread owns it (claiming it on the first call of the
+/// process) and is not already inside a statement.
+#[inline(always)]
+fn claim() -> Result<(), Refused> {
+    let me = current_thread();
+    let owner = HOME.owner.load(Ordering::Acquire);
+    if owner != me
+        && (owner != 0
+            || HOME
+                .owner
+                .compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire)
+                .is_err())
+    {
+        return Err(Refused::OtherThread);
+    }
+    if HOME.in_use.get() {
+        return Err(Refused::Reentered);
+    }
+    Ok(())
+}
+
+/// Runs `f` on the state (started first if need be) from the owning thread.
+#[inline(always)]
+fn enter<R>(f: impl FnOnce(&mut Option<State>) -> R) -> Result<R, Refused> {
+    claim()?;
+    HOME.in_use.set(true);
+    // SAFETY: `claim` checked that this thread owns the state and that no reference to it
+    // is live (`in_use` was false; it stays true until `f` returns).
+    let slot = unsafe { &mut *HOME.state.get() };
+    if slot.is_none() {
+        start(slot);
+    }
+    let result = f(slot);
+    HOME.in_use.set(false);
+    Ok(result)
+}
+
+/// Starts the engine. A failed start ends the process with one line: there is no job to
+/// end cleanly yet.
+#[cold]
+#[inline(never)]
+fn start(slot: &mut Option<State>) {
+    crate::panic::install();
+    match Coarrays::init() {
+        Ok(engine) => {
+            INITIAL_IMAGE.store(engine.this_image(), Ordering::Relaxed);
+            *slot = Some(State {
+                engine,
+                components: None,
+                teams: Vec::new(),
+            });
+        }
+        Err(e) => {
+            crate::error::say(&format!(
+                "gaspar caf: cannot start the coarray runtime: {e}"
+            ));
+            std::process::exit(1);
+        }
+    }
 }
 
 /// Runs one coarray statement on the engine. On success sets STAT= to 0 and returns the
@@ -76,6 +198,7 @@ fn engine() -> MutexGuard<'static, Option<State>> {
 /// line naming the image and `name` and ends the whole job with status 1. When another
 /// image already ended the job (whatever the error says: an image that ended the job has
 /// also left it), this process just exits with status 1, without a message.
+#[inline(always)]
 pub(crate) fn statement<T>(
     name: &str,
     stat: StatArgs,
@@ -85,59 +208,105 @@ pub(crate) fn statement<T>(
 }
 
 /// As [`statement`], for statements that need more than the engine (components).
+#[inline(always)]
 pub(crate) fn statement_with_state<T>(
     name: &str,
     stat: StatArgs,
     f: impl FnOnce(&mut State) -> Result<T, CafError>,
 ) -> Option<T> {
-    let mut guard = engine();
-    let Some(state) = guard.as_mut() else {
-        unreachable!("engine() always leaves an engine in place")
-    };
-    match f(state) {
-        Ok(value) => {
+    let done = enter(|slot| match slot {
+        Some(state) => f(state),
+        None => unreachable!("enter() always leaves an engine in place"),
+    });
+    match done {
+        Ok(Ok(value)) => {
             stat.success();
             Some(value)
         }
-        Err(error) if error.is_job_aborted() || state.engine.job_aborted() => std::process::exit(1),
-        Err(error) => match stat.failure(state.engine.this_image(), name, &error) {
-            Outcome::Reported => None,
-            Outcome::Fatal(line) => {
-                let state = guard.take().expect("engine present above");
-                state
-                    .engine
-                    .error_stop_saying(1, &format!("gaspar caf: {line}"))
-            }
-        },
+        Ok(Err(error)) => failed(name, stat, error),
+        Err(refused) => refused_statement(name, stat, refused),
     }
+}
+
+/// The error path of [`statement`].
+#[cold]
+#[inline(never)]
+fn failed<T>(name: &str, stat: StatArgs, error: CafError) -> Option<T> {
+    let fatal = enter(|slot| {
+        let state = slot
+            .as_mut()
+            .expect("enter() always leaves an engine in place");
+        if error.is_job_aborted() || state.engine.job_aborted() {
+            std::process::exit(1);
+        }
+        match stat.failure(state.engine.this_image(), name, &error) {
+            Outcome::Reported => None,
+            Outcome::Fatal(line) => Some((slot.take().expect("present above"), line)),
+        }
+    })
+    .expect("the statement that failed held the state");
+    if let Some((state, line)) = fatal {
+        state
+            .engine
+            .error_stop_saying(1, &format!("gaspar caf: {line}"))
+    }
+    None
+}
+
+/// A statement that could not reach the state: STAT= gets the error when present;
+/// without it the process ends with one line (the launcher ends the other images).
+#[cold]
+#[inline(never)]
+fn refused_statement<T>(name: &str, stat: StatArgs, refused: Refused) -> Option<T> {
+    let image = INITIAL_IMAGE.load(Ordering::Relaxed);
+    let code = gaspar::coarray::stat::OTHER_ERROR;
+    match stat.failure_code(image, name, code, refused.message()) {
+        Outcome::Reported => None,
+        Outcome::Fatal(line) => end_process(&line),
+    }
+}
+
+/// Ends this process with status 1 after one line.
+fn end_process(line: &str) -> ! {
+    crate::error::say(&format!("gaspar caf: {line}"));
+    std::process::exit(1)
 }
 
 /// Runs a query that cannot fail (this_image, num_images).
 pub(crate) fn query<T>(f: impl FnOnce(&Coarrays) -> T) -> T {
-    let guard = engine();
-    let state = guard
-        .as_ref()
-        .expect("engine() always leaves an engine in place");
-    f(&state.engine)
+    let image = INITIAL_IMAGE.load(Ordering::Relaxed);
+    enter(|slot| f(&slot.as_ref().expect("enter() starts the engine").engine))
+        .unwrap_or_else(|refused| end_process(&format!("image {image}: {}", refused.message())))
 }
 
 /// Hands the engine to a termination call (stop, error stop, fail image), which consumes it.
 pub(crate) fn take_for_termination() -> Coarrays {
-    engine()
-        .take()
-        .expect("engine() always leaves an engine in place")
-        .engine
+    let image = INITIAL_IMAGE.load(Ordering::Relaxed);
+    enter(|slot| slot.take().expect("enter() starts the engine").engine)
+        .unwrap_or_else(|refused| end_process(&format!("image {image}: {}", refused.message())))
 }
 
 /// Ends the job from a panic: error stop through the engine when this thread can reach it
-/// (not while it is in use by the panicking call); otherwise exit with status 1 and let the
-/// launcher end the other images.
+/// (its owner, not inside the panicking statement); otherwise exit with status 1 and let
+/// the launcher end the other images.
 pub(crate) fn end_job_after_panic() -> ! {
-    if let Ok(mut guard) = ENGINE.try_lock() {
-        if let Some(state) = guard.take() {
-            drop(guard);
+    if claim().is_ok() {
+        // SAFETY: `claim` checked that this thread owns the state and that no reference
+        // to it is live.
+        if let Some(state) = unsafe { &mut *HOME.state.get() }.take() {
             state.engine.error_stop(1);
         }
     }
     std::process::exit(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_name_what_went_wrong() {
+        assert!(Refused::OtherThread.message().contains("own thread"));
+        assert!(Refused::Reentered.message().contains("inside another"));
+    }
 }

@@ -87,6 +87,12 @@ pub(crate) fn remote_offset(offset: usize, low: isize) -> Result<usize, CafError
 
 /// The engine's element type from a descriptor's type code and gfortran's kind argument.
 pub(crate) fn elem(type_code: TypeCode, kind: c_int) -> Result<Elem, CafError> {
+    elem_of(type_code, kind).ok_or_else(|| CafError::Descriptor(format!("kind {kind}")))
+}
+
+/// As [`elem`], `None` for a kind out of range (the hot paths).
+#[inline(always)]
+pub(crate) fn elem_of(type_code: TypeCode, kind: c_int) -> Option<Elem> {
     let ty = match type_code {
         TypeCode::Integer => ElemType::Integer,
         TypeCode::Logical => ElemType::Logical,
@@ -99,9 +105,9 @@ pub(crate) fn elem(type_code: TypeCode, kind: c_int) -> Result<Elem, CafError> {
     let kind = if ty == ElemType::Derived {
         0
     } else {
-        u8::try_from(kind).map_err(|_| CafError::Descriptor(format!("kind {kind}")))?
+        u8::try_from(kind).ok()?
     };
-    Ok(Elem { ty, kind })
+    Some(Elem { ty, kind })
 }
 
 /// Local memory a layout touches: the slice starts at its lowest byte.

@@ -107,6 +107,16 @@ impl CafToken {
         Ok((token, offset / 8))
     }
 
+    /// The engine allocation of a data coarray that starts where its allocation does,
+    /// `None` for anything else (the hot paths; [`CafToken::memory_of`] names the error).
+    #[inline(always)]
+    pub(crate) fn data(&self) -> Option<&Token> {
+        match (&self.memory, self.holds) {
+            (Memory::Symmetric(token), Holds::Data) => Some(token),
+            _ => None,
+        }
+    }
+
     /// Checks that the memory holds `holds`.
     pub(crate) fn check_holds(&self, holds: Holds) -> Result<(), CafError> {
         if self.holds != holds {

@@ -64,7 +64,7 @@ pub unsafe extern "C" fn _gfortran_caf_send(
                 src,
                 dst_kind,
                 src_kind,
-            )?
+            )
         };
         if let Some(t) = dense {
             return t.put(engine);
@@ -112,7 +112,7 @@ pub unsafe extern "C" fn _gfortran_caf_get(
                 dest,
                 src_kind,
                 dst_kind,
-            )?
+            )
         };
         if let Some(t) = dense {
             return t.get(engine);
@@ -192,11 +192,13 @@ struct DenseTransfer<'a> {
 }
 
 /// The dense transfer between a coarray side and a local side, `None` when the general
-/// path must take it.
+/// path must take it (which also names any error: nothing here builds one). A scalar
+/// (`x[i] = v`, `v = x[i]`) is read from its rank-0 descriptors as plain values.
 ///
 /// # Safety
 /// As [`remote`]; `local` a descriptor gfortran built.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 unsafe fn dense_transfer<'a>(
     engine: &Coarrays,
     token: *mut c_void,
@@ -207,34 +209,27 @@ unsafe fn dense_transfer<'a>(
     local: *const Descriptor,
     remote_kind: c_int,
     local_kind: c_int,
-) -> Result<Option<DenseTransfer<'a>>, CafError> {
-    if !vector.is_null() {
-        return Ok(None);
+) -> Option<DenseTransfer<'a>> {
+    if !vector.is_null() || token.is_null() {
+        return None;
     }
     // SAFETY: gfortran's descriptors (caller's contract).
-    let (Some(remote), Some(local)) = (unsafe { descriptor::dense(remote)? }, unsafe {
-        descriptor::dense(local)?
-    }) else {
-        return Ok(None);
-    };
-    let image = token::image(image_index)?;
-    if remote.count != local.count
-        || remote.bytes() == 0
-        || local.bytes() == 0
-        || image == engine.this_image()
-    {
-        return Ok(None);
+    let (remote, local) = unsafe { (descriptor::dense(remote)?, descriptor::dense(local)?) };
+    let image = Image::try_from(image_index).ok().filter(|&i| i >= 1)?;
+    if remote.count != local.count || image == engine.this_image() {
+        return None;
     }
-    Ok(Some(DenseTransfer {
-        // SAFETY: caller's contract.
-        token: unsafe { token::borrow(token)? }.memory_of(Holds::Data)?,
+    // SAFETY: a non-null token gfortran registered (caller's contract).
+    let token = unsafe { token::borrow(token).ok()? }.data()?;
+    Some(DenseTransfer {
+        token,
         offset,
         image,
-        remote_elem: elem(remote.type_code, remote_kind)?,
+        remote_elem: section::elem_of(remote.type_code, remote_kind)?,
         remote,
-        local_elem: elem(local.type_code, local_kind)?,
+        local_elem: section::elem_of(local.type_code, local_kind)?,
         local,
-    }))
+    })
 }
 
 /// Dense elements as one engine dimension.
@@ -247,6 +242,7 @@ fn dense_dim(d: &Dense) -> [Dim; 1] {
 
 impl DenseTransfer<'_> {
     /// `remote = local`.
+    #[inline(always)]
     fn put(&self, engine: &mut Coarrays) -> Result<(), CafError> {
         let (to, from) = (dense_dim(&self.remote), dense_dim(&self.local));
         // SAFETY: the local descriptor's dense elements, readable; Fortran does not touch
@@ -267,6 +263,7 @@ impl DenseTransfer<'_> {
     }
 
     /// `local = remote`.
+    #[inline(always)]
     fn get(&self, engine: &mut Coarrays) -> Result<(), CafError> {
         let (from, to) = (dense_dim(&self.remote), dense_dim(&self.local));
         // SAFETY: the local descriptor's dense elements, writable and not referenced

@@ -213,6 +213,25 @@ fn gaspar_caf_messages_are_written_in_one_piece() {
     assert!(text.contains(&whole), "{whole} not in:\n{text}");
 }
 
+/// A coarray statement from a thread other than the image's own (an OpenMP worker) is
+/// refused with STAT= and ERRMSG= saying why, and the image's own thread goes on (the
+/// engine belongs to the image's thread, which reaches it without a lock).
+#[test]
+fn a_statement_from_another_thread_is_refused() {
+    if cfg!(feature = "mpi") || !gfortran_installed() {
+        return;
+    }
+    ensure_built();
+    let name = "other_thread";
+    let dir = work_dir("fortran-tests", name);
+    let source = manifest_dir().join(format!("tests/threads/{name}.f90"));
+    let build = gaspar_caf(&dir, &["-fopenmp", &source.to_string_lossy(), "-o", name]);
+    assert_eq!(build.code, Some(0), "{}", build.summary());
+    let out = gaspar_run(&dir, 2, &format!("./{name}"));
+    assert_eq!(out.code, Some(0), "{}", out.summary());
+    assert_eq!(out.stdout.trim(), "other_thread ok", "{}", out.summary());
+}
+
 /// The line of a failed build that says why (the first error, or the last line).
 fn first_error(build: &Outcome) -> String {
     let text = format!("{}{}", build.stdout, build.stderr);

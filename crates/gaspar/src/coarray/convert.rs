@@ -41,7 +41,33 @@ impl Elem {
 
     /// Checks that an element of this type may be `elem_len` bytes long, and that its
     /// kind is one this layer knows.
+    #[inline]
     pub fn check(self, elem_len: usize) -> CoResult<()> {
+        if self.is_valid(elem_len) {
+            return Ok(());
+        }
+        self.invalid(elem_len)
+    }
+
+    /// Whether [`check`](Self::check) passes, without naming what is wrong.
+    #[inline]
+    fn is_valid(self, elem_len: usize) -> bool {
+        let kind = usize::from(self.kind);
+        match self.ty {
+            ElemType::Integer | ElemType::Logical => {
+                matches!(kind, 1 | 2 | 4 | 8 | 16) && elem_len == kind
+            }
+            ElemType::Real => matches!(kind, 4 | 8) && elem_len == kind,
+            ElemType::Complex => matches!(kind, 4 | 8) && elem_len == 2 * kind,
+            ElemType::Character => matches!(kind, 1 | 4) && elem_len % kind == 0,
+            ElemType::Derived => true,
+        }
+    }
+
+    /// The error of an element [`check`](Self::check) refuses.
+    #[cold]
+    #[inline(never)]
+    fn invalid(self, elem_len: usize) -> CoResult<()> {
         let kind = usize::from(self.kind);
         let (kinds, len): (&[u8], usize) = match self.ty {
             ElemType::Integer => (&[1, 2, 4, 8, 16], kind),
@@ -120,6 +146,15 @@ fn write_int(value: i128, out: &mut [u8]) {
     }
 }
 
+/// `i as f64`, through `i64` when the value fits: the same correctly rounded result, in
+/// one instruction instead of `i128`'s software routine.
+fn int_to_real(i: i128) -> f64 {
+    match i64::try_from(i) {
+        Ok(small) => small as f64,
+        Err(_) => i as f64,
+    }
+}
+
 fn read_real(bytes: &[u8]) -> f64 {
     match bytes.len() {
         4 => f32::from_ne_bytes(bytes.try_into().unwrap_or_default()).into(),
@@ -148,14 +183,14 @@ fn write_number(value: Number, elem: Elem, out: &mut [u8]) {
     match elem.ty {
         ElemType::Real => write_real(
             match value {
-                Number::Int(i) => i as f64,
+                Number::Int(i) => int_to_real(i),
                 Number::Real(r) | Number::Complex(r, _) => r,
             },
             out,
         ),
         ElemType::Complex => {
             let (re, im) = match value {
-                Number::Int(i) => (i as f64, 0.0),
+                Number::Int(i) => (int_to_real(i), 0.0),
                 Number::Real(r) => (r, 0.0),
                 Number::Complex(re, im) => (re, im),
             };
@@ -180,6 +215,7 @@ fn is_numeric(ty: ElemType) -> bool {
 
 /// Checks that elements of `from` (`from_len` bytes each) can be assigned to elements of
 /// `to` (`to_len` bytes each).
+#[inline]
 pub fn check_conversion(from: Elem, from_len: usize, to: Elem, to_len: usize) -> CoResult<()> {
     from.check(from_len)?;
     to.check(to_len)?;
@@ -203,6 +239,7 @@ pub fn check_conversion(from: Elem, from_len: usize, to: Elem, to_len: usize) ->
 
 /// Assigns one element: `src` (of type `from`) converted into `dst` (of type `to`). The
 /// pair must have passed [`check_conversion`] with these lengths.
+#[inline]
 pub fn convert(from: Elem, src: &[u8], to: Elem, dst: &mut [u8]) {
     match (from.ty, to.ty) {
         (ElemType::Logical, ElemType::Logical) => {
@@ -285,6 +322,17 @@ mod tests {
             (-2i32).to_ne_bytes()
         );
         assert_eq!(assign(I4, &7i32.to_ne_bytes(), R8, 8), 7.0f64.to_ne_bytes());
+        // Rounded to the nearest real whatever the integer's kind (i64 and i128 paths).
+        let odd = (1i64 << 60) + 1;
+        assert_eq!(
+            assign(I8, &odd.to_ne_bytes(), R8, 8),
+            (odd as f64).to_ne_bytes()
+        );
+        let huge = (1i128 << 100) + 1;
+        assert_eq!(
+            assign(I16, &huge.to_ne_bytes(), R8, 8),
+            (huge as f64).to_ne_bytes()
+        );
         assert_eq!(
             assign(R8, &0.1f64.to_ne_bytes(), R4, 4),
             0.1f32.to_ne_bytes()
@@ -330,6 +378,30 @@ mod tests {
             .collect();
         assert_eq!(assign(CH1, b"hi", CH4, 12), expected);
         assert!(check_conversion(CH1, 2, I4, 4).is_err());
+    }
+
+    #[test]
+    fn the_quick_element_check_agrees_with_the_one_naming_errors() {
+        let types = [
+            ElemType::Integer,
+            ElemType::Logical,
+            ElemType::Real,
+            ElemType::Complex,
+            ElemType::Character,
+            ElemType::Derived,
+        ];
+        for ty in types {
+            for kind in 0..=20u8 {
+                for len in 0..=40 {
+                    let elem = Elem::new(ty, kind);
+                    assert_eq!(
+                        elem.is_valid(len),
+                        elem.invalid(len).is_ok(),
+                        "{elem:?} of {len} bytes"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

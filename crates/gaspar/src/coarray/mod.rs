@@ -210,8 +210,8 @@ pub struct Coarrays {
     team_blocks: Vec<(u64, usize, LocalAlloc)>,
     /// The id of the next allocation inside a team.
     next_team_block: u64,
-    /// Per image, `2 * procs` words: the status each rank announced (stopped, failed) and
-    /// the sync-images signals received from each rank.
+    /// Per image, `2 * procs + 1` words: the status each rank announced (stopped, failed),
+    /// the sync-images signals received from each rank, and how many announcements came.
     control: SymmetricAlloc,
     /// Sync-images signals consumed, per rank.
     signals_seen: Vec<u64>,
@@ -226,6 +226,9 @@ pub struct Coarrays {
     next_registration: u64,
 }
 
+/// Words of the control block per rank of the job (a status and a signal count).
+const CONTROL_WORDS_PER_RANK: u64 = 2;
+
 /// A word of the control block.
 #[derive(Debug, Clone, Copy)]
 enum ControlWord {
@@ -233,6 +236,9 @@ enum ControlWord {
     Status(u32),
     /// Sync-images signals received from rank `r`.
     Signals(u32),
+    /// How many announcements (stopped, failed) this image received, from any rank: 0
+    /// while every image runs, so that a collective checks one word, not one per member.
+    Announcements,
 }
 
 impl Coarrays {
@@ -252,7 +258,7 @@ impl Coarrays {
             Ok(method) => method,
             Err(e) => rt.abort(&e.to_string()),
         };
-        let control = rt.alloc(16 * u64::from(procs))?;
+        let control = rt.alloc(CONTROL_WORDS_PER_RANK * 8 * u64::from(procs) + 8)?;
         let co = Coarrays {
             team: Team::initial(rank, procs),
             formed: vec![Formed::initial(rank, procs)],
@@ -268,7 +274,10 @@ impl Coarrays {
             next_registration: 0,
             rt,
         };
-        co.zero_own_part(co.control.ga(rank)?, 16 * procs as usize)?;
+        co.zero_own_part(
+            co.control.ga(rank)?,
+            (CONTROL_WORDS_PER_RANK as usize * procs as usize + 1) * 8,
+        )?;
         // A failed image is reported to the others, which go on (on `gaspar run`).
         co.rt.report_failure_instead_of_abort(true);
         co.rt.barrier()?;
@@ -430,6 +439,7 @@ impl Coarrays {
         let index = match word {
             ControlWord::Status(r) => r,
             ControlWord::Signals(r) => self.rt.procs() + r,
+            ControlWord::Announcements => CONTROL_WORDS_PER_RANK as u32 * self.rt.procs(),
         };
         heap_ga(rank, self.control.heap_offset(), 8 * index as usize)
     }

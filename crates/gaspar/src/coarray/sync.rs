@@ -5,6 +5,9 @@ use crate::transport::AtomicOp as WordOp;
 use super::error::{CoError, CoResult};
 use super::{Coarrays, ControlWord, Image};
 
+/// The longest sync images list whose ranks live on the stack.
+const SHORT_LIST: usize = 16;
+
 impl Coarrays {
     /// `sync memory`: completes every put this image issued.
     pub fn sync_memory(&mut self) -> CoResult<()> {
@@ -31,26 +34,42 @@ impl Coarrays {
     /// counted per pair of images, so repeated and overlapping syncs never lose or reuse
     /// one. This image in the list is ignored; an image twice is an error.
     pub fn sync_images(&mut self, images: Option<&[Image]>) -> CoResult<()> {
-        let me = self.rt.rank();
-        let partners: Vec<u32> = match images {
-            None => return self.sync_all(),
-            Some(list) => {
-                let mut ranks = Vec::with_capacity(list.len());
-                for &image in list {
-                    let rank = self.team.rank_of(image)?;
-                    if ranks.contains(&rank) {
-                        return Err(CoError::invalid(
-                            "sync images",
-                            format!("image {image} appears twice in the list"),
-                        ));
-                    }
-                    ranks.push(rank);
-                }
-                ranks.retain(|&r| r != me);
-                ranks
-            }
+        let Some(list) = images else {
+            return self.sync_all();
         };
-        self.signal_and_wait(&partners)
+        if list.len() <= SHORT_LIST {
+            // The usual list (a few neighbours): its ranks on the stack, nothing allocated.
+            let mut ranks = [0u32; SHORT_LIST];
+            let count = self.partner_ranks(list, &mut ranks)?;
+            return self.signal_and_wait(&ranks[..count]);
+        }
+        let mut ranks = vec![0u32; list.len()];
+        let count = self.partner_ranks(list, &mut ranks)?;
+        self.signal_and_wait(&ranks[..count])
+    }
+
+    /// The job ranks of the images of a sync images list, this image left out, into
+    /// `ranks` (as long as the list); how many. An image twice is an error.
+    fn partner_ranks(&self, list: &[Image], ranks: &mut [u32]) -> CoResult<usize> {
+        let me = self.rt.rank();
+        for (k, &image) in list.iter().enumerate() {
+            let rank = self.team.rank_of(image)?;
+            if ranks[..k].contains(&rank) {
+                return Err(CoError::invalid(
+                    "sync images",
+                    format!("image {image} appears twice in the list"),
+                ));
+            }
+            ranks[k] = rank;
+        }
+        let mut count = 0;
+        for k in 0..list.len() {
+            if ranks[k] != me {
+                ranks[count] = ranks[k];
+                count += 1;
+            }
+        }
+        Ok(count)
     }
 
     /// Completes this image's puts, signals each of `partners` (job ranks, not this one)

@@ -29,10 +29,16 @@ const STOPPED: u64 = 1;
 const FAILED: u64 = 2;
 
 impl Coarrays {
-    /// Writes `status` into this image's word of every image's control block.
+    /// Counts an announcement in every image's control block (see
+    /// [`ControlWord::Announcements`]), then writes `status` into this image's word
+    /// there: in that order, so that an image that saw the status (in a sync) finds the
+    /// count non-zero in its next collective.
     fn announce(&self, status: u64) {
         let me = self.rt.rank();
         for rank in 0..self.rt.procs() {
+            if let Ok(ga) = self.control_ga(rank, ControlWord::Announcements) {
+                let _ = self.word_op(ga, WordOp::Add(1));
+            }
             if let Ok(ga) = self.control_ga(rank, ControlWord::Status(me)) {
                 let _ = self.word_op(ga, WordOp::Store(status));
             }
@@ -218,12 +224,22 @@ impl Coarrays {
     /// the current team has announced that it stopped or failed: a collective statement
     /// (allocate, deallocate, co_*) needs every image, and an image that stopped waits in
     /// the runtime's finalize barrier, where the collective must not meet it.
+    ///
+    /// Every call of a collective asks, so it costs one load of this image's count of
+    /// announcements while no image announced anything, plus a look at whether each
+    /// member's process has ended (a crash announces nothing).
     pub(crate) fn all_images_running(&self) -> CoResult<()> {
+        let announced = self.word_op(
+            self.control_ga(self.rt.rank(), ControlWord::Announcements)?,
+            WordOp::Load,
+        )? != 0;
         for &rank in self.team.ranks() {
-            let status = if self.has_failed(rank) {
+            let status = if self.rt.rank_failed(rank).unwrap_or(false) {
                 FAILED
-            } else {
+            } else if announced {
                 self.status_of(rank)?
+            } else {
+                RUNNING
             };
             if status != RUNNING {
                 return Err(self.gone_error(rank, status));

@@ -109,15 +109,48 @@ impl Coarrays {
     ) -> CoResult<()> {
         if let (Some((rank, target)), true) = (
             self.scalar_target(token, offset, image, dst),
-            src.dims.is_empty() && is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len),
+            src.dims.is_empty(),
         ) {
             if let Some(bytes) = src_buf.get(src.start..src.start.wrapping_add(src.elem_len)) {
-                self.rt.put(target, bytes, Handle::NULL)?;
-                self.put_issued(rank);
-                return Ok(());
+                if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+                    self.rt.put(target, bytes, Handle::NULL)?;
+                    self.put_issued(rank);
+                    return Ok(());
+                }
+                if dst.elem_len <= ONE_ELEMENT {
+                    return self.put_one_converted(
+                        rank,
+                        target,
+                        src_elem,
+                        bytes,
+                        dst_elem,
+                        dst.elem_len,
+                    );
+                }
             }
         }
         self.put_general(token, offset, image, dst, dst_elem, src_buf, src, src_elem)
+    }
+
+    /// The fast path's one element of another type or kind (`x[i] = 1` into a real
+    /// coarray): converted on the stack and put to `target` of `rank`.
+    #[inline(never)]
+    fn put_one_converted(
+        &mut self,
+        rank: u32,
+        target: GlobalAddr,
+        src_elem: Elem,
+        src: &[u8],
+        dst_elem: Elem,
+        dst_len: usize,
+    ) -> CoResult<()> {
+        check_conversion(src_elem, src.len(), dst_elem, dst_len)?;
+        let mut one = [0u8; ONE_ELEMENT];
+        let one = &mut one[..dst_len];
+        convert(src_elem, src, dst_elem, one);
+        self.rt.put(target, one, Handle::NULL)?;
+        self.put_issued(rank);
+        Ok(())
     }
 
     /// [`put`](Self::put) past its fast path: every check, with the error naming what is
@@ -280,16 +313,49 @@ impl Coarrays {
     ) -> CoResult<()> {
         if let (Some((rank, source)), true) = (
             self.scalar_target(token, offset, image, src),
-            dst.dims.is_empty() && is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len),
+            dst.dims.is_empty(),
         ) {
             let end = dst.start.wrapping_add(dst.elem_len);
             if let Some(into) = dst_buf.get_mut(dst.start..end) {
-                self.before_read(rank)?;
-                self.rt.get_blocking(into, source)?;
-                return Ok(());
+                if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+                    self.before_read(rank)?;
+                    self.rt.get_blocking(into, source)?;
+                    return Ok(());
+                }
+                if src.elem_len <= ONE_ELEMENT {
+                    return self.get_one_converted(
+                        rank,
+                        source,
+                        src_elem,
+                        src.elem_len,
+                        into,
+                        dst_elem,
+                    );
+                }
             }
         }
         self.get_general(token, offset, image, src, src_elem, dst_buf, dst, dst_elem)
+    }
+
+    /// The fast path's one element of another type or kind (`n = x[i]`, an integer from
+    /// a real coarray): fetched from `source` of `rank` and converted on the stack.
+    #[inline(never)]
+    fn get_one_converted(
+        &mut self,
+        rank: u32,
+        source: GlobalAddr,
+        src_elem: Elem,
+        src_len: usize,
+        into: &mut [u8],
+        dst_elem: Elem,
+    ) -> CoResult<()> {
+        check_conversion(src_elem, src_len, dst_elem, into.len())?;
+        self.before_read(rank)?;
+        let mut one = [0u8; ONE_ELEMENT];
+        let one = &mut one[..src_len];
+        self.rt.get_blocking(one, source)?;
+        convert(src_elem, one, dst_elem, into);
+        Ok(())
     }
 
     /// [`get`](Self::get) past its fast path (see [`put_general`](Self::put_general)).
