@@ -3,6 +3,7 @@
 //! the engine in place; any other is packed into one buffer and unpacked afterwards.
 
 use std::ffi::{c_char, c_int, c_void};
+use std::sync::OnceLock;
 
 use gaspar::coarray::{Coarrays, Elem, Image};
 
@@ -143,6 +144,47 @@ fn arithmetic(
     });
 }
 
+/// The lowest address a process can map (`vm.mmap_min_addr`, at least one page): no
+/// ERRMSG= variable lies below it.
+fn lowest_mappable_address() -> usize {
+    static LOWEST: OnceLock<usize> = OnceLock::new();
+    *LOWEST.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/vm/mmap_min_addr")
+            .ok()
+            .and_then(|text| text.trim().parse::<usize>().ok())
+            .unwrap_or(0)
+            .max(4096)
+    })
+}
+
+/// The STAT=/ERRMSG= arguments and the character length of a CO_* call, undoing a
+/// gfortran bug: gfortran 12 to 16 pass ERRMSG= *by value* when it is a fixed-length
+/// local variable (`character(len=60) :: msg`: its bytes are copied onto the stack, as
+/// their disassembled calls show), so the register meant for its address holds the next
+/// integer argument instead — the character length `a_len` for co_min/co_max/co_reduce,
+/// ERRMSG='s length for co_broadcast/co_sum — and the later arguments move on by one. Such
+/// a value lies below any address a process can map, so it is never taken for one: the
+/// character length is taken from it, and the message is dropped (the variable the
+/// library sees is a copy; STAT= is still set). A dummy or allocatable ERRMSG= is passed
+/// by address as libcaf.h says.
+///
+/// # Safety
+/// The arguments of a CO_* entry point as gfortran passed them.
+unsafe fn collective_args(
+    stat: *mut c_int,
+    errmsg: *mut c_char,
+    a_len: c_int,
+    errmsg_len: usize,
+) -> (StatArgs, c_int) {
+    let address = errmsg as usize;
+    if address != 0 && address < lowest_mappable_address() {
+        // SAFETY: STAT= is as gfortran passed it (the caller's contract); no ERRMSG=.
+        return (unsafe { StatArgs::stat_only(stat) }, address as c_int);
+    }
+    // SAFETY: the caller's contract.
+    (unsafe { StatArgs::new(stat, errmsg, errmsg_len) }, a_len)
+}
+
 /// `call co_broadcast(a, source_image)`.
 ///
 /// # Safety
@@ -156,7 +198,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_broadcast(
     errmsg_len: usize,
 ) {
     // SAFETY: this function's contract.
-    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    let (stat, _) = unsafe { collective_args(stat, errmsg, 0, errmsg_len) };
     runtime::statement("CO_BROADCAST", stat, |engine| {
         let source = token::image(source_image)?;
         // SAFETY: this function's contract.
@@ -177,7 +219,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_sum(
     errmsg_len: usize,
 ) {
     // SAFETY: this function's contract.
-    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    let (stat, _) = unsafe { collective_args(stat, errmsg, 0, errmsg_len) };
     arithmetic("CO_SUM", a, result_image, 0, stat, |e, b, t, l, r| {
         Ok(e.co_sum(b, t, l, r)?)
     });
@@ -197,7 +239,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_min(
     errmsg_len: usize,
 ) {
     // SAFETY: this function's contract.
-    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    let (stat, a_len) = unsafe { collective_args(stat, errmsg, a_len, errmsg_len) };
     arithmetic("CO_MIN", a, result_image, a_len, stat, |e, b, t, l, r| {
         Ok(e.co_min(b, t, l, r)?)
     });
@@ -217,7 +259,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_max(
     errmsg_len: usize,
 ) {
     // SAFETY: this function's contract.
-    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    let (stat, a_len) = unsafe { collective_args(stat, errmsg, a_len, errmsg_len) };
     arithmetic("CO_MAX", a, result_image, a_len, stat, |e, b, t, l, r| {
         Ok(e.co_max(b, t, l, r)?)
     });
@@ -241,7 +283,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_reduce(
     errmsg_len: usize,
 ) {
     // SAFETY: this function's contract.
-    let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
+    let (stat, a_len) = unsafe { collective_args(stat, errmsg, a_len, errmsg_len) };
     runtime::statement("CO_REDUCE", stat, |engine| {
         // SAFETY: this function's contract.
         let arg = unsafe { Argument::read(a)? };
