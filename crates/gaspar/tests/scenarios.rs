@@ -360,3 +360,26 @@ fn a_polling_get_loop_sees_another_ranks_put() {
         );
     }
 }
+
+#[test]
+fn transfers_to_another_ranks_local_blocks_stay_inside_the_block() {
+    for t in transports() {
+        let out = scenario(t, 2, "remote-local-bounds");
+        assert_eq!(
+            count(&out, "remote local bounds ok"),
+            2,
+            "{t}: {}",
+            out.stdout
+        );
+    }
+    if cfg!(feature = "mpi") && mpirun_installed() {
+        let out = plain_mpirun(2, &example("scenarios"), &["remote-local-bounds"]);
+        out.assert_success();
+        assert_eq!(
+            count(&out, "remote local bounds ok"),
+            2,
+            "plain mpirun: {}",
+            out.stdout
+        );
+    }
+}
