@@ -29,6 +29,7 @@ fn main() {
             args.next().and_then(|a| a.parse().ok()).unwrap_or(1),
         ),
         "where" => where_am_i(),
+        "heap-size" => heap_size(),
         #[cfg(feature = "mpi")]
         "mpi-single-thread" => mpi_single_thread(),
         "ordering" => ordering(args.next().and_then(|a| a.parse().ok()).unwrap_or(2000)),
@@ -395,6 +396,13 @@ fn where_am_i() -> Result<()> {
         host.trim()
     ));
     rt.barrier()?;
+    rt.finalize()
+}
+
+/// Prints the heap this rank's users see (`GASPAR_HEAP_SIZE`'s effect).
+fn heap_size() -> Result<()> {
+    let rt = gaspar::init()?.into_acp();
+    say(&format!("rank {} heap {}", rt.rank(), rt.heap_len()));
     rt.finalize()
 }
 

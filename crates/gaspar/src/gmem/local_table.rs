@@ -119,7 +119,9 @@ impl LocalTables {
         // Odd while written, whatever the memory held before this rank first published.
         let writing = sequence | 1;
         self.word(transport, me, SEQUENCE, AtomicOp::Store(writing))?;
-        transport.put_flushed(self.at(me, ENTRIES), &bytes)?;
+        if !bytes.is_empty() {
+            transport.put_flushed(self.at(me, ENTRIES), &bytes)?;
+        }
         self.word(transport, me, COUNT, AtomicOp::Store(count))?;
         self.word(
             transport,
