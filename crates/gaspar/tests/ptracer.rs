@@ -16,9 +16,12 @@ use std::process::Command;
 
 use common::*;
 
-/// `gaspar run -n 2 ARGS...` under `strace -f`: (the launcher's pid, for each process that
-/// ran the scenarios program: its pid, the pids its PR_SET_PTRACER calls named).
-fn ptracer_calls(args: &[&str]) -> Option<(u32, Vec<(u32, Vec<String>)>)> {
+/// A process that ran the scenarios program: its pid, and what each of its PR_SET_PTRACER
+/// calls named.
+type RankCalls = (u32, Vec<String>);
+
+/// `gaspar run -n 2 ARGS...` under `strace -f`: the launcher's pid, and every rank's calls.
+fn ptracer_calls(args: &[&str]) -> Option<(u32, Vec<RankCalls>)> {
     let traced = Command::new("strace").arg("-V").output();
     if !traced.is_ok_and(|o| o.status.success()) {
         skip("strace is not installed (apt-get install strace)");
@@ -49,7 +52,14 @@ fn ptracer_calls(args: &[&str]) -> Option<(u32, Vec<(u32, Vec<String>)>)> {
                 .filter(|l| pid(l) == rank && l.contains("prctl(PR_SET_PTRACER"))
                 .map(|l| {
                     let argument = l.split("PR_SET_PTRACER, ").nth(1).unwrap_or_default();
-                    argument.split(')').next().unwrap_or_default().to_owned()
+                    // A pid, or PR_SET_PTRACER_ANY / a number; strace may cut the line
+                    // after it ("<unfinished ...>") when calls interleave.
+                    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+                    argument
+                        .split(|c| !word(c))
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned()
                 })
                 .collect();
             (rank, named)
