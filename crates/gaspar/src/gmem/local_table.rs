@@ -16,11 +16,12 @@
 //! Another rank reads the list with transport gets (the same on `shm` and `mpi`) and keeps
 //! a copy. The copy stays valid until some rank frees a local allocation: the freeing rank
 //! adds one to the "frees seen" word of every other rank before its free returns, and a
-//! rank whose word moved since it filled its copies drops them all. A check that hits a
-//! kept copy costs one atomic load of the rank's own word and a binary search; a miss
+//! rank whose word moved since it filled its copies drops them all. A check inside the
+//! last block found costs one atomic load of the rank's own word and two of memory of
+//! this process (no lock); inside another kept block, a lock and a binary search; a miss
 //! reads the owner's list again (a new allocation is found there), and only then refuses.
 
-use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::addr::{GlobalAddr, Segment};
@@ -48,19 +49,50 @@ pub(crate) struct LocalTables {
     /// Entries the region holds.
     capacity: usize,
     copies: Mutex<Copies>,
+    /// The last block of another rank an access was found inside ([`Hit`]; 0: none),
+    /// valid while the "frees seen" word equals `seen`. Both are written under the lock
+    /// of `copies`: `last_hit` emptied before `seen` moves.
+    last_hit: AtomicU64,
+    /// `copies.seen`, for the check that takes no lock.
+    seen: AtomicU64,
+}
+
+/// A block of another rank in one word: owner (16 bits), heap offset in granules of 64
+/// bytes (32 bits: the 38 bits of an offset), length in bytes (16 bits, saturated: an
+/// access past 65535 bytes into a larger block takes the locked path).
+struct Hit;
+
+impl Hit {
+    fn encode(owner: u32, start: u64, len: u64) -> Option<u64> {
+        let owner = u64::from(u16::try_from(owner).ok()?);
+        let granule = u32::try_from(start / crate::addr::HEAP_BLOCK_ALIGN).ok()?;
+        (start % crate::addr::HEAP_BLOCK_ALIGN == 0)
+            .then(|| owner << 48 | u64::from(granule) << 16 | len.min(u64::from(u16::MAX)))
+    }
+
+    /// The block (heap offset, bytes known) of `word` when it holds the `len` bytes at
+    /// `offset` of `owner`.
+    fn covering(word: u64, owner: u32, offset: u64, len: u64) -> Option<(u64, u64)> {
+        let start = (word >> 16 & u64::from(u32::MAX)) * crate::addr::HEAP_BLOCK_ALIGN;
+        let span = word & u64::from(u16::MAX);
+        let into = offset.wrapping_sub(start);
+        (word >> 48 == u64::from(owner) && into < span && len <= span - into)
+            .then_some((start, span))
+    }
 }
 
 /// Other ranks' lists as last read, valid while this rank's "frees seen" word is `seen`.
 #[derive(Default)]
 struct Copies {
     seen: u64,
-    by_rank: HashMap<u32, Vec<(u64, u64)>>,
+    /// By physical rank; `None` where not read since the copies were last dropped.
+    by_rank: Vec<Option<Vec<(u64, u64)>>>,
 }
 
 /// Where a checked access landed, for the caller's message.
 pub(crate) enum Found {
-    /// Inside a live local allocation of the owner.
-    Inside,
+    /// Inside this live local allocation of the owner (heap offset, length).
+    Inside(u64, u64),
     /// Not inside one; the live allocation (heap offset, length) the access starts in.
     Outside(Option<(u64, u64)>),
 }
@@ -73,6 +105,8 @@ impl LocalTables {
             region: segment_len - region_bytes,
             capacity: (region_bytes.saturating_sub(ENTRIES) / ENTRY_BYTES) as usize,
             copies: Mutex::default(),
+            last_hit: AtomicU64::new(0),
+            seen: AtomicU64::new(0),
         }
     }
 
@@ -145,7 +179,29 @@ impl LocalTables {
 
     /// Forgets every copy (a reset: every rank's local allocations are gone).
     pub(crate) fn forget_copies(&self) {
-        lock(&self.copies).by_rank.clear();
+        let mut copies = lock(&self.copies);
+        self.last_hit.store(0, Ordering::Relaxed);
+        copies.by_rank.fill(None);
+    }
+
+    /// Whether the `len` bytes at heap offset `offset` of physical rank `owner` lie inside
+    /// the last block of another rank an access was found inside, still live: the check
+    /// without a lock, which reads the "frees seen" word only when the block covers them
+    /// (so that accesses elsewhere pay nothing).
+    pub(crate) fn in_last_hit(
+        &self,
+        transport: &AnyTransport,
+        owner: u32,
+        offset: u64,
+        len: u64,
+    ) -> Result<bool> {
+        let last = self.last_hit.load(Ordering::Acquire);
+        if Hit::covering(last, owner, offset, len).is_none() {
+            return Ok(false);
+        }
+        let seen = self.word(transport, transport.rank(), FREES_SEEN, AtomicOp::Load)?;
+        Ok(self.seen.load(Ordering::Acquire) == seen
+            && self.last_hit.load(Ordering::Relaxed) == last)
     }
 
     /// Whether the `len` bytes at heap offset `offset` of physical rank `owner` lie inside
@@ -160,17 +216,32 @@ impl LocalTables {
         let seen = self.word(transport, transport.rank(), FREES_SEEN, AtomicOp::Load)?;
         let mut copies = lock(&self.copies);
         if copies.seen != seen {
-            copies.by_rank.clear();
+            self.last_hit.store(0, Ordering::Relaxed);
+            copies.by_rank.fill(None);
             copies.seen = seen;
+            self.seen.store(seen, Ordering::Release);
         }
-        if let Some(list) = copies.by_rank.get(&owner) {
-            if let Found::Inside = find(list, offset, len) {
-                return Ok(Found::Inside);
+        let slot = owner as usize;
+        if copies.by_rank.len() <= slot {
+            copies.by_rank.resize(slot + 1, None);
+        }
+        let kept = copies.by_rank[slot]
+            .as_deref()
+            .map(|list| find(list, offset, len));
+        let found = match kept {
+            Some(inside @ Found::Inside(..)) => inside,
+            _ => {
+                let list = self.read(transport, owner)?;
+                let found = find(&list, offset, len);
+                copies.by_rank[slot] = Some(list);
+                found
+            }
+        };
+        if let Found::Inside(start, block_len) = found {
+            if let Some(hit) = Hit::encode(owner, start, block_len) {
+                self.last_hit.store(hit, Ordering::Release);
             }
         }
-        let list = self.read(transport, owner)?;
-        let found = find(&list, offset, len);
-        copies.by_rank.insert(owner, list);
         Ok(found)
     }
 
@@ -217,7 +288,7 @@ fn find(list: &[(u64, u64)], offset: u64, len: u64) -> Found {
                 .checked_add(len)
                 .is_some_and(|end| end <= start + block_len) =>
         {
-            Found::Inside
+            Found::Inside(start, block_len)
         }
         other => Found::Outside(other),
     }
@@ -229,13 +300,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{find, region_len, Found};
+    use super::{find, region_len, Found, Hit};
 
     #[test]
     fn accesses_are_inside_exactly_one_entry() {
         let list = [(0, 64), (128, 100), (4096, 8)];
-        assert!(matches!(find(&list, 0, 64), Found::Inside));
-        assert!(matches!(find(&list, 130, 98), Found::Inside));
+        assert!(matches!(find(&list, 0, 64), Found::Inside(..)));
+        assert!(matches!(find(&list, 130, 98), Found::Inside(..)));
         assert!(matches!(
             find(&list, 130, 99),
             Found::Outside(Some((128, 100)))
@@ -247,6 +318,26 @@ mod tests {
             find(&list, 4100, u64::MAX),
             Found::Outside(Some((4096, 8)))
         ));
+    }
+
+    #[test]
+    fn a_hit_covers_exactly_its_block_of_its_owner() {
+        let hit = Hit::encode(3, 4096, 100).unwrap();
+        assert_eq!(Hit::covering(hit, 3, 4096, 100), Some((4096, 100)));
+        assert_eq!(Hit::covering(hit, 3, 4100, 96), Some((4096, 100)));
+        assert_eq!(Hit::covering(hit, 3, 4100, 97), None, "past the end");
+        assert_eq!(Hit::covering(hit, 3, 4032, 8), None, "before the start");
+        assert_eq!(Hit::covering(hit, 2, 4096, 8), None, "another owner");
+        assert_eq!(Hit::covering(0, 0, 0, 0), None, "no hit");
+        // Larger blocks: only their first 65535 bytes take the fast path.
+        let big = Hit::encode(1, 1 << 37, 1 << 20).unwrap();
+        assert_eq!(
+            Hit::covering(big, 1, 1 << 37, 65535),
+            Some((1 << 37, 65535))
+        );
+        assert_eq!(Hit::covering(big, 1, 1 << 37, 65536), None);
+        assert_eq!(Hit::encode(1 << 16, 0, 8), None, "owner past 16 bits");
+        assert_eq!(Hit::encode(0, 65, 8), None, "unaligned");
     }
 
     #[test]

@@ -473,6 +473,15 @@ impl GlobalMemory {
             });
         }
         let own = ga.rank() == self.world.rank();
+        let transport = self.world.transport();
+        if !own
+            && self
+                .local_tables
+                .in_last_hit(transport, owner, offset, len)?
+        {
+            // Inside another rank's live local block: never a symmetric one.
+            return Ok(());
+        }
         let heap = lock(&self.heap);
         let reach = heap.reach(offset, len, own);
         match reach {
@@ -488,9 +497,8 @@ impl GlobalMemory {
             Ok(Reach::ForeignLocal) => {
                 // Not under the heap's lock: the owner's list is read with transfers.
                 drop(heap);
-                let transport = self.world.transport();
                 match self.local_tables.check(transport, owner, offset, len)? {
-                    Found::Inside => Ok(()),
+                    Found::Inside(..) => Ok(()),
                     Found::Outside(allocation) => Err(Error::OutsideAllocation {
                         ga,
                         len,
