@@ -385,7 +385,7 @@ fn transfers_to_another_ranks_local_blocks_stay_inside_the_block() {
 }
 
 /// `GASPAR_HEAP_SIZE=auto` (the default): 4 GiB where a reservation costs nothing (shm;
-/// OpenMPI's osc/sm on one node, within half of /dev/shm), 256 MiB on osc/ucx. The heap
+/// OpenMPI's osc/sm on one node, within half of /dev/shm), 256 MiB on osc/ucx and MPICH. The heap
 /// users see is that less the 64 KiB list of local allocations at its top.
 #[test]
 fn the_default_heap_is_large_where_reserving_it_is_free() {
@@ -399,6 +399,10 @@ fn the_default_heap_is_large_where_reserving_it_is_free() {
     const LIST: u64 = 64 << 10;
     let out = run_on("shm", 2, &[&example("scenarios"), &"heap-size"]);
     assert_eq!(seen(&out), [(4 << 30) - LIST; 2], "{}", out.stdout);
+    if transports().contains(&"mpich") {
+        let out = run_on("mpich", 2, &[&example("scenarios"), &"heap-size"]);
+        assert_eq!(seen(&out), [(256 << 20) - LIST; 2], "MPICH: {}", out.stdout);
+    }
     if !(cfg!(feature = "mpi") && mpirun_installed()) {
         return;
     }
