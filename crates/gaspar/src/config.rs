@@ -151,8 +151,8 @@ fn auto_heap_size() -> u64 {
         if !(one_node && osc_sm) {
             return SMALL;
         }
-        let shm_bytes =
-            rustix::fs::statvfs("/dev/shm").map_or(0, |fs| fs.f_blocks.saturating_mul(fs.f_frsize));
+        let shm_bytes = nix::sys::statvfs::statvfs("/dev/shm")
+            .map_or(0, |fs| fs.blocks().saturating_mul(fs.fragment_size()));
         let share = shm_bytes / 2 / local_ranks.max(1);
         // A power of two: nodes whose /dev/shm differ a little still agree.
         let share = if share == 0 { 0 } else { 1 << share.ilog2() };
