@@ -117,3 +117,73 @@ fn armci_program_compiles_and_runs_as_the_readme_says() {
     assert_eq!(lines, expected);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The README's Global Arrays commands, as written: libarmci's MPI build in its own target
+/// directory, `crates/armci/examples/ga_array.c` linked with Debian's GA and libarmci in
+/// place of ARMCI-MPI, run by plain mpirun.
+#[test]
+fn global_arrays_example_builds_and_runs_as_the_readme_says() {
+    let have = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !Path::new("/usr/include/ga.h").exists() || !have("mpicc") || !have("mpirun") {
+        return skip(
+            "Global Arrays or OpenMPI is not installed (apt-get install libglobalarrays-dev \
+             libscalapack-openmpi-dev liblapack-dev libblas-dev openmpi-bin libopenmpi-dev)",
+        );
+    }
+    let root = repo_root();
+    std::fs::create_dir_all(root.join("target")).expect("create target/");
+    let lock = File::create(root.join("target/readme-commands.lock")).expect("the lock file");
+    let _tree = Flock::lock(lock, FlockArg::LockExclusive).expect("lock target/");
+    let dir = std::env::temp_dir().join(format!("gaspar-readme-ga-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["crates", "target"] {
+        std::os::unix::fs::symlink(root.join(name), dir.join(name)).unwrap();
+    }
+    let build =
+        "cargo build --release -p gaspar-armci --features gaspar-armci/mpi --target-dir target/mpi";
+    // No time limit: a release build from nothing takes minutes.
+    let built = Command::new("sh")
+        .args(["-c", build])
+        .current_dir(&root)
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .expect("start sh");
+    assert_ran(build, &built);
+    let compile = "mpicc crates/armci/examples/ga_array.c -lga-openmpi -lscalapack-openmpi \
+                   -llapack -lblas -lgfortran -lm -L target/mpi/release -larmci \
+                   -Wl,-rpath,$PWD/target/mpi/release -o ga_array";
+    assert_ran(compile, &shell(&dir, compile));
+    let run = "mpirun -n 2 ./ga_array";
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    for command in [build, compile, run] {
+        assert!(
+            readme.contains(command),
+            "README.md no longer says `{command}`"
+        );
+    }
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", run])
+        .current_dir(&dir)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("OMPI_MCA_osc")
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    let out = output_within_timeout(cmd);
+    assert_ran(run, &out);
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    let expected: Vec<String> = (0..2)
+        .map(|r| format!("ga_array ok rank {r} of 2: 64 x 64 elements checked"))
+        .collect();
+    assert_eq!(lines, expected);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

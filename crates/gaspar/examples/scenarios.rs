@@ -29,6 +29,7 @@ fn main() {
             args.next().and_then(|a| a.parse().ok()).unwrap_or(1),
         ),
         "where" => where_am_i(),
+        "heap-size" => heap_size(),
         #[cfg(feature = "mpi")]
         "mpi-single-thread" => mpi_single_thread(),
         "ordering" => ordering(args.next().and_then(|a| a.parse().ok()).unwrap_or(2000)),
@@ -36,6 +37,7 @@ fn main() {
         "heap-alignment" => heap_alignment(),
         "collective-messages" => collective_messages(),
         "remote-heap-bounds" => remote_heap_bounds(),
+        "remote-local-bounds" => remote_local_bounds(),
         waits if waits.starts_with("waits-") => waits_scenario(waits),
         "polling-get" => polling_get(),
         other => {
@@ -395,6 +397,13 @@ fn where_am_i() -> Result<()> {
         host.trim()
     ));
     rt.barrier()?;
+    rt.finalize()
+}
+
+/// Prints the heap this rank's users see (`GASPAR_HEAP_SIZE`'s effect).
+fn heap_size() -> Result<()> {
+    let rt = gaspar::init()?.into_acp();
+    say(&format!("rank {} heap {}", rt.rank(), rt.heap_len()));
     rt.finalize()
 }
 
@@ -1357,5 +1366,125 @@ fn polling_get() -> Result<()> {
         say("rank 0: the polling loop saw 42");
     }
     rt.barrier()?;
+    rt.finalize()
+}
+
+/// Transfers into another rank's local allocations (`alloc_local`, known only to their
+/// owner) are checked against those allocations before anything moves: past a block's
+/// end, into never-allocated heap, into a freed block (after the checking rank had used
+/// it, so its copy of the owner's list is stale), through an address whose block was
+/// freed and replaced by a smaller one. Put, get and atomics; the owner checks that
+/// nothing changed. Every rank works on the rank to its right.
+fn remote_local_bounds() -> Result<()> {
+    let rt = gaspar::init()?.into_acp();
+    let (me, procs) = (rt.rank(), rt.procs());
+    let right = (me + 1) % procs;
+    // The block to be freed at the top of the heap, so that a put past the end of `mine`
+    // runs into it rather than past the heap.
+    let doomed = rt.alloc_local(64)?;
+    let mine = rt.alloc_local(64)?;
+    let fill = [me as u8 + 1; 64];
+    rt.put(mine.ga(), &fill, Handle::NULL)?;
+    let mut offsets = vec![0u64; procs as usize];
+    rt.allgather_u64(mine.heap_offset(), &mut offsets)?;
+    let theirs = GlobalAddr::new(
+        right,
+        0,
+        gaspar::gmem::Segment::Heap,
+        offsets[right as usize],
+    )
+    .expect("a heap address");
+    rt.allgather_u64(doomed.heap_offset(), &mut offsets)?;
+    let their_doomed = GlobalAddr::new(
+        right,
+        0,
+        gaspar::gmem::Segment::Heap,
+        offsets[right as usize],
+    )
+    .expect("a heap address");
+    rt.barrier()?;
+    let refused = |what: &str, result: Result<Handle>, starts_in: Option<(u64, u64)>| match result {
+        Err(Error::OutsideAllocation { allocation, .. }) if allocation == starts_in => {}
+        other => rt.abort(&format!("rank {me}: {what} gave {other:?}")),
+    };
+    // Inside: fine, and it fills this rank's copy of the right rank's list.
+    let mut back = [0u8; 64];
+    rt.get(&mut back, theirs, Handle::NULL)?;
+    check(&rt, back == [right as u8 + 1; 64], || {
+        format!("rank {me}: read {back:?} from rank {right}'s local block")
+    });
+    rt.put(their_doomed, &[0xdd; 64], Handle::NULL)?;
+    let block = Some((theirs.decode().expect("decodes").offset, 64));
+    refused(
+        "a put past the end of a remote local block",
+        rt.put(theirs, &[0xee; 65], Handle::NULL),
+        block,
+    );
+    refused(
+        "a get past the end of a remote local block",
+        rt.get(
+            &mut [0u8; 72],
+            theirs.offset(8).expect("fits"),
+            Handle::NULL,
+        ),
+        block,
+    );
+    let nowhere = GlobalAddr::new(right, 0, gaspar::gmem::Segment::Heap, rt.heap_len() / 2)
+        .expect("a heap address");
+    let atomic_refused =
+        |what: &str, ga: GlobalAddr| match GlobalPtr::<u64>::new(ga).fetch_add(&rt, 1) {
+            Err(Error::OutsideAllocation { .. }) => {}
+            other => rt.abort(&format!("rank {me}: an atomic {what} gave {other:?}")),
+        };
+    atomic_refused("into never-allocated heap", nowhere);
+    refused(
+        "a put into never-allocated heap",
+        rt.put(nowhere, &[0xee; 8], Handle::NULL),
+        None,
+    );
+    rt.barrier()?;
+    rt.free_local(doomed)?;
+    rt.barrier()?;
+    refused(
+        "a put into a freed remote local block",
+        rt.put(their_doomed, &[0xee; 64], Handle::NULL),
+        None,
+    );
+    rt.barrier()?;
+    // A smaller block where the freed one was: the old address reaches only its bytes.
+    let smaller = rt.alloc_local(32)?;
+    rt.put(smaller.ga(), &[0x55; 32], Handle::NULL)?;
+    rt.allgather_u64(smaller.heap_offset(), &mut offsets)?;
+    rt.barrier()?;
+    let their_smaller = offsets[right as usize];
+    check(
+        &rt,
+        their_smaller == their_doomed.decode().expect("decodes").offset,
+        || format!("rank {me}: the smaller block went to {their_smaller:#x}, not to the freed one"),
+    );
+    refused(
+        "a put of the freed block's length through its old address",
+        rt.put(their_doomed, &[0xee; 64], Handle::NULL),
+        Some((their_smaller, 32)),
+    );
+    atomic_refused(
+        "past the smaller block",
+        their_doomed.offset(32).expect("fits"),
+    );
+    rt.barrier()?;
+    let mut own = [0u8; 64];
+    rt.get(&mut own, mine.ga(), Handle::NULL)?;
+    check(&rt, own == fill, || {
+        format!("rank {me}: a refused transfer changed the block: {own:?}")
+    });
+    let mut own = [0u8; 32];
+    rt.get(&mut own, smaller.ga(), Handle::NULL)?;
+    check(&rt, own == [0x55; 32], || {
+        format!("rank {me}: a refused put changed the new block: {own:?}")
+    });
+    rt.barrier()?;
+    rt.free_local(smaller)?;
+    rt.free_local(mine)?;
+    say(&format!("rank {me}: remote local bounds ok"));
     rt.finalize()
 }

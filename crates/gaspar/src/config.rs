@@ -16,9 +16,11 @@ pub struct Setting {
 /// Size of each rank's symmetric heap.
 pub const HEAP_SIZE: Setting = Setting {
     name: "GASPAR_HEAP_SIZE",
-    default: "256M",
-    description:
-        "bytes of symmetric heap per rank (suffix K, M or G; at most 256G); pages are touched lazily",
+    default: "auto",
+    description: "bytes of symmetric heap per rank (suffix K, M or G; at most 256G); pages are \
+                  touched lazily. auto: 4G on shm, and under OpenMPI on one node with osc/sm \
+                  (less where the node's ranks would take over half of /dev/shm, which backs \
+                  the windows); 256M elsewhere (MPICH's MPI_Win_allocate visits every page)",
 };
 /// Size of each rank's starter memory.
 pub const STARTER_SIZE: Setting = Setting {
@@ -117,7 +119,49 @@ pub fn segment_sizes() -> Result<(u64, u64)> {
         }
         Ok(bytes)
     };
-    Ok((within_reach(&STARTER_SIZE)?, within_reach(&HEAP_SIZE)?))
+    let heap = if HEAP_SIZE.raw().trim() == "auto" {
+        auto_heap_size()
+    } else {
+        within_reach(&HEAP_SIZE)?
+    };
+    Ok((within_reach(&STARTER_SIZE)?, heap))
+}
+
+/// The heap `GASPAR_HEAP_SIZE=auto` gives, from what reserving it costs where the rank
+/// runs (every rank of a job computes the same: it depends only on the launcher, its
+/// settings and the node). Virtual reservations are free on shm (a memfd, touched lazily)
+/// and under OpenMPI's osc/sm (the node's windows are one sparse /dev/shm file, refused
+/// when it is larger than the space /dev/shm has left). Elsewhere the heap stays small:
+/// MPICH's MPI_Win_allocate visits every page of the window's range (about 0.3 s per GiB
+/// and rank), and OpenMPI's osc/ucx (across hosts, or chosen) registers the whole window.
+fn auto_heap_size() -> u64 {
+    const RESERVED: u64 = 4 << 30;
+    const SMALL: u64 = 256 << 20;
+    let env_number = |name: &str| std::env::var(name).ok()?.trim().parse::<u64>().ok();
+    if let Some(local_ranks) = env_number("OMPI_COMM_WORLD_LOCAL_SIZE") {
+        let one_node = env_number("OMPI_COMM_WORLD_SIZE") == Some(local_ranks);
+        // Unset: Debian's parameter file excludes osc/ucx, and gaspar excludes osc/rdma.
+        let osc_sm = std::env::var("OMPI_MCA_osc").map_or(true, |chosen| {
+            let chosen = chosen.trim();
+            chosen == "sm"
+                || chosen
+                    .strip_prefix('^')
+                    .is_some_and(|excluded| excluded.split(',').any(|c| c.trim() == "ucx"))
+        });
+        if !(one_node && osc_sm) {
+            return SMALL;
+        }
+        let shm_bytes = nix::sys::statvfs::statvfs("/dev/shm")
+            .map_or(0, |fs| fs.blocks().saturating_mul(fs.fragment_size()));
+        let share = shm_bytes / 2 / local_ranks.max(1);
+        // A power of two: nodes whose /dev/shm differ a little still agree.
+        let share = if share == 0 { 0 } else { 1 << share.ilog2() };
+        return share.clamp(SMALL, RESERVED);
+    }
+    if env_number("MPI_LOCALNRANKS").is_some() || env_number("PMI_SIZE").is_some() {
+        return SMALL;
+    }
+    RESERVED
 }
 
 /// Parses `123`, `64K`, `256M`, `2G` (binary multiples; an optional trailing `B`/`iB`).

@@ -130,6 +130,6 @@ pub fn run_job(body: impl FnOnce(&mut Runtime) -> Result<()>) -> Result<()> {
 /// ```
 pub fn init() -> Result<Runtime> {
     let world = world::World::init()?;
-    let layers = strided::Strided::new(Gma::new(gmem::GlobalMemory::new(world)))?;
+    let layers = strided::Strided::new(Gma::new(gmem::GlobalMemory::new(world)?))?;
     Ok(Runtime::new(layers))
 }

@@ -381,3 +381,83 @@ fn a_polling_get_loop_sees_another_ranks_put() {
         );
     }
 }
+
+#[test]
+fn transfers_to_another_ranks_local_blocks_stay_inside_the_block() {
+    for t in transports() {
+        let out = scenario(t, 2, "remote-local-bounds");
+        assert_eq!(
+            count(&out, "remote local bounds ok"),
+            2,
+            "{t}: {}",
+            out.stdout
+        );
+    }
+    if cfg!(feature = "mpi") && mpirun_installed() {
+        let out = plain_mpirun(2, &example("scenarios"), &["remote-local-bounds"]);
+        out.assert_success();
+        assert_eq!(
+            count(&out, "remote local bounds ok"),
+            2,
+            "plain mpirun: {}",
+            out.stdout
+        );
+    }
+}
+
+/// `GASPAR_HEAP_SIZE=auto` (the default): 4 GiB where a reservation costs nothing (shm;
+/// OpenMPI's osc/sm on one node, within half of /dev/shm), 256 MiB on osc/ucx and MPICH. The heap
+/// users see is that less the 64 KiB list of local allocations at its top.
+#[test]
+fn the_default_heap_is_large_where_reserving_it_is_free() {
+    let seen = |out: &Outcome| -> Vec<u64> {
+        out.assert_success();
+        out.stdout
+            .lines()
+            .filter_map(|l| l.split(" heap ").nth(1)?.trim().parse().ok())
+            .collect()
+    };
+    const LIST: u64 = 64 << 10;
+    let out = run_on("shm", 2, &[&example("scenarios"), &"heap-size"]);
+    assert_eq!(seen(&out), [(4 << 30) - LIST; 2], "{}", out.stdout);
+    if transports().contains(&"mpich") {
+        let out = run_on("mpich", 2, &[&example("scenarios"), &"heap-size"]);
+        assert_eq!(seen(&out), [(256 << 20) - LIST; 2], "MPICH: {}", out.stdout);
+    }
+    if !(cfg!(feature = "mpi") && mpirun_installed()) {
+        return;
+    }
+    let stat = std::process::Command::new("stat")
+        .args(["-f", "-c", "%b %S", "/dev/shm"])
+        .output()
+        .expect("stat runs");
+    let words: Vec<u64> = String::from_utf8_lossy(&stat.stdout)
+        .split_whitespace()
+        .map(|w| w.parse().expect("a number"))
+        .collect();
+    let share = words[0] * words[1] / 2 / 2;
+    let expected = (1u64 << share.ilog2()).clamp(256 << 20, 4 << 30) - LIST;
+    let out = plain_mpirun(2, &example("scenarios"), &["heap-size"]);
+    assert_eq!(seen(&out), [expected; 2], "plain mpirun: {}", out.stdout);
+    let mut ucx = std::process::Command::new("mpirun");
+    ucx.args([
+        "--allow-run-as-root",
+        "--mca",
+        "osc",
+        "ucx",
+        "-x",
+        "UCX_TLS",
+        "-n",
+        "2",
+    ])
+    .arg(example("scenarios"))
+    .arg("heap-size")
+    .env("UCX_TLS", "self,cma,tcp");
+    let out = run_command(ucx);
+    assert_eq!(
+        seen(&out),
+        [(256 << 20) - LIST; 2],
+        "osc/ucx: {}",
+        out.stdout
+    );
+}

@@ -117,7 +117,7 @@ impl Gma {
     ///
     /// ```no_run
     /// use gaspar::{gmem::GlobalMemory, world::World, Gma};
-    /// let gma = Gma::new(GlobalMemory::new(World::init()?));
+    /// let gma = Gma::new(GlobalMemory::new(World::init()?)?);
     /// gma.finalize()?;
     /// # Ok::<(), gaspar::Error>(())
     /// ```

@@ -152,6 +152,14 @@ impl HeapAllocator {
         Ok(self.record(start + block - want, size, want, true))
     }
 
+    /// The live local allocations, as (heap offset, length), by offset.
+    pub fn locals(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.used
+            .values()
+            .filter(|b| b.allocation.local)
+            .map(|b| (b.allocation.offset, b.allocation.len))
+    }
+
     /// Checks that `handle` names a live allocation: the one it was made for, not a later
     /// one at the same offset.
     pub fn live(&self, handle: &Allocation) -> Result<()> {

@@ -2,6 +2,7 @@
 //! memory, and the symmetric heap. Sits on the world layer and derefs to it.
 
 pub(crate) mod heap;
+mod local_table;
 pub(crate) mod registry;
 
 use std::ops::Deref;
@@ -9,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use self::heap::{Allocation, HeapAllocator, Reach};
+use self::local_table::{Found, LocalTables};
 pub use self::registry::Key;
 use self::registry::{Publication, Registry};
 pub use crate::addr::{
@@ -318,6 +320,8 @@ pub struct GlobalMemory {
     /// after another, each with its own sequence number.
     collectives: Mutex<u64>,
     registry: Mutex<Registry>,
+    /// This rank's local allocations as other ranks see them, and its copies of theirs.
+    local_tables: LocalTables,
 }
 
 impl Deref for GlobalMemory {
@@ -334,23 +338,26 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl GlobalMemory {
-    /// The global-memory layer on top of `world`.
+    /// The global-memory layer on top of `world`: publishes this rank's (empty) list of
+    /// local allocations, which the transport may have left as it found the memory.
     ///
     /// ```no_run
     /// use gaspar::{gmem::GlobalMemory, world::World};
-    /// let gmem = GlobalMemory::new(World::init()?);
+    /// let gmem = GlobalMemory::new(World::init()?)?;
     /// gmem.into_world().finalize()?;
     /// # Ok::<(), gaspar::Error>(())
     /// ```
-    pub fn new(world: World) -> GlobalMemory {
-        let heap_len = world.transport().sizes().heap;
-        GlobalMemory {
+    pub fn new(world: World) -> Result<GlobalMemory> {
+        let local_tables = LocalTables::new(world.transport().sizes().heap);
+        local_tables.publish(world.transport(), std::iter::empty())?;
+        Ok(GlobalMemory {
+            heap: Arc::new(Mutex::new(HeapAllocator::new(local_tables.heap_len()))),
             world,
-            heap: Arc::new(Mutex::new(HeapAllocator::new(heap_len))),
             last_reach: Default::default(),
             collectives: Mutex::new(0),
             registry: Mutex::new(Registry::default()),
-        }
+            local_tables,
+        })
     }
 
     /// Resolves a global address to a transport location (checks the rank; the transport
@@ -401,7 +408,7 @@ impl GlobalMemory {
     ) -> Result<Location> {
         let loc = self.locate(ga)?;
         if matches!(loc.segment, Segment::Heap) {
-            self.check_heap(ga, loc.offset, extent()?)?;
+            self.check_heap(ga, loc.rank, loc.offset, extent()?)?;
         }
         Ok(loc)
     }
@@ -430,7 +437,7 @@ impl GlobalMemory {
                 let at = ga.offset(offset).ok_or(Error::LengthOverflow {
                     what: "offset of a piece",
                 })?;
-                self.check_heap(at, loc.offset + offset, len)?;
+                self.check_heap(at, loc.rank, loc.offset + offset, len)?;
             }
         }
         Ok(loc)
@@ -440,7 +447,7 @@ impl GlobalMemory {
     /// allocation found costs one load and a few compares; anything else asks the
     /// allocator.
     #[inline]
-    fn check_heap(&self, ga: GlobalAddr, offset: u64, len: u64) -> Result<()> {
+    fn check_heap(&self, ga: GlobalAddr, owner: u32, offset: u64, len: u64) -> Result<()> {
         for slot in &self.last_reach {
             let last = slot.load(Ordering::Relaxed);
             let start = (last >> 32) * heap::ALIGN;
@@ -450,11 +457,12 @@ impl GlobalMemory {
                 return Ok(());
             }
         }
-        self.check_heap_slow(ga, offset, len)
+        self.check_heap_slow(ga, owner, offset, len)
     }
 
+    /// The rest of [`check_heap`](Self::check_heap); `owner` is the physical rank.
     #[inline(never)]
-    fn check_heap_slow(&self, ga: GlobalAddr, offset: u64, len: u64) -> Result<()> {
+    fn check_heap_slow(&self, ga: GlobalAddr, owner: u32, offset: u64, len: u64) -> Result<()> {
         let heap_len = self.heap_len();
         if offset.checked_add(len).map_or(true, |end| end > heap_len) {
             // Past the heap itself: the error the transport would give.
@@ -465,8 +473,18 @@ impl GlobalMemory {
             });
         }
         let own = ga.rank() == self.world.rank();
+        let transport = self.world.transport();
+        if !own
+            && self
+                .local_tables
+                .in_last_hit(transport, owner, offset, len)?
+        {
+            // Inside another rank's live local block: never a symmetric one.
+            return Ok(());
+        }
         let heap = lock(&self.heap);
-        match heap.reach(offset, len, own) {
+        let reach = heap.reach(offset, len, own);
+        match reach {
             Ok(Reach::Within(a)) => {
                 if let (false, Ok(span)) = (a.local, u32::try_from(a.len)) {
                     // Under the heap's lock, so that a free cannot slip in between.
@@ -476,7 +494,18 @@ impl GlobalMemory {
                 }
                 Ok(())
             }
-            Ok(Reach::ForeignLocal) => Ok(()),
+            Ok(Reach::ForeignLocal) => {
+                // Not under the heap's lock: the owner's list is read with transfers.
+                drop(heap);
+                match self.local_tables.check(transport, owner, offset, len)? {
+                    Found::Inside(..) => Ok(()),
+                    Found::Outside(allocation) => Err(Error::OutsideAllocation {
+                        ga,
+                        len,
+                        allocation,
+                    }),
+                }
+            }
             Err(allocation) => Err(Error::OutsideAllocation {
                 ga,
                 len,
@@ -535,7 +564,7 @@ impl GlobalMemory {
     /// # Ok::<(), gaspar::Error>(())
     /// ```
     pub fn heap_len(&self) -> u64 {
-        self.world.transport().sizes().heap
+        self.local_tables.heap_len()
     }
 
     /// Checks that every rank made the same collective call, in a barrier that tells
@@ -695,15 +724,33 @@ impl GlobalMemory {
     /// # Ok::<(), gaspar::Error>(())
     /// ```
     pub fn alloc_local(&self, len: u64) -> Result<LocalAlloc> {
-        let allocation = lock(&self.heap).alloc_top(len)?;
-        let ga = GlobalAddr::new(self.world.rank(), 0, Segment::Heap, allocation.offset);
-        match ga {
-            Some(ga) => Ok(LocalAlloc { ga, allocation }),
-            None => {
-                lock(&self.heap).free(&allocation)?;
-                Err(Error::LengthOverflow {
-                    what: "heap offset",
-                })
+        let mut heap = lock(&self.heap);
+        let capacity = self.local_tables.capacity();
+        if heap.locals().count() >= capacity {
+            return Err(Error::invalid(
+                "alloc_local",
+                format!(
+                    "this rank has {capacity} local allocations live, as many as other ranks \
+                     can check their accesses against: free one first"
+                ),
+            ));
+        }
+        let allocation = heap.alloc_top(len)?;
+        let ga = GlobalAddr::new(self.world.rank(), 0, Segment::Heap, allocation.offset).ok_or(
+            Error::LengthOverflow {
+                what: "heap offset",
+            },
+        );
+        let published = ga.and_then(|ga| {
+            self.local_tables
+                .publish(self.world.transport(), heap.locals())
+                .map(|()| ga)
+        });
+        match published {
+            Ok(ga) => Ok(LocalAlloc { ga, allocation }),
+            Err(e) => {
+                heap.free(&allocation)?;
+                Err(e)
             }
         }
     }
@@ -719,7 +766,12 @@ impl GlobalMemory {
     /// # Ok::<(), gaspar::Error>(())
     /// ```
     pub fn free_local(&self, block: LocalAlloc) -> Result<()> {
-        self.release(|heap| heap.free(&block.allocation))
+        let transport = self.world.transport();
+        self.release(|heap| {
+            heap.free(&block.allocation)?;
+            self.local_tables.publish(transport, heap.locals())
+        })?;
+        self.local_tables.announce_free(transport)
     }
 
     /// Registers `len` bytes at `addr` for remote access with color hint `color` (ACP's
@@ -891,6 +943,15 @@ impl GlobalMemory {
                 .local_address(slot, end)
                 .and_then(|_| registry.local_address(slot, loc.offset)));
         }
+        if matches!(loc.segment, Segment::Heap)
+            && loc
+                .offset
+                .checked_add(len)
+                .map_or(true, |end| end > self.heap_len())
+        {
+            // The top of the segment holds the list of local allocations.
+            return Ok(None);
+        }
         Ok(self.world.transport().mapped_address(loc, len))
     }
 
@@ -908,6 +969,9 @@ impl GlobalMemory {
         self.agree(Collective::Reset { rank: new_rank }).map(drop)?;
         self.world.remap(new_rank)?;
         self.release(HeapAllocator::clear);
+        self.local_tables
+            .publish(self.world.transport(), std::iter::empty())?;
+        self.local_tables.forget_copies();
         let published = lock(&self.registry).clear();
         for slot in published {
             self.world.transport().retract_region(slot)?;
@@ -919,7 +983,7 @@ impl GlobalMemory {
     ///
     /// ```no_run
     /// use gaspar::{gmem::GlobalMemory, world::World};
-    /// let gmem = GlobalMemory::new(World::init()?);
+    /// let gmem = GlobalMemory::new(World::init()?)?;
     /// gmem.into_world().finalize()?;
     /// # Ok::<(), gaspar::Error>(())
     /// ```
