@@ -237,6 +237,45 @@ pub fn check_conversion(from: Elem, from_len: usize, to: Elem, to_len: usize) ->
     Ok(())
 }
 
+/// The commonest assignments of one element — integer and real of kinds 4 and 8 into
+/// integer or real of kinds 4 and 8, except real into integer — done with no check beyond
+/// the match on types, kinds and lengths itself; `false` (and `dst` untouched) for every
+/// other pair, which goes through [`check_conversion`] and [`convert`]. The results are
+/// [`convert`]'s: integers wrap to the destination kind, an integer becomes the nearest
+/// real(8) first (then real(4), as [`convert`] does), reals round to the destination kind.
+#[inline(always)]
+pub fn convert_common(from: Elem, src: &[u8], to: Elem, dst: &mut [u8]) -> bool {
+    enum Value {
+        Int(i64),
+        Real(f64),
+    }
+    let value = match (from.ty, from.kind, src) {
+        (ElemType::Integer, 4, &[a, b, c, d]) => {
+            Value::Int(i32::from_ne_bytes([a, b, c, d]).into())
+        }
+        (ElemType::Integer, 8, bytes) if bytes.len() == 8 => {
+            Value::Int(i64::from_ne_bytes(bytes.try_into().unwrap_or_default()))
+        }
+        (ElemType::Real, 4, &[a, b, c, d]) => Value::Real(f32::from_ne_bytes([a, b, c, d]).into()),
+        (ElemType::Real, 8, bytes) if bytes.len() == 8 => {
+            Value::Real(f64::from_ne_bytes(bytes.try_into().unwrap_or_default()))
+        }
+        _ => return false,
+    };
+    match (to.ty, to.kind, dst.len(), value) {
+        (ElemType::Integer, 4, 4, Value::Int(i)) => dst.copy_from_slice(&(i as i32).to_ne_bytes()),
+        (ElemType::Integer, 8, 8, Value::Int(i)) => dst.copy_from_slice(&i.to_ne_bytes()),
+        (ElemType::Real, 4, 4, Value::Int(i)) => {
+            dst.copy_from_slice(&((i as f64) as f32).to_ne_bytes())
+        }
+        (ElemType::Real, 8, 8, Value::Int(i)) => dst.copy_from_slice(&(i as f64).to_ne_bytes()),
+        (ElemType::Real, 4, 4, Value::Real(r)) => dst.copy_from_slice(&(r as f32).to_ne_bytes()),
+        (ElemType::Real, 8, 8, Value::Real(r)) => dst.copy_from_slice(&r.to_ne_bytes()),
+        _ => return false,
+    }
+    true
+}
+
 /// Assigns one element: `src` (of type `from`) converted into `dst` (of type `to`). The
 /// pair must have passed [`check_conversion`] with these lengths.
 #[inline]
@@ -378,6 +417,56 @@ mod tests {
             .collect();
         assert_eq!(assign(CH1, b"hi", CH4, 12), expected);
         assert!(check_conversion(CH1, 2, I4, 4).is_err());
+    }
+
+    #[test]
+    fn the_common_assignments_agree_with_the_general_conversion() {
+        let kinds = [
+            Elem::new(ElemType::Integer, 4),
+            Elem::new(ElemType::Integer, 8),
+            Elem::new(ElemType::Real, 4),
+            Elem::new(ElemType::Real, 8),
+            Elem::new(ElemType::Integer, 2),
+            Elem::new(ElemType::Complex, 4),
+        ];
+        let values: [f64; 6] = [0.0, -1.5, 3.0e9, -7.0, 16_777_217.0, 1.0e300];
+        for from in kinds {
+            for to in kinds {
+                for v in values {
+                    let src = encode(from, v);
+                    let len = if to.ty == ElemType::Complex {
+                        2 * usize::from(to.kind)
+                    } else {
+                        usize::from(to.kind)
+                    };
+                    let mut quick = vec![0u8; len];
+                    if !convert_common(from, &src, to, &mut quick) {
+                        assert!(
+                            quick.iter().all(|&b| b == 0),
+                            "{from:?} -> {to:?}: refused but wrote"
+                        );
+                        continue;
+                    }
+                    assert!(from.ty != ElemType::Real || to.ty != ElemType::Integer);
+                    let mut general = vec![0u8; len];
+                    check_conversion(from, src.len(), to, len).expect("a valid pair");
+                    convert(from, &src, to, &mut general);
+                    assert_eq!(quick, general, "{from:?} -> {to:?} of {v}");
+                }
+            }
+        }
+    }
+
+    /// `v` as an element of `elem` (integers truncated toward zero, wrapping).
+    fn encode(elem: Elem, v: f64) -> Vec<u8> {
+        match (elem.ty, elem.kind) {
+            (ElemType::Integer, 2) => ((v as i64) as i16).to_ne_bytes().to_vec(),
+            (ElemType::Integer, 4) => ((v as i64) as i32).to_ne_bytes().to_vec(),
+            (ElemType::Integer, _) => (v as i64).to_ne_bytes().to_vec(),
+            (ElemType::Real, 4) => (v as f32).to_ne_bytes().to_vec(),
+            (ElemType::Complex, 4) => [(v as f32).to_ne_bytes(), 0f32.to_ne_bytes()].concat(),
+            _ => v.to_ne_bytes().to_vec(),
+        }
     }
 
     #[test]

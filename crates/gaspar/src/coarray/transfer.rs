@@ -6,7 +6,7 @@
 use crate::gma::Handle;
 use crate::transport::Run;
 
-use super::convert::{check_conversion, convert, is_plain_copy};
+use super::convert::{check_conversion, convert, convert_common, is_plain_copy};
 use super::error::{CoError, CoResult};
 use super::section::{dense, pair, Dim, Section};
 use super::{Coarrays, Elem, Image, Placement, Token};
@@ -144,10 +144,12 @@ impl Coarrays {
         dst_elem: Elem,
         dst_len: usize,
     ) -> CoResult<()> {
-        check_conversion(src_elem, src.len(), dst_elem, dst_len)?;
         let mut one = [0u8; ONE_ELEMENT];
         let one = &mut one[..dst_len];
-        convert(src_elem, src, dst_elem, one);
+        if !convert_common(src_elem, src, dst_elem, one) {
+            check_conversion(src_elem, src.len(), dst_elem, dst_len)?;
+            convert(src_elem, src, dst_elem, one);
+        }
         self.rt.put(target, one, Handle::NULL)?;
         self.put_issued(rank);
         Ok(())
