@@ -218,23 +218,10 @@ impl AccShape<'_> {
             }
             AccShape::Runs(runs) => {
                 kind.check(0, scale)?;
-                let mut extent = 0u64;
                 for run in runs.iter() {
                     kind.check(run.len, scale)?;
-                    let local_end = run.local.checked_add(run.len);
-                    let remote_end = run.remote.checked_add(run.len);
-                    match (local_end, remote_end) {
-                        (Some(l), Some(r)) if l <= local_len as u64 => extent = extent.max(r),
-                        (Some(_), Some(_)) => {
-                            return Err(Error::invalid(
-                                "accumulate",
-                                "run outside the local buffer",
-                            ))
-                        }
-                        _ => return Err(Error::LengthOverflow { what: "run offset" }),
-                    }
                 }
-                Ok(extent)
+                super::runs_extent(runs, local_len, "accumulate")
             }
         }
     }

@@ -105,6 +105,23 @@ pub struct Run {
     pub len: u64,
 }
 
+/// The remote extent of `runs` (one past the furthest byte after the remote location),
+/// after checking that each run lies inside a local buffer of `local_len` bytes; `what`
+/// names the operation in the error.
+pub(crate) fn runs_extent(runs: &[Run], local_len: usize, what: &'static str) -> Result<u64> {
+    let mut extent = 0u64;
+    for run in runs {
+        let local_end = run.local.checked_add(run.len);
+        let remote_end = run.remote.checked_add(run.len);
+        match (local_end, remote_end) {
+            (Some(l), Some(r)) if l <= local_len as u64 => extent = extent.max(r),
+            (Some(_), Some(_)) => return Err(Error::invalid(what, "run outside the local buffer")),
+            _ => return Err(Error::LengthOverflow { what: "run offset" }),
+        }
+    }
+    Ok(extent)
+}
+
 /// A regular noncontiguous transfer: `chunk` contiguous bytes, repeated over levels whose
 /// counts are `counts` (innermost first), `local_strides[k]` / `remote_strides[k]` bytes
 /// apart on each side. (On MPI this is a derived datatype; on shared memory, nested loops.)

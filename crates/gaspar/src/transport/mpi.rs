@@ -29,7 +29,7 @@ mod dynamic;
 mod startup;
 mod team;
 
-use self::datatype::{indexed_pair, runs_extent, Datatype, Element};
+use self::datatype::{indexed_pair, pattern_pair, Datatype};
 use self::startup::LIVE_RANK;
 pub(crate) use self::team::Communicator;
 use super::team::{TeamCall, TransportTeam};
@@ -734,7 +734,7 @@ impl Transport for MpiTransport {
             self.put_left_unflushed(dst.rank);
             return Ok(());
         }
-        let extent = runs_extent(runs, src.len())?;
+        let extent = super::runs_extent(runs, src.len(), "strided transfer")?;
         let offsets: Vec<u64> = runs.iter().map(|r| r.remote).collect();
         let (origin, target) = indexed_pair(
             runs.iter().map(|r| r.len),
@@ -755,7 +755,7 @@ impl Transport for MpiTransport {
             }
             return Ok(self.flush_local(src.rank)?);
         }
-        let extent = runs_extent(runs, dst.len())?;
+        let extent = super::runs_extent(runs, dst.len(), "strided transfer")?;
         let offsets: Vec<u64> = runs.iter().map(|r| r.remote).collect();
         let (origin, target) = indexed_pair(
             runs.iter().map(|r| r.len),
@@ -859,18 +859,7 @@ impl Transport for MpiTransport {
             self.put_left_unflushed(dst.rank);
             return Ok(());
         }
-        let origin = Datatype::pattern(
-            Element::byte(),
-            pattern.chunk,
-            pattern.counts,
-            pattern.local_strides,
-        )?;
-        let target = Datatype::pattern(
-            Element::byte(),
-            pattern.chunk,
-            pattern.counts,
-            pattern.remote_strides,
-        )?;
+        let (origin, target) = pattern_pair(pattern)?;
         // SAFETY: the origin type spans at most src.len() bytes of `src` (checked).
         unsafe { Ok(self.put_typed(dst, src.as_ptr(), &origin, &target, remote_extent)?) }
     }
@@ -903,18 +892,7 @@ impl Transport for MpiTransport {
             })?;
             return Ok(self.flush_local(src.rank)?);
         }
-        let origin = Datatype::pattern(
-            Element::byte(),
-            pattern.chunk,
-            pattern.counts,
-            pattern.local_strides,
-        )?;
-        let target = Datatype::pattern(
-            Element::byte(),
-            pattern.chunk,
-            pattern.counts,
-            pattern.remote_strides,
-        )?;
+        let (origin, target) = pattern_pair(pattern)?;
         // SAFETY: the origin type spans at most dst.len() bytes of `dst` (checked).
         unsafe { Ok(self.get_typed(src, dst.as_mut_ptr(), &origin, &target, remote_extent)?) }
     }

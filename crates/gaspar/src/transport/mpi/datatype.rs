@@ -7,7 +7,7 @@ use mpi::ffi;
 
 use super::{check, constant, MpiTransport};
 use crate::error::{Error, Result};
-use crate::transport::{Location, Run};
+use crate::transport::{Location, Pattern};
 
 /// A committed MPI datatype describing one side of a noncontiguous transfer, freed on drop.
 pub(super) struct Datatype(pub(super) ffi::MPI_Datatype);
@@ -41,6 +41,12 @@ fn mpi_int(v: u64) -> Result<c_int> {
     c_int::try_from(v).map_err(|_| Error::LengthOverflow {
         what: "MPI datatype count",
     })
+}
+
+/// The byte datatypes of both sides of `pattern`: (origin, target).
+pub(super) fn pattern_pair(pattern: &Pattern<'_>) -> Result<(Datatype, Datatype)> {
+    let side = |strides| Datatype::pattern(Element::byte(), pattern.chunk, pattern.counts, strides);
+    Ok((side(pattern.local_strides)?, side(pattern.remote_strides)?))
 }
 
 impl Datatype {
@@ -144,27 +150,6 @@ impl Drop for Datatype {
         // SAFETY: a committed datatype this value owns; operations using it were flushed.
         unsafe { ffi::MPI_Type_free(&mut self.0) };
     }
-}
-
-/// The remote extent of `runs` (one past the furthest byte after the remote location),
-/// after checking that each run lies inside a local buffer of `local_len` bytes.
-pub(super) fn runs_extent(runs: &[Run], local_len: usize) -> Result<u64> {
-    let mut extent = 0u64;
-    for run in runs {
-        let local_end = run.local.checked_add(run.len);
-        let remote_end = run.remote.checked_add(run.len);
-        match (local_end, remote_end) {
-            (Some(l), Some(r)) if l <= local_len as u64 => extent = extent.max(r),
-            (Some(_), Some(_)) => {
-                return Err(Error::invalid(
-                    "strided transfer",
-                    "run outside the local buffer",
-                ))
-            }
-            _ => return Err(Error::LengthOverflow { what: "run offset" }),
-        }
-    }
-    Ok(extent)
 }
 
 impl MpiTransport {
