@@ -81,17 +81,20 @@ unsafe fn locate(
     }
 }
 
-/// Runs a coindexed read on the fast path when it can ([`fast`]): true when done.
+/// Runs a coindexed read or write on the fast path when it can ([`fast`]): `on_route`
+/// moves the data on the route of `image`; true when done.
 ///
 /// # Safety
-/// The arguments are as gfortran 15/16 pass them to `get_from_remote`.
+/// The arguments are as gfortran 15/16 pass them to `get_from_remote`/`send_to_remote`;
+/// `on_route` is safe to call with a route of this coarray.
 #[inline(always)]
-unsafe fn fast_get<const GCC16: bool>(
+unsafe fn fast_path<const GCC16: bool>(
     token: *mut c_void,
-    get: &fast::Get,
+    image: c_int,
     stat: *mut c_int,
     team: *mut c_void,
     team_number: *mut c_int,
+    on_route: impl FnOnce(usize) -> bool,
 ) -> bool {
     if !matches!(
         team_of_args::<GCC16>(team, team_number),
@@ -99,43 +102,11 @@ unsafe fn fast_get<const GCC16: bool>(
     ) {
         return false;
     }
-    // SAFETY: this function's contract, for every block below.
-    let Some(base) = (unsafe { fast::route(token, get.image) }) else {
+    // SAFETY: this function's contract.
+    let Some(base) = (unsafe { fast::route(token, image) }) else {
         return false;
     };
-    // SAFETY: as above; `base` is a route of this coarray.
-    let done = unsafe { fast::get(base, get) };
-    if done {
-        // SAFETY: as above.
-        unsafe { StatArgs::stat_only(stat) }.success();
-    }
-    done
-}
-
-/// Runs a coindexed write on the fast path when it can ([`fast`]): true when done.
-///
-/// # Safety
-/// The arguments are as gfortran 15/16 pass them to `send_to_remote`.
-#[inline(always)]
-unsafe fn fast_send<const GCC16: bool>(
-    token: *mut c_void,
-    send: &fast::Send,
-    stat: *mut c_int,
-    team: *mut c_void,
-    team_number: *mut c_int,
-) -> bool {
-    if !matches!(
-        team_of_args::<GCC16>(team, team_number),
-        CoindexTeam::Current
-    ) {
-        return false;
-    }
-    // SAFETY: this function's contract, for every block below.
-    let Some(base) = (unsafe { fast::route(token, send.image) }) else {
-        return false;
-    };
-    // SAFETY: as above; `base` is a route of this coarray.
-    let done = unsafe { fast::send(base, send) };
+    let done = on_route(base);
     if done {
         // SAFETY: as above.
         unsafe { StatArgs::stat_only(stat) }.success();
@@ -265,7 +236,10 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
             getter: getter_index,
             add_data: add_data_ptr,
         };
-        if fast_get::<false>(token, &get, stat, team, team_number) {
+        // `fast::get` runs on a route of this coarray (the enclosing block's contract).
+        if fast_path::<false>(token, get.image, stat, team, team_number, |base| {
+            fast::get(base, &get)
+        }) {
             return;
         }
         get_from_remote::<false>(
@@ -323,7 +297,10 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
             getter: getter_index,
             add_data: add_data_ptr,
         };
-        if fast_get::<true>(token, &get, stat, team, team_number) {
+        // `fast::get` runs on a route of this coarray (the enclosing block's contract).
+        if fast_path::<true>(token, get.image, stat, team, team_number, |base| {
+            fast::get(base, &get)
+        }) {
             return;
         }
         get_from_remote::<true>(
@@ -767,7 +744,10 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
             receiver: accessor_index,
             add_data: add_data_ptr,
         };
-        if fast_send::<false>(token, &send, stat, team, team_number) {
+        // `fast::send` runs on a route of this coarray (the enclosing block's contract).
+        if fast_path::<false>(token, send.image, stat, team, team_number, |base| {
+            fast::send(base, &send)
+        }) {
             return;
         }
         send_to_remote::<false>(
@@ -825,7 +805,10 @@ pub unsafe extern "C" fn _gaspar_caf16_send_to_remote(
             receiver: accessor_index,
             add_data: add_data_ptr,
         };
-        if fast_send::<true>(token, &send, stat, team, team_number) {
+        // `fast::send` runs on a route of this coarray (the enclosing block's contract).
+        if fast_path::<true>(token, send.image, stat, team, team_number, |base| {
+            fast::send(base, &send)
+        }) {
             return;
         }
         send_to_remote::<true>(
