@@ -15,7 +15,9 @@ use std::ops::Deref;
 pub use self::ptr::{AtomicWord, Compare, GlobalPtr};
 use crate::error::Result;
 use crate::gmem::{GlobalAddr, GlobalMemory};
-use crate::transport::{AccKind, AccShape, AtomicOp, Pattern, Run, Transport, Width};
+use crate::transport::{
+    AccKind, AccShape, AtomicOp, Incoming, Outgoing, Pattern, Run, Transport, Width,
+};
 
 /// Names an issued operation (ACP's `acp_handle_t`). Handles are issued in increasing
 /// order; completing one completes every earlier one.
@@ -262,7 +264,8 @@ impl Gma {
     ) -> Result<Handle> {
         let d = self.locate_pieces(dst, runs.iter().map(|r| (r.remote, r.len)))?;
         self.wait_for(order)?;
-        self.transport().put_runs(d, src, runs)?;
+        self.transport()
+            .put_pieces(d, Outgoing::Runs { src, runs })?;
         Ok(self.issue_write())
     }
 
@@ -286,7 +289,8 @@ impl Gma {
     ) -> Result<Handle> {
         let s = self.locate_pieces(src, runs.iter().map(|r| (r.remote, r.len)))?;
         self.wait_for(order)?;
-        self.transport().get_runs(s, dst, runs)?;
+        self.transport()
+            .get_pieces(s, Incoming::Runs { dst, runs })?;
         Ok(self.issue())
     }
 
@@ -311,7 +315,8 @@ impl Gma {
     ) -> Result<Handle> {
         let d = self.locate_pieces(dst, pieces(offsets, srcs.iter().map(|s| s.len())))?;
         self.wait_for(order)?;
-        self.transport().put_segments(d, srcs, offsets)?;
+        self.transport()
+            .put_pieces(d, Outgoing::Segments { srcs, offsets })?;
         Ok(self.issue_write())
     }
 
@@ -335,7 +340,8 @@ impl Gma {
     ) -> Result<Handle> {
         let s = self.locate_pieces(src, pieces(offsets, dsts.iter().map(|d| d.len())))?;
         self.wait_for(order)?;
-        self.transport().get_segments(s, dsts, offsets)?;
+        self.transport()
+            .get_pieces(s, Incoming::Segments { dsts, offsets })?;
         Ok(self.issue())
     }
 
@@ -355,7 +361,8 @@ impl Gma {
         }
         let d = self.locate_extent(dst, || Ok(pattern.checked_extents(src.len())?.1))?;
         self.wait_for(order)?;
-        self.transport().put_pattern(d, src, pattern)?;
+        self.transport()
+            .put_pieces(d, Outgoing::Pattern { src, pattern })?;
         Ok(self.issue_write())
     }
 
@@ -373,7 +380,8 @@ impl Gma {
         }
         let s = self.locate_extent(src, || Ok(pattern.checked_extents(dst.len())?.1))?;
         self.wait_for(order)?;
-        self.transport().get_pattern(s, dst, pattern)?;
+        self.transport()
+            .get_pieces(s, Incoming::Pattern { dst, pattern })?;
         Ok(self.issue())
     }
 

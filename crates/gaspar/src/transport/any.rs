@@ -6,8 +6,8 @@
 
 use super::team::{TeamCall, TransportTeam};
 use super::{
-    AccKind, AccShape, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport, TransportResult,
-    Width,
+    AccKind, AccShape, AtomicOp, Incoming, Location, Outgoing, SegmentSizes, Transport,
+    TransportResult, Width,
 };
 
 /// One of the transports (see the module documentation).
@@ -41,16 +41,8 @@ impl Transport for AnyTransport {
         fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()>;
         fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()>;
         fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()>;
-        fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> TransportResult<()>;
-        fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> TransportResult<()>;
-        fn put_segments(&self, dst: Location, srcs: &[&[u8]], offsets: &[u64])
-            -> TransportResult<()>;
-        fn get_segments(&self, src: Location, dsts: &mut [&mut [u8]], offsets: &[u64])
-            -> TransportResult<()>;
-        fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>)
-            -> TransportResult<()>;
-        fn get_pattern(&self, src: Location, dst: &mut [u8], pattern: &Pattern<'_>)
-            -> TransportResult<()>;
+        fn put_pieces(&self, dst: Location, data: Outgoing<'_>) -> TransportResult<()>;
+        fn get_pieces(&self, src: Location, data: Incoming<'_, '_>) -> TransportResult<()>;
         fn check_range(&self, loc: Location, len: u64) -> TransportResult<()>;
         fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
         fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;

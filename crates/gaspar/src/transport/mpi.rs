@@ -34,8 +34,8 @@ use self::startup::LIVE_RANK;
 pub(crate) use self::team::Communicator;
 use super::team::{TeamCall, TransportTeam};
 use super::{
-    segments_extent, AccKind, AccShape, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport,
-    TransportResult, Width,
+    segments_extent, AccKind, AccShape, AtomicOp, Incoming, Location, Outgoing, Pattern, Run,
+    SegmentSizes, Transport, TransportResult, Width,
 };
 use crate::addr::{Segment, REGISTRATION_SLOTS};
 use crate::error::{Error, Result};
@@ -408,7 +408,6 @@ impl MpiTransport {
 
     /// [`flush_pending`](Self::flush_pending) to `rank` when `pending` (one of the
     /// [`Unflushed`] counts) has a write there.
-    #[inline(never)]
     fn flush_if_pending(&self, rank: u32, pending: &[AtomicU64]) {
         // Writes pending elsewhere only: nothing to do, without the lock. (This thread's
         // own writes to `rank` were counted there before they were counted in a total.)
@@ -582,7 +581,6 @@ impl MpiTransport {
     }
 
     /// `put_flushed` for any segment and size, or the error that stops it.
-    #[inline(never)]
     fn put_flushed_anywhere(&self, dst: Location, src: &[u8]) -> Result<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(dst, src.len() as u64)?;
@@ -596,7 +594,6 @@ impl MpiTransport {
     }
 
     /// `get` for any segment and size, or the error that stops it.
-    #[inline(never)]
     fn get_anywhere(&self, src: Location, dst: &mut [u8]) -> Result<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(src, dst.len() as u64)?;
@@ -656,70 +653,8 @@ fn unsupported_registered(loc: Location) -> Error {
     }
 }
 
-impl Transport for MpiTransport {
-    fn rank(&self) -> u32 {
-        self.rank
-    }
-
-    fn procs(&self) -> u32 {
-        self.procs
-    }
-
-    fn sizes(&self) -> SegmentSizes {
-        SegmentSizes {
-            starter: self.starter_len,
-            heap: self.heap_len,
-        }
-    }
-
-    fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
-        self.on_mpi_thread()?;
-        let (win, disp) = self.target(dst, src.len() as u64)?;
-        self.order_after_writes(dst.rank);
-        self.put_bytes(win, dst.rank, disp, src)?;
-        self.flush_local(dst.rank)?;
-        self.put_left_unflushed(dst.rank);
-        Ok(())
-    }
-
-    #[inline]
-    fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
-        let Some((disp, count)) = self.heap_target(dst, src.len()) else {
-            return Ok(self.put_flushed_anywhere(dst, src)?);
-        };
-        self.order_after_writes(dst.rank);
-        // SAFETY: `src` is borrowed until the flush below; `heap_target` checked the range;
-        // the window is locked for the whole run.
-        let (put, flush) = unsafe {
-            (
-                put_piece(self.win, dst.rank, disp, src.as_ptr(), count),
-                ffi::MPI_Win_flush(dst.rank as c_int, self.win),
-            )
-        };
-        succeeded("MPI_Put", put);
-        succeeded("MPI_Win_flush", flush);
-        Ok(())
-    }
-
-    #[inline]
-    fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()> {
-        let Some((disp, count)) = self.heap_target(src, dst.len()) else {
-            return Ok(self.get_anywhere(src, dst)?);
-        };
-        self.order_after_writes(src.rank);
-        // SAFETY: `dst` is borrowed until the flush below; `heap_target` checked the range;
-        // the window is locked for the whole run.
-        let (get, flush) = unsafe {
-            (
-                get_piece(self.win, src.rank, disp, dst.as_mut_ptr(), count),
-                ffi::MPI_Win_flush_local(src.rank as c_int, self.win),
-            )
-        };
-        succeeded("MPI_Get", get);
-        succeeded("MPI_Win_flush_local", flush);
-        Ok(())
-    }
-
+/// The transfers of [`Transport::put`] and [`Transport::get`], one per shape.
+impl MpiTransport {
     /// One MPI_Put with hindexed datatypes on both sides (one message, not one per run);
     /// registered memory: one put per run.
     fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> TransportResult<()> {
@@ -895,6 +830,87 @@ impl Transport for MpiTransport {
         let (origin, target) = pattern_pair(pattern)?;
         // SAFETY: the origin type spans at most dst.len() bytes of `dst` (checked).
         unsafe { Ok(self.get_typed(src, dst.as_mut_ptr(), &origin, &target, remote_extent)?) }
+    }
+}
+
+impl Transport for MpiTransport {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn procs(&self) -> u32 {
+        self.procs
+    }
+
+    fn sizes(&self) -> SegmentSizes {
+        SegmentSizes {
+            starter: self.starter_len,
+            heap: self.heap_len,
+        }
+    }
+
+    fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
+        self.on_mpi_thread()?;
+        let (win, disp) = self.target(dst, src.len() as u64)?;
+        self.order_after_writes(dst.rank);
+        self.put_bytes(win, dst.rank, disp, src)?;
+        self.flush_local(dst.rank)?;
+        self.put_left_unflushed(dst.rank);
+        Ok(())
+    }
+
+    fn put_pieces(&self, dst: Location, data: Outgoing<'_>) -> TransportResult<()> {
+        match data {
+            Outgoing::Runs { src, runs } => self.put_runs(dst, src, runs),
+            Outgoing::Segments { srcs, offsets } => self.put_segments(dst, srcs, offsets),
+            Outgoing::Pattern { src, pattern } => self.put_pattern(dst, src, pattern),
+        }
+    }
+
+    #[inline]
+    fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
+        let Some((disp, count)) = self.heap_target(dst, src.len()) else {
+            return Ok(self.put_flushed_anywhere(dst, src)?);
+        };
+        self.order_after_writes(dst.rank);
+        // SAFETY: `src` is borrowed until the flush below; `heap_target` checked the range;
+        // the window is locked for the whole run.
+        let (put, flush) = unsafe {
+            (
+                put_piece(self.win, dst.rank, disp, src.as_ptr(), count),
+                ffi::MPI_Win_flush(dst.rank as c_int, self.win),
+            )
+        };
+        succeeded("MPI_Put", put);
+        succeeded("MPI_Win_flush", flush);
+        Ok(())
+    }
+
+    #[inline]
+    fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()> {
+        let Some((disp, count)) = self.heap_target(src, dst.len()) else {
+            return Ok(self.get_anywhere(src, dst)?);
+        };
+        self.order_after_writes(src.rank);
+        // SAFETY: `dst` is borrowed until the flush below; `heap_target` checked the range;
+        // the window is locked for the whole run.
+        let (get, flush) = unsafe {
+            (
+                get_piece(self.win, src.rank, disp, dst.as_mut_ptr(), count),
+                ffi::MPI_Win_flush_local(src.rank as c_int, self.win),
+            )
+        };
+        succeeded("MPI_Get", get);
+        succeeded("MPI_Win_flush_local", flush);
+        Ok(())
+    }
+
+    fn get_pieces(&self, src: Location, data: Incoming<'_, '_>) -> TransportResult<()> {
+        match data {
+            Incoming::Runs { dst, runs } => self.get_runs(src, dst, runs),
+            Incoming::Segments { dsts, offsets } => self.get_segments(src, dsts, offsets),
+            Incoming::Pattern { dst, pattern } => self.get_pattern(src, dst, pattern),
+        }
     }
 
     fn check_range(&self, loc: Location, len: u64) -> TransportResult<()> {

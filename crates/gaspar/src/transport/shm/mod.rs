@@ -30,8 +30,8 @@ use self::segment::Mapping;
 use super::team::{TeamCall, TransportTeam};
 use super::wait::Patience;
 use super::{
-    barrier, segments_extent, AtomicOp, Location, Pattern, Run, SegmentSizes, Transport,
-    TransportResult, Width,
+    barrier, segments_extent, AtomicOp, Incoming, Location, Outgoing, Pattern, Run, SegmentSizes,
+    Transport, TransportResult, Width,
 };
 use crate::addr::{Segment, REGISTRATION_SLOTS};
 use crate::error::{Error, Result};
@@ -379,7 +379,6 @@ impl ShmTransport {
     }
 
     /// Copies `len` bytes from `loc` into this process's memory at `dst`.
-    #[inline(never)]
     fn read_into(&self, loc: Location, dst: *mut u8, len: u64) -> Result<()> {
         if let Some(src) = self.shared(loc, len)? {
             // SAFETY: `src..src+len` lies inside a live mapping (bounds checked above);
@@ -405,7 +404,6 @@ impl ShmTransport {
     }
 
     /// Copies `len` bytes from this process's memory at `src` to `loc`.
-    #[inline(never)]
     fn write_from(&self, loc: Location, src: *const u8, len: u64) -> Result<()> {
         if let Some(dst) = self.shared(loc, len)? {
             // SAFETY: `dst..dst+len` lies inside a live mapping (bounds checked above);
@@ -492,50 +490,8 @@ fn check_bounds(loc: Location, len: u64, segment_len: u64) -> Result<()> {
     }
 }
 
-impl Transport for ShmTransport {
-    fn rank(&self) -> u32 {
-        self.rank
-    }
-
-    fn procs(&self) -> u32 {
-        self.procs
-    }
-
-    fn sizes(&self) -> SegmentSizes {
-        SegmentSizes {
-            starter: self.layout.starter_len,
-            heap: self.layout.heap_len,
-        }
-    }
-
-    #[inline]
-    fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
-        match self.shared_range(dst, src.len() as u64) {
-            // SAFETY: `shared_range` checked the target range against the live mapping;
-            // `src` is a borrowed slice.
-            Some(to) => unsafe { copy_bytes(src.as_ptr(), to, src.len()) },
-            // Registered memory, or the error.
-            None => self.write_from(dst, src.as_ptr(), src.len() as u64)?,
-        }
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
-        self.put(dst, src)?;
-        self.flush(dst.rank)
-    }
-
-    #[inline]
-    fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()> {
-        match self.shared_range(src, dst.len() as u64) {
-            // SAFETY: as in `put`, reading the mapping into the borrowed `dst`.
-            Some(from) => unsafe { copy_bytes(from, dst.as_mut_ptr(), dst.len()) },
-            None => self.read_into(src, dst.as_mut_ptr(), dst.len() as u64)?,
-        }
-        Ok(())
-    }
-
+/// The transfers of [`Transport::put`] and [`Transport::get`], one per shape.
+impl ShmTransport {
     fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> TransportResult<()> {
         let (base, segment_len) = match self.shared(dst, 0)? {
             Some(base) => (base, self.segment_len(dst.segment)),
@@ -705,6 +661,67 @@ impl Transport for ShmTransport {
             )
         };
         Ok(())
+    }
+}
+
+impl Transport for ShmTransport {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn procs(&self) -> u32 {
+        self.procs
+    }
+
+    fn sizes(&self) -> SegmentSizes {
+        SegmentSizes {
+            starter: self.layout.starter_len,
+            heap: self.layout.heap_len,
+        }
+    }
+
+    #[inline]
+    fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
+        match self.shared_range(dst, src.len() as u64) {
+            // SAFETY: `shared_range` checked the target range against the live mapping;
+            // `src` is a borrowed slice.
+            Some(to) => unsafe { copy_bytes(src.as_ptr(), to, src.len()) },
+            // Registered memory, or the error.
+            None => self.write_from(dst, src.as_ptr(), src.len() as u64)?,
+        }
+        Ok(())
+    }
+
+    fn put_pieces(&self, dst: Location, data: Outgoing<'_>) -> TransportResult<()> {
+        match data {
+            Outgoing::Runs { src, runs } => self.put_runs(dst, src, runs),
+            Outgoing::Segments { srcs, offsets } => self.put_segments(dst, srcs, offsets),
+            Outgoing::Pattern { src, pattern } => self.put_pattern(dst, src, pattern),
+        }
+    }
+
+    #[inline(always)]
+    fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
+        self.put(dst, src)?;
+        self.flush(dst.rank)
+    }
+
+    #[inline]
+    fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()> {
+        match self.shared_range(src, dst.len() as u64) {
+            // SAFETY: as in `put`, reading the mapping into the borrowed `dst`.
+            Some(from) => unsafe { copy_bytes(from, dst.as_mut_ptr(), dst.len()) },
+            None => self.read_into(src, dst.as_mut_ptr(), dst.len() as u64)?,
+        }
+        Ok(())
+    }
+
+    fn get_pieces(&self, src: Location, data: Incoming<'_, '_>) -> TransportResult<()> {
+        match data {
+            Incoming::Runs { dst, runs } => self.get_runs(src, dst, runs),
+            Incoming::Segments { dsts, offsets } => self.get_segments(src, dsts, offsets),
+            Incoming::Pattern { dst, pattern } => self.get_pattern(src, dst, pattern),
+        }
     }
 
     fn check_range(&self, loc: Location, len: u64) -> TransportResult<()> {
