@@ -18,9 +18,16 @@ use crate::gma::GlobalPtr;
 use crate::gmem::GlobalAddr;
 use crate::strided::Strided;
 
-/// Most bytes a fill stages at once (it gets the slice in pieces of at most this size and
-/// copies each into the entry), so a fill's transient memory stays small.
-const FILL_STAGE_BYTES: usize = 64 * 1024;
+/// Most bytes a fill stages at once when the source's memory is mapped here (shared
+/// memory): the slice is got in pieces of at most this size, each copied into the entry,
+/// so the fill's transient buffer stays small and in cache; a piece costs no round trip.
+const MAPPED_STAGE_BYTES: usize = 64 * 1024;
+/// The same across a network, where every piece is a round trip and, over transports
+/// without remote-memory hardware (MPI RMA over TCP), a wait until the source next makes
+/// MPI progress: measured on two hosts joined by TCP (`scripts/bench-darray --hosts`),
+/// 64 KiB pieces made a 1 MiB transpose fill 2x HandOpt's single get, 1 MiB pieces
+/// 0.97-1.13x. The price is up to this much transient memory per fill.
+const REMOTE_STAGE_BYTES: usize = 1024 * 1024;
 
 /// How a prefetch keeps its data consistent and how it finds the source's data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,7 +184,8 @@ impl<T: Pod, const D: usize> Entry<T, D> {
     }
 
     /// Copies the slice from the source (strided gets; the source is passive), in pieces
-    /// of at most [`FILL_STAGE_BYTES`]. The caller holds `refill`.
+    /// of at most [`MAPPED_STAGE_BYTES`] or [`REMOTE_STAGE_BYTES`]. The caller holds
+    /// `refill`.
     fn fill(&self, rt: &Strided) -> Result<()> {
         let slice = self.layout.slice();
         let block = match self.static_block {
@@ -192,7 +200,11 @@ impl<T: Pod, const D: usize> Entry<T, D> {
             }
             .into());
         }
-        let stage_len = (FILL_STAGE_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+        let stage_bytes = match rt.mapped_address(self.source.elements, 1)? {
+            Some(_) => MAPPED_STAGE_BYTES,
+            None => REMOTE_STAGE_BYTES,
+        };
+        let stage_len = (stage_bytes / std::mem::size_of::<T>().max(1)).max(1);
         let mut stage = vec![T::zeroed(); stage_len.min(slice.len())];
         for piece in pieces(slice, stage_len) {
             let first = (block.linear(piece.lo) * std::mem::size_of::<T>()) as u64;
