@@ -151,13 +151,26 @@ impl Coarrays {
         Ok(image - 1)
     }
 
-    /// `co_broadcast(a, source_image)`: every image's `buf` becomes `source`'s.
+    /// `co_broadcast(a, source_image)`: every image's `buf` becomes `source`'s. One way:
+    /// the source image does not wait for the others (beyond flow control), so an image
+    /// whose call differs (another collective, source or length) gets the error, and the
+    /// source image only when its own later calls meet that image's.
+    ///
+    /// Where it goes one way, an image that receives needs only the source image: it
+    /// fails only when the source stopped or an image failed, not when another image
+    /// took in its value and stopped meanwhile (as the source itself may, once every
+    /// image took in its value: see [`stop`](Self::stop)).
     pub fn co_broadcast(&mut self, buf: &mut [u8], source: Image) -> CoResult<()> {
         let root = self.root(source)?;
-        self.all_images_running()?;
+        let team = self.collective_team();
+        if team.broadcasts_one_way(&self.rt, buf.len()) && self.this_image() != source {
+            self.images_running_for(Some(self.team.rank_of(source)?))?;
+        } else {
+            self.all_images_running()?;
+        }
         Ok(self
             .collective_team()
-            .broadcast_bytes(&self.rt, buf, root)?)
+            .broadcast_bytes_one_way(&self.rt, buf, root)?)
     }
 
     /// `co_sum(a, result_image)`: `buf` holds elements of type `elem`, `elem_len` bytes

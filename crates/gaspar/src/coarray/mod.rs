@@ -229,12 +229,18 @@ pub struct Coarrays {
 /// Words of the control block per rank of the job (a status and a signal count).
 const CONTROL_WORDS_PER_RANK: u64 = 2;
 
+/// The bit of a [`ControlWord::Signals`] word that says its rank announced that it
+/// stopped or failed (the status word says which).
+const GONE: u64 = 1 << 63;
+
 /// A word of the control block.
 #[derive(Debug, Clone, Copy)]
 enum ControlWord {
     /// The status rank `r` announced.
     Status(u32),
-    /// Sync-images signals received from rank `r`.
+    /// Sync-images signals received from rank `r` (the count, below [`GONE`]), and the
+    /// [`GONE`] bit once `r` announced that it stopped or failed: a sync waiting for `r`
+    /// looks at this one word.
     Signals(u32),
     /// How many announcements (stopped, failed) this image received, from any rank: 0
     /// while every image runs, so that a collective checks one word, not one per member.
