@@ -191,6 +191,19 @@ fn bench(images: &mut Images) -> CoResult<()> {
     })?;
     images.sync_all()?;
     report(me, n, "put 8 B", c, Some(r));
+    // The raw put above reuses an address computed once; the coarray put finds its
+    // address on every call (image to rank in the team, offset into the coarray, checked
+    // against its size), as a raw put to an image and offset given each time does.
+    let (c, r) = paired(20_000, |path| match path {
+        Path::Coarray => images.put(&token, 0, right, &scalar, R8, &src[..8], &scalar, R8),
+        Path::Raw => {
+            let target = raw.ga(right_rank)?;
+            images.runtime().put(target, &src[..8], Handle::NULL)?;
+            Ok(())
+        }
+    })?;
+    images.sync_all()?;
+    report(me, n, "put 8 B (raw: address each time)", c, Some(r));
     let (c, r) = paired(20_000, |path| match path {
         Path::Coarray => images.get(&token, 0, right, &scalar, R8, &mut dst[..8], &scalar, R8),
         Path::Raw => Ok(images.runtime().get_blocking(&mut dst[..8], target)?),
@@ -337,6 +350,18 @@ fn bench(images: &mut Images) -> CoResult<()> {
         })?;
         report(me, n, &format!("co_sum of {count} doubles"), c, Some(r));
     }
+
+    // co_broadcast of one double from image 1, one way, beside the world layer's
+    // broadcast, which has every image agree on the call first (a round trip).
+    let mut value = [f64::from(me)];
+    let (c, r) = paired(2_000, |path| match path {
+        Path::Coarray => images.co_broadcast(&mut value, 1),
+        Path::Raw => Ok(images
+            .runtime()
+            .team()
+            .broadcast(images.runtime(), &mut value, 0)?),
+    })?;
+    report(me, n, "co_broadcast of 1 double (vs agreeing)", c, Some(r));
 
     // Lock round trip on image 1's lock, and an event ping-pong between images 1 and 2.
     let locks = images.allocate_locks(1)?;
