@@ -6,13 +6,14 @@
 //! `layout::ChannelLayout::note`), used in turn: note number m of the pair lies in note
 //! m mod 2, and its sequence word says m + 1 once the note is written, and m + 1 with
 //! [`READ`] once the receiver has read it. Both sides count the notes of the pair in
-//! their own memory. A note is never overwritten before it is read: its sender waits for
-//! the mark of the note two before (flow control). In the calls where two ranks send each
-//! other one note each way or none (agreements, small allreduces), that wait never
-//! waits: a sender writes note m + 2 of a pair in a later call than note m + 1, after it
-//! left the call of note m + 1 with its partner's note of that call, which the partner
-//! sent after it left the call of note m, having read note m. A one-way broadcast's root
-//! sends without receiving, and waits only when a member is two broadcasts behind.
+//! their own memory. A note is never overwritten before it is read. In the calls where two
+//! ranks send each other one note each way or none (agreements, small allreduces), that
+//! needs nothing: a sender writes note m + 2 of a pair in a later call than note m + 1,
+//! after it left the call of note m + 1 with its partner's note of that call, which the
+//! partner sent after it left the call of note m, having read note m. A one-way
+//! broadcast's root sends without receiving: from its note on until the mark of that note
+//! is seen, the sender of each note to that rank first waits for the mark of the note two
+//! before (flow control), so a root waits only when a member is two broadcasts behind.
 //!
 //! Unlike a chunk of a channel, a note needs no acknowledgement message: its sender
 //! waits only as flow control, and its receiver is woken at most once (with more ranks
@@ -36,6 +37,9 @@ pub(crate) const NOTE_PAYLOAD: usize = (NOTE_LEN - NOTE_HEADER) as usize;
 pub(crate) struct NoteCounts {
     sent: Box<[AtomicU64]>,
     received: Box<[AtomicU64]>,
+    /// Per rank, 1 + the number of the last one-way note sent to it that may be unread;
+    /// 0 when none: only then may a note skip the flow control (see the module's header).
+    one_way_unread: Box<[AtomicU64]>,
 }
 
 impl NoteCounts {
@@ -45,6 +49,7 @@ impl NoteCounts {
         NoteCounts {
             sent: zeros(),
             received: zeros(),
+            one_way_unread: zeros(),
         }
     }
 
@@ -60,14 +65,23 @@ impl NoteCounts {
 impl ShmTransport {
     /// Sends `data` (at most [`NOTE_PAYLOAD`] bytes) to physical rank `peer` as its next
     /// note, part of the collective call `tag`, once `peer` has read the note that was in
-    /// its place (see the module's header). Ends with an error when the job aborts or
-    /// `peer` is gone meanwhile.
-    pub(crate) fn send_note(&self, peer: u32, data: &[u8], tag: u64) -> Result<()> {
+    /// its place (see the module's header); `one_way` when the call does not wait for a
+    /// note from `peer` (a one-way broadcast's root). Ends with an error when the job
+    /// aborts or `peer` is gone meanwhile.
+    pub(crate) fn send_note(&self, peer: u32, data: &[u8], tag: u64, one_way: bool) -> Result<()> {
         debug_assert!(data.len() <= NOTE_PAYLOAD);
         let len = data.len().min(NOTE_PAYLOAD);
         let number = NoteCounts::next(&self.notes.sent, peer);
         let at = self.layout.channels.note(self.rank, number % NOTES);
-        if let Some(before) = number.checked_sub(NOTES) {
+        let unread = &self.notes.one_way_unread[peer as usize];
+        let one_way_before = unread.load(Ordering::Relaxed);
+        if one_way {
+            unread.store(number + 1, Ordering::Relaxed);
+        }
+        // Only while a one-way note may be unread: between calls that exchange notes
+        // both ways, the place is always free, and the mark is not looked at (it lies in
+        // a cache line the peer wrote last).
+        if let Some(before) = number.checked_sub(NOTES).filter(|_| one_way_before != 0) {
             let sequence = self.channel_word(peer, at);
             let read = (before + 1) | READ;
             if sequence.load(Ordering::Acquire) != read {
@@ -75,6 +89,10 @@ impl ShmTransport {
                 self.wait_for(bell, &[peer], || {
                     Ok(sequence.load(Ordering::Acquire) == read)
                 })?;
+            }
+            if !one_way && before + 1 >= one_way_before {
+                // The last one-way note is read (it was this place's, or an earlier one).
+                unread.store(0, Ordering::Relaxed);
             }
         }
         self.channel_word(peer, at + 8)
