@@ -1,9 +1,9 @@
 //! Image control: sync all, sync images (counted signals), sync memory.
 
-use crate::transport::{AtomicOp as WordOp, Width};
+use crate::transport::AtomicOp as WordOp;
 
 use super::error::{CoError, CoResult};
-use super::{Coarrays, ControlWord, Image, GONE};
+use super::{control_atomic, Coarrays, ControlWord, Image, GONE};
 
 /// The longest sync images list whose ranks live on the stack.
 const SHORT_LIST: usize = 16;
@@ -91,10 +91,7 @@ impl Coarrays {
             let Some(rank) = partner(self, i) else {
                 continue;
             };
-            self.word_op(
-                self.control_ga(rank, ControlWord::Signals(me))?,
-                WordOp::Add(1),
-            )?;
+            self.control_op(rank, ControlWord::Signals(me), WordOp::Add(1))?;
         }
         // An image that stopped or failed is reported after the others were waited for:
         // the images still running synchronize among themselves. One word says both
@@ -105,11 +102,11 @@ impl Coarrays {
             let Some(rank) = partner(self, i) else {
                 continue;
             };
-            let word = self.control_ga(me, ControlWord::Signals(rank))?;
+            let word = self.control_word(me, ControlWord::Signals(rank))?;
             let expected = self.signals_seen[rank as usize] + 1;
             let mut seen = 0;
             let waited = self.rt.wait(me, Some(rank), || {
-                seen = self.rt.atomic_blocking(word, Width::W8, WordOp::Load)?;
+                seen = control_atomic(&self.rt, word, WordOp::Load)?;
                 Ok(seen & !GONE >= expected || seen & GONE != 0)
             });
             let outcome = match waited {

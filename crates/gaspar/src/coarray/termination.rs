@@ -21,7 +21,7 @@ use std::io::Write;
 use crate::transport::AtomicOp as WordOp;
 
 use super::error::{stat, CoError, CoResult};
-use super::{Coarrays, ControlWord, Image, GONE};
+use super::{control_atomic, Coarrays, ControlWord, Image, GONE};
 
 /// What an image announced in the control block.
 const RUNNING: u64 = 0;
@@ -37,15 +37,9 @@ impl Coarrays {
     fn announce(&self, status: u64) {
         let me = self.rt.rank();
         for rank in 0..self.rt.procs() {
-            if let Ok(ga) = self.control_ga(rank, ControlWord::Announcements) {
-                let _ = self.word_op(ga, WordOp::Add(1));
-            }
-            if let Ok(ga) = self.control_ga(rank, ControlWord::Status(me)) {
-                let _ = self.word_op(ga, WordOp::Store(status));
-            }
-            if let Ok(ga) = self.control_ga(rank, ControlWord::Signals(me)) {
-                let _ = self.word_op(ga, WordOp::Or(GONE));
-            }
+            let _ = self.control_op(rank, ControlWord::Announcements, WordOp::Add(1));
+            let _ = self.control_op(rank, ControlWord::Status(me), WordOp::Store(status));
+            let _ = self.control_op(rank, ControlWord::Signals(me), WordOp::Or(GONE));
         }
     }
 
@@ -265,10 +259,7 @@ impl Coarrays {
     /// `needed` (a one-way co_broadcast's source, on an image that receives): a failed
     /// image fails it either way.
     pub(crate) fn images_running_for(&self, needed: Option<u32>) -> CoResult<()> {
-        let announced = self.word_op(
-            self.control_ga(self.rt.rank(), ControlWord::Announcements)?,
-            WordOp::Load,
-        )? != 0;
+        let announced = control_atomic(&self.rt, self.announcements, WordOp::Load)? != 0;
         for &rank in self.team.ranks() {
             let status = if self.rt.rank_failed(rank).unwrap_or(false) {
                 FAILED
@@ -309,8 +300,7 @@ impl Coarrays {
 
     /// The status `rank` announced, as the control block of `holder` records it.
     fn status_at(&self, holder: u32, rank: u32) -> CoResult<u64> {
-        let ga = self.control_ga(holder, ControlWord::Status(rank))?;
-        self.word_op(ga, WordOp::Load)
+        self.control_op(holder, ControlWord::Status(rank), WordOp::Load)
     }
 
     fn images_with(&self, status: u64) -> Vec<Image> {
