@@ -1,6 +1,7 @@
 //! The coarray layer beside the raw runtime calls it is built on, in the same run:
 //! `gaspar run -n N target/release/examples/coarray_bench` (N >= 2). Image 1 prints one
-//! line per operation: the coarray figure, the raw figure, and the layer's overhead.
+//! line per operation: the coarray figure, the raw figure, and the layer's overhead. The
+//! latency, sync and small-collective rows time the two in alternation (see `paired`).
 //! `coarray_bench memory` times allocate + deallocate under each memory method (RS, RA,
 //! CA; registered memory on mpi needs `mpirun --mca osc ucx`). `scripts/bench-coarray`
 //! runs both beside OpenMPI's figures (`coarray_bench_peer.c`).
