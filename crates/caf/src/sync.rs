@@ -8,6 +8,9 @@ use crate::runtime;
 use crate::stat::StatArgs;
 use crate::token;
 
+/// The longest SYNC IMAGES list converted on the stack.
+const SHORT_LIST: usize = 16;
+
 /// `sync all`.
 ///
 /// # Safety
@@ -83,6 +86,14 @@ pub(crate) unsafe fn sync_images(count: c_int, images: *const c_int, stat: StatA
             // SAFETY: gfortran passes `count` image indices.
             unsafe { std::slice::from_raw_parts(images, count as usize) }
         };
+        if raw.len() <= SHORT_LIST {
+            // The usual list (a few neighbours): converted on the stack, nothing allocated.
+            let mut list = [0; SHORT_LIST];
+            for (slot, &i) in list.iter_mut().zip(raw) {
+                *slot = token::image(i)?;
+            }
+            return Ok(engine.sync_images(Some(&list[..raw.len()]))?);
+        }
         let list = raw
             .iter()
             .map(|&i| token::image(i))

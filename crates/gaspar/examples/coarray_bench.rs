@@ -1,6 +1,7 @@
 //! The coarray layer beside the raw runtime calls it is built on, in the same run:
 //! `gaspar run -n N target/release/examples/coarray_bench` (N >= 2). Image 1 prints one
-//! line per operation: the coarray figure, the raw figure, and the layer's overhead.
+//! line per operation: the coarray figure, the raw figure, and the layer's overhead. The
+//! latency, sync and small-collective rows time the two in alternation (see `paired`).
 //! `coarray_bench memory` times allocate + deallocate under each memory method (RS, RA,
 //! CA; registered memory on mpi needs `mpirun --mca osc ucx`). `scripts/bench-coarray`
 //! runs both beside OpenMPI's figures (`coarray_bench_peer.c`).
@@ -44,6 +45,36 @@ fn time(iterations: u32, mut f: impl FnMut() -> CoResult<()>) -> CoResult<f64> {
         best = best.min(start.elapsed().as_nanos() as f64 / f64::from(iterations));
     }
     Ok(best)
+}
+
+/// Which of the two paths a paired measurement times.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Path {
+    Coarray,
+    Raw,
+}
+
+/// Nanoseconds per iteration of `f(Path::Coarray)` and of `f(Path::Raw)`, timed in
+/// alternation (five rounds of each, the best of each kept), so that a change of the
+/// machine's load during the run hits both alike.
+fn paired(iterations: u32, mut f: impl FnMut(Path) -> CoResult<()>) -> CoResult<(f64, f64)> {
+    let mut best = [f64::MAX; 2];
+    for path in [Path::Coarray, Path::Raw] {
+        for _ in 0..iterations / 10 + 1 {
+            f(path)?;
+        }
+    }
+    for _ in 0..5 {
+        for (slot, path) in [Path::Coarray, Path::Raw].into_iter().enumerate() {
+            let start = Instant::now();
+            for _ in 0..iterations {
+                f(path)?;
+            }
+            let ns = start.elapsed().as_nanos() as f64 / f64::from(iterations);
+            best[slot] = best[slot].min(ns);
+        }
+    }
+    Ok((best[0], best[1]))
 }
 
 fn report(me: u32, n: u32, what: &str, coarray: f64, raw: Option<f64>) {
@@ -151,22 +182,32 @@ fn bench(images: &mut Images) -> CoResult<()> {
 
     // 8-byte put (issue; completed by the sync after the loop) and get.
     let scalar = Section::scalar(8, 0);
-    let c = time(20_000, || {
-        images.put(&token, 0, right, &scalar, R8, &src[..8], &scalar, R8)
-    })?;
-    images.sync_all()?;
     let target = raw.ga(right_rank)?;
-    let r = time(20_000, || {
-        images.runtime().put(target, &src[..8], Handle::NULL)?;
-        Ok(())
+    let (c, r) = paired(20_000, |path| match path {
+        Path::Coarray => images.put(&token, 0, right, &scalar, R8, &src[..8], &scalar, R8),
+        Path::Raw => {
+            images.runtime().put(target, &src[..8], Handle::NULL)?;
+            Ok(())
+        }
     })?;
     images.sync_all()?;
     report(me, n, "put 8 B", c, Some(r));
-    let c = time(20_000, || {
-        images.get(&token, 0, right, &scalar, R8, &mut dst[..8], &scalar, R8)
+    // The raw put above reuses an address computed once; the coarray put finds its
+    // address on every call (image to rank in the team, offset into the coarray, checked
+    // against its size), as a raw put to an image and offset given each time does.
+    let (c, r) = paired(20_000, |path| match path {
+        Path::Coarray => images.put(&token, 0, right, &scalar, R8, &src[..8], &scalar, R8),
+        Path::Raw => {
+            let target = raw.ga(right_rank)?;
+            images.runtime().put(target, &src[..8], Handle::NULL)?;
+            Ok(())
+        }
     })?;
-    let r = time(20_000, || {
-        Ok(images.runtime().get_blocking(&mut dst[..8], target)?)
+    images.sync_all()?;
+    report(me, n, "put 8 B (raw: address each time)", c, Some(r));
+    let (c, r) = paired(20_000, |path| match path {
+        Path::Coarray => images.get(&token, 0, right, &scalar, R8, &mut dst[..8], &scalar, R8),
+        Path::Raw => Ok(images.runtime().get_blocking(&mut dst[..8], target)?),
     })?;
     report(me, n, "get 8 B", c, Some(r));
     images.sync_all()?;
@@ -261,8 +302,10 @@ fn bench(images: &mut Images) -> CoResult<()> {
     images.sync_all()?;
 
     // Synchronization.
-    let c = time(2_000, || images.sync_all())?;
-    let r = time(2_000, || Ok(images.runtime().barrier()?))?;
+    let (c, r) = paired(2_000, |path| match path {
+        Path::Coarray => images.sync_all(),
+        Path::Raw => Ok(images.runtime().barrier()?),
+    })?;
     report(me, n, "sync all (vs the runtime's barrier)", c, Some(r));
     let left = (me + n - 2) % n + 1;
     let neighbours = if n == 2 {
@@ -270,22 +313,34 @@ fn bench(images: &mut Images) -> CoResult<()> {
     } else {
         vec![left, right]
     };
-    let c = time(2_000, || images.sync_images(Some(&neighbours)))?;
     // Raw: what sync images does, on the runtime's calls: an atomic add to a word of
     // each neighbour, then a wait for each neighbour's add to this image's word.
     let signals = images.runtime().alloc(8 * u64::from(n))?;
     zero_own(images, &signals, n)?;
+    // Its words' addresses found once (the coarray layer finds them on every call).
+    let words = neighbours
+        .iter()
+        .map(|&image| {
+            Ok((
+                word(&signals, image, me)?,
+                word(&signals, me, image)?,
+                image,
+            ))
+        })
+        .collect::<CoResult<Vec<_>>>()?;
     let mut rounds = 0u64;
-    let r = time(2_000, || {
+    let (c, r) = paired(2_000, |path| {
+        if path == Path::Coarray {
+            return images.sync_images(Some(&neighbours));
+        }
         rounds += 1;
         let rt = images.runtime();
-        for &image in &neighbours {
-            rt.atomic_blocking(word(&signals, image, me)?, Width::W8, add(1))?;
+        for &(out, _, _) in &words {
+            rt.atomic_blocking(out, Width::W8, add(1))?;
         }
-        for &image in &neighbours {
-            let word = word(&signals, me, image)?;
+        for &(_, own, image) in &words {
             rt.wait(me - 1, Some(image - 1), || {
-                Ok(rt.atomic_blocking(word, Width::W8, gaspar::AtomicOp::Load)? >= rounds)
+                Ok(rt.atomic_blocking(own, Width::W8, gaspar::AtomicOp::Load)? >= rounds)
             })?;
         }
         Ok(())
@@ -296,15 +351,28 @@ fn bench(images: &mut Images) -> CoResult<()> {
     for count in [1usize, 1 << 20] {
         let mut values = vec![1.0f64; count];
         let iterations = if count == 1 { 2_000 } else { 10 };
-        let c = time(iterations, || images.co_sum(&mut values, None))?;
-        let r = time(iterations, || {
-            Ok(images
-                .runtime()
-                .team()
-                .allreduce(images.runtime(), &mut values, ReduceOp::Sum)?)
+        let (c, r) = paired(iterations, |path| match path {
+            Path::Coarray => images.co_sum(&mut values, None),
+            Path::Raw => Ok(images.runtime().team().allreduce(
+                images.runtime(),
+                &mut values,
+                ReduceOp::Sum,
+            )?),
         })?;
         report(me, n, &format!("co_sum of {count} doubles"), c, Some(r));
     }
+
+    // co_broadcast of one double from image 1, one way, beside the world layer's
+    // broadcast, which has every image agree on the call first (a round trip).
+    let mut value = [f64::from(me)];
+    let (c, r) = paired(2_000, |path| match path {
+        Path::Coarray => images.co_broadcast(&mut value, 1),
+        Path::Raw => Ok(images
+            .runtime()
+            .team()
+            .broadcast(images.runtime(), &mut value, 0)?),
+    })?;
+    report(me, n, "co_broadcast of 1 double (vs agreeing)", c, Some(r));
 
     // Lock round trip on image 1's lock, and an event ping-pong between images 1 and 2.
     let locks = images.allocate_locks(1)?;

@@ -29,6 +29,7 @@ fn main() {
             co.stop(3)
         }
         "error-stop" => error_stop(co),
+        "broadcast-then-stop" => broadcast_then_stop(co),
         "typed" => typed(co.into()),
         _ => {}
     }
@@ -892,6 +893,15 @@ fn collectives(co: &mut Coarrays) -> CoResult<()> {
     let mut data = vec![me as u8; 100];
     co.co_broadcast(&mut data, n)?;
     check(data.iter().all(|&b| b == n as u8), || "co_broadcast".into())?;
+    // Many in a row from one image, which runs ahead of the others (one way) only as far
+    // as flow control lets it: every value arrives, in order.
+    for k in 0..200u8 {
+        let mut value = [if me == 1 { k } else { 0 }];
+        co.co_broadcast(&mut value, 1)?;
+        check(value == [k], || {
+            format!("co_broadcast number {k} gave {value:?}")
+        })?;
+    }
     // co_reduce with a non-commutative operation: the product in image order.
     let mine = [1i64, i64::from(me), 0, 1];
     let mut m: Vec<u8> = mine.iter().flat_map(|v| v.to_ne_bytes()).collect();
@@ -922,6 +932,20 @@ fn collectives(co: &mut Coarrays) -> CoResult<()> {
         ),
         || "co_broadcast image".into(),
     )?;
+    // A co_broadcast whose length differs on the other images: each of them gets the
+    // error. The source image, which sends one way, need not learn of it (where the
+    // transport agrees first it does); the images go on together.
+    if n > 1 {
+        let mut mismatched = vec![me as u8; if me == 1 { 8 } else { 16 }];
+        let result = co.co_broadcast(&mut mismatched, 1);
+        let reported = matches!(&result, Err(e) if e.stat() == stat::OTHER_ERROR);
+        check(reported || (me == 1 && result.is_ok()), || {
+            format!("mismatched co_broadcast gave {result:?}")
+        })?;
+        let mut after = [me as u8; 3];
+        co.co_broadcast(&mut after, 1)?;
+        check(after == [1; 3], || "co_broadcast after a mismatch".into())?;
+    }
     co.sync_all()
 }
 
@@ -1024,6 +1048,37 @@ fn teams(co: &mut Coarrays) -> CoResult<()> {
     check(co.form_team(0, None).is_err(), || "team number 0".into())?;
     co.sync_all()?;
     co.deallocate(x)
+}
+
+/// The last image broadcasts two values and stops at once, most often before the others
+/// (busy with syncs among themselves first) reach their co_broadcast: the source leaves
+/// without waiting for them, but announces its stop only once they have taken in its
+/// values, so every image gets both and none finds the source stopped.
+fn broadcast_then_stop(mut co: Coarrays) -> ! {
+    let (me, n) = (co.this_image(), co.num_images());
+    let name = "broadcast-then-stop";
+    let mut broadcasts = || -> CoResult<()> {
+        if me != n {
+            let receivers: Vec<u32> = (1..n).collect();
+            for _ in 0..500 {
+                co.sync_images(Some(&receivers))?;
+            }
+        }
+        for k in 0..2u64 {
+            let mut value = if me == n { 1000 + k } else { 0 }.to_ne_bytes();
+            co.co_broadcast(&mut value, n)?;
+            let got = u64::from_ne_bytes(value);
+            check(got == 1000 + k, || {
+                format!("co_broadcast number {k} gave {got}")
+            })?;
+        }
+        Ok(())
+    };
+    if let Err(e) = broadcasts() {
+        fail(name, &e);
+    }
+    println!("image {me}: {name} ok");
+    co.stop(0)
 }
 
 /// The last image stops at once; the others find it stopped in sync images, in

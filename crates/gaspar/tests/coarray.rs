@@ -99,6 +99,13 @@ fn coarray_queue_hands_out_every_task_once_under_a_lock() {
     example_on_every_image("coarray_queue", " tasks ok");
 }
 
+/// A co_broadcast's source that stops right after it (without waiting for the others,
+/// which reach their co_broadcast later): every image still gets the values.
+#[test]
+fn a_broadcast_source_that_stops_at_once_leaves_its_value_to_every_image() {
+    scenario_on_every_image("broadcast-then-stop");
+}
+
 #[test]
 fn images_that_go_on_see_a_stopped_image_in_syncs_and_status() {
     scenario_on_every_image("stop-early");

@@ -151,13 +151,26 @@ impl Coarrays {
         Ok(image - 1)
     }
 
-    /// `co_broadcast(a, source_image)`: every image's `buf` becomes `source`'s.
+    /// `co_broadcast(a, source_image)`: every image's `buf` becomes `source`'s. One way:
+    /// the source image does not wait for the others (beyond flow control), so an image
+    /// whose call differs (another collective, source or length) gets the error, and the
+    /// source image only when its own later calls meet that image's.
+    ///
+    /// Where it goes one way, an image that receives needs only the source image: it
+    /// fails only when the source stopped or an image failed, not when another image
+    /// took in its value and stopped meanwhile (as the source itself may, once every
+    /// image took in its value: see [`stop`](Self::stop)).
     pub fn co_broadcast(&mut self, buf: &mut [u8], source: Image) -> CoResult<()> {
         let root = self.root(source)?;
-        self.all_images_running()?;
+        let team = self.collective_team();
+        if team.broadcasts_one_way(&self.rt, buf.len()) && self.this_image() != source {
+            self.images_running_for(Some(self.team.rank_of(source)?))?;
+        } else {
+            self.all_images_running()?;
+        }
         Ok(self
             .collective_team()
-            .broadcast_bytes(&self.rt, buf, root)?)
+            .broadcast_bytes_one_way(&self.rt, buf, root)?)
     }
 
     /// `co_sum(a, result_image)`: `buf` holds elements of type `elem`, `elem_len` bytes
@@ -220,29 +233,33 @@ impl Coarrays {
         elem_len: usize,
         result_image: Option<Image>,
     ) -> CoResult<()> {
-        check(what, elem, elem_len, buf.len())?;
         let root = result_image.map(|i| self.root(i)).transpose()?;
-        self.all_images_running()?;
-        let done = match (elem.ty, elem.kind) {
-            (ElemType::Integer, 1) => self.builtin::<i8>(what, buf, root)?,
-            (ElemType::Integer, 2) => self.builtin::<i16>(what, buf, root)?,
-            (ElemType::Integer, 4) => self.builtin::<i32>(what, buf, root)?,
-            (ElemType::Integer, 8) => self.builtin::<i64>(what, buf, root)?,
-            (ElemType::Real, 4) => self.builtin::<f32>(what, buf, root)?,
-            (ElemType::Real, 8) => self.builtin::<f64>(what, buf, root)?,
+        // Integers and reals of the common kinds go to the team's builtin reduction, whose
+        // cast checks the length (no general element check, no division); anything else,
+        // or such a buffer that is not aligned, is checked and combined as bytes.
+        let done = match (elem.ty, elem.kind, elem_len) {
+            (ElemType::Integer, 1, 1) => self.builtin::<i8>(what, buf, root)?,
+            (ElemType::Integer, 2, 2) => self.builtin::<i16>(what, buf, root)?,
+            (ElemType::Integer, 4, 4) => self.builtin::<i32>(what, buf, root)?,
+            (ElemType::Integer, 8, 8) => self.builtin::<i64>(what, buf, root)?,
+            (ElemType::Real, 4, 4) => self.builtin::<f32>(what, buf, root)?,
+            (ElemType::Real, 8, 8) => self.builtin::<f64>(what, buf, root)?,
             _ => false,
         };
         if done {
             return Ok(());
         }
+        check(what, elem, elem_len, buf.len())?;
+        self.all_images_running()?;
         let mut combine = |acc: &mut [u8], other: &[u8]| combine_one(what, elem, acc, other);
         Ok(self
             .collective_team()
             .reduce_bytes(&self.rt, buf, elem_len, &mut combine, root)?)
     }
 
-    /// The team's builtin reduction on `buf` as `T`s; `false` when `buf` is not aligned
-    /// for `T` (the caller combines bytes then).
+    /// The team's builtin reduction on `buf` as `T`s, after the check that every image
+    /// runs; `false` (nothing done) when `buf` is not a whole number of `T`s aligned for
+    /// `T` (the caller checks and combines bytes then).
     fn builtin<T: Reducible + Pod>(
         &self,
         what: Intrinsic,
@@ -252,6 +269,7 @@ impl Coarrays {
         let Ok(values) = bytemuck::try_cast_slice_mut::<u8, T>(buf) else {
             return Ok(false);
         };
+        self.all_images_running()?;
         let team = self.collective_team();
         match root {
             Some(root) => team.reduce(&self.rt, values, what.op(), root)?,

@@ -48,7 +48,7 @@ mod typed;
 
 use crate::gmem::{GlobalAddr, LocalAlloc, OwnedRegistration, Segment, SymmetricAlloc};
 use crate::strided::Strided;
-use crate::transport::{AtomicOp as WordOp, Width};
+use crate::transport::{AtomicOp as WordOp, Location, Transport, Width};
 use crate::{Handle, Runtime};
 
 pub use self::atomics::AtomicOp;
@@ -197,6 +197,12 @@ fn heap_ga(rank: u32, block: u64, offset: usize) -> CoResult<GlobalAddr> {
         .ok_or_else(|| CoError::invalid("coarray access", format!("offset {offset} overflows")))
 }
 
+/// An 8-byte atomic on a resolved control word (see [`Coarrays::control_word`]).
+#[inline]
+fn control_atomic(rt: &Strided, word: Location, op: WordOp) -> crate::Result<u64> {
+    Ok(rt.transport().atomic(word, Width::W8, op)?)
+}
+
 /// The coarray engine of one image: owns the runtime's layers.
 pub struct Coarrays {
     rt: Strided,
@@ -213,6 +219,9 @@ pub struct Coarrays {
     /// Per image, `2 * procs + 1` words: the status each rank announced (stopped, failed),
     /// the sync-images signals received from each rank, and how many announcements came.
     control: SymmetricAlloc,
+    /// This image's [`ControlWord::Announcements`], resolved once: every collective
+    /// looks at it.
+    announcements: Location,
     /// Sync-images signals consumed, per rank.
     signals_seen: Vec<u64>,
     /// Ranks this image has puts to that may be incomplete.
@@ -229,12 +238,18 @@ pub struct Coarrays {
 /// Words of the control block per rank of the job (a status and a signal count).
 const CONTROL_WORDS_PER_RANK: u64 = 2;
 
+/// The bit of a [`ControlWord::Signals`] word that says its rank announced that it
+/// stopped or failed (the status word says which).
+const GONE: u64 = 1 << 63;
+
 /// A word of the control block.
 #[derive(Debug, Clone, Copy)]
 enum ControlWord {
     /// The status rank `r` announced.
     Status(u32),
-    /// Sync-images signals received from rank `r`.
+    /// Sync-images signals received from rank `r` (the count, below [`GONE`]), and the
+    /// [`GONE`] bit once `r` announced that it stopped or failed: a sync waiting for `r`
+    /// looks at this one word.
     Signals(u32),
     /// How many announcements (stopped, failed) this image received, from any rank: 0
     /// while every image runs, so that a collective checks one word, not one per member.
@@ -259,6 +274,11 @@ impl Coarrays {
             Err(e) => rt.abort(&e.to_string()),
         };
         let control = rt.alloc(CONTROL_WORDS_PER_RANK * 8 * u64::from(procs) + 8)?;
+        let announcements = rt.locate(heap_ga(
+            rank,
+            control.heap_offset(),
+            8 * (CONTROL_WORDS_PER_RANK * u64::from(procs)) as usize,
+        )?)?;
         let co = Coarrays {
             team: Team::initial(rank, procs),
             formed: vec![Formed::initial(rank, procs)],
@@ -266,6 +286,7 @@ impl Coarrays {
             team_blocks: Vec::new(),
             next_team_block: 0,
             control,
+            announcements,
             signals_seen: vec![0; procs as usize],
             pending: vec![false; procs as usize],
             any_pending: false,
@@ -434,14 +455,31 @@ impl Coarrays {
         Ok(())
     }
 
-    /// The address of a word of `rank`'s control block.
-    fn control_ga(&self, rank: u32, word: ControlWord) -> CoResult<GlobalAddr> {
+    /// The place of a word of `rank`'s control block, resolved for the transport.
+    ///
+    /// Without the memory layer's check that the word lies in a live allocation (on the
+    /// heap, a look-up that cost more than the atomic itself): the control block is the
+    /// engine's own, allocated at init and freed by nobody, and the word's index is below
+    /// its size by construction.
+    #[inline]
+    fn control_word(&self, rank: u32, word: ControlWord) -> CoResult<Location> {
         let index = match word {
             ControlWord::Status(r) => r,
             ControlWord::Signals(r) => self.rt.procs() + r,
             ControlWord::Announcements => CONTROL_WORDS_PER_RANK as u32 * self.rt.procs(),
         };
-        heap_ga(rank, self.control.heap_offset(), 8 * index as usize)
+        let ga = heap_ga(rank, self.control.heap_offset(), 8 * index as usize)?;
+        Ok(self.rt.locate(ga)?)
+    }
+
+    /// An 8-byte atomic on a word of `rank`'s control block, complete on return.
+    #[inline]
+    fn control_op(&self, rank: u32, word: ControlWord, op: WordOp) -> CoResult<u64> {
+        Ok(control_atomic(
+            &self.rt,
+            self.control_word(rank, word)?,
+            op,
+        )?)
     }
 
     /// An 8-byte atomic on `ga`, complete on return.

@@ -3,7 +3,7 @@
 use crate::transport::AtomicOp as WordOp;
 
 use super::error::{CoError, CoResult};
-use super::{Coarrays, ControlWord, Image};
+use super::{control_atomic, Coarrays, ControlWord, Image, GONE};
 
 /// The longest sync images list whose ranks live on the stack.
 const SHORT_LIST: usize = 16;
@@ -91,23 +91,30 @@ impl Coarrays {
             let Some(rank) = partner(self, i) else {
                 continue;
             };
-            self.word_op(
-                self.control_ga(rank, ControlWord::Signals(me))?,
-                WordOp::Add(1),
-            )?;
+            self.control_op(rank, ControlWord::Signals(me), WordOp::Add(1))?;
         }
         // An image that stopped or failed is reported after the others were waited for:
-        // the images still running synchronize among themselves.
+        // the images still running synchronize among themselves. One word says both
+        // whether the partner signalled and whether it announced that it is gone, so the
+        // wait looks at one word, as a bare wait for the signal would.
         let mut gone = None;
         for i in 0..count {
             let Some(rank) = partner(self, i) else {
                 continue;
             };
-            let word = self.control_ga(me, ControlWord::Signals(rank))?;
+            let word = self.control_word(me, ControlWord::Signals(rank))?;
             let expected = self.signals_seen[rank as usize] + 1;
-            let signalled =
-                || -> CoResult<bool> { Ok(self.word_op(word, WordOp::Load)? >= expected) };
-            match self.wait_for_image(rank, signalled) {
+            let mut seen = 0;
+            let waited = self.rt.wait(me, Some(rank), || {
+                seen = control_atomic(&self.rt, word, WordOp::Load)?;
+                Ok(seen & !GONE >= expected || seen & GONE != 0)
+            });
+            let outcome = match waited {
+                Ok(()) if seen & !GONE >= expected => Ok(()),
+                Ok(()) => Err(self.announced_gone(rank)),
+                Err(e) => Err(CoError::from(e)),
+            };
+            match outcome {
                 Ok(()) => self.signals_seen[rank as usize] = expected,
                 Err(e @ (CoError::StoppedImage { .. } | CoError::FailedImage { .. })) => {
                     gone.get_or_insert(e);

@@ -21,7 +21,7 @@ use std::io::Write;
 use crate::transport::AtomicOp as WordOp;
 
 use super::error::{stat, CoError, CoResult};
-use super::{Coarrays, ControlWord, Image};
+use super::{control_atomic, Coarrays, ControlWord, Image, GONE};
 
 /// What an image announced in the control block.
 const RUNNING: u64 = 0;
@@ -30,24 +30,37 @@ const FAILED: u64 = 2;
 
 impl Coarrays {
     /// Counts an announcement in every image's control block (see
-    /// [`ControlWord::Announcements`]), then writes `status` into this image's word
-    /// there: in that order, so that an image that saw the status (in a sync) finds the
-    /// count non-zero in its next collective.
+    /// [`ControlWord::Announcements`]), writes `status` into this image's word there,
+    /// then sets [`GONE`] in this image's signal word there: in that order, so that an
+    /// image that saw the status (in a sync) finds the count non-zero in its next
+    /// collective, and an image whose sync saw the bit finds the status.
     fn announce(&self, status: u64) {
         let me = self.rt.rank();
         for rank in 0..self.rt.procs() {
-            if let Ok(ga) = self.control_ga(rank, ControlWord::Announcements) {
-                let _ = self.word_op(ga, WordOp::Add(1));
-            }
-            if let Ok(ga) = self.control_ga(rank, ControlWord::Status(me)) {
-                let _ = self.word_op(ga, WordOp::Store(status));
-            }
+            let _ = self.control_op(rank, ControlWord::Announcements, WordOp::Add(1));
+            let _ = self.control_op(rank, ControlWord::Status(me), WordOp::Store(status));
+            let _ = self.control_op(rank, ControlWord::Signals(me), WordOp::Or(GONE));
         }
     }
 
-    /// Tells every image that this one stopped.
+    /// Tells every image that this one stopped, once every image has taken in the
+    /// messages this one sent without waiting for them (a co_broadcast's source leaves
+    /// the others the value and goes on): an image that found this one stopped before it
+    /// took in the value would report the broadcast failed.
     pub(crate) fn announce_stopped(&self) {
+        self.wait_until_messages_taken();
         self.announce(STOPPED);
+    }
+
+    /// Waits until each other image has taken in this image's one-way messages, or has
+    /// stopped or failed itself (it never will then).
+    fn wait_until_messages_taken(&self) {
+        let me = self.rt.rank();
+        for rank in (0..self.rt.procs()).filter(|&r| r != me) {
+            let taken = || Ok(self.rt.sent_messages_taken(rank)?);
+            // An image that is gone (the wait's error) or the job's end: nothing to wait for.
+            let _ = self.wait_for_image(rank, taken);
+        }
     }
 
     /// `stop code` (and the program's normal end, code 0): completes this image's puts,
@@ -59,7 +72,7 @@ impl Coarrays {
     pub fn stop(mut self, code: i32) -> ! {
         let _ = std::io::stdout().flush();
         let completed = self.complete_puts();
-        self.announce(STOPPED);
+        self.announce_stopped();
         if self.any_failed() {
             self.wait_for_the_others_to_end();
             let _ = self.rt.finalize_alone();
@@ -211,6 +224,15 @@ impl Coarrays {
         }
     }
 
+    /// The error for a wait on job rank `rank` that ended because `rank` announced that
+    /// it stopped or failed.
+    pub(crate) fn announced_gone(&self, rank: u32) -> CoError {
+        match self.status_of(rank) {
+            Ok(status) => self.gone_error(rank, status),
+            Err(e) => e,
+        }
+    }
+
     fn gone_error(&self, rank: u32, status: u64) -> CoError {
         let image = self.team.image_of(rank).unwrap_or(rank + 1);
         if status == STOPPED {
@@ -229,10 +251,15 @@ impl Coarrays {
     /// announcements while no image announced anything, plus a look at whether each
     /// member's process has ended (a crash announces nothing).
     pub(crate) fn all_images_running(&self) -> CoResult<()> {
-        let announced = self.word_op(
-            self.control_ga(self.rt.rank(), ControlWord::Announcements)?,
-            WordOp::Load,
-        )? != 0;
+        self.images_running_for(None)
+    }
+
+    /// [`all_images_running`](Self::all_images_running) for a statement that needs
+    /// every image to run (`None`) or, of the images that stopped, only job rank
+    /// `needed` (a one-way co_broadcast's source, on an image that receives): a failed
+    /// image fails it either way.
+    pub(crate) fn images_running_for(&self, needed: Option<u32>) -> CoResult<()> {
+        let announced = control_atomic(&self.rt, self.announcements, WordOp::Load)? != 0;
         for &rank in self.team.ranks() {
             let status = if self.rt.rank_failed(rank).unwrap_or(false) {
                 FAILED
@@ -241,7 +268,8 @@ impl Coarrays {
             } else {
                 RUNNING
             };
-            if status != RUNNING {
+            let needs_it = status == FAILED || needed.map_or(true, |r| r == rank);
+            if status != RUNNING && needs_it {
                 return Err(self.gone_error(rank, status));
             }
         }
@@ -272,8 +300,7 @@ impl Coarrays {
 
     /// The status `rank` announced, as the control block of `holder` records it.
     fn status_at(&self, holder: u32, rank: u32) -> CoResult<u64> {
-        let ga = self.control_ga(holder, ControlWord::Status(rank))?;
-        self.word_op(ga, WordOp::Load)
+        self.control_op(holder, ControlWord::Status(rank), WordOp::Load)
     }
 
     fn images_with(&self, status: u64) -> Vec<Image> {

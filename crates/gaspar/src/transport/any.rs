@@ -64,6 +64,8 @@ impl Transport for AnyTransport {
         fn job_aborted(&self) -> bool;
         fn report_failure_instead_of_abort(&self, report: bool) -> bool;
         fn rank_failed(&self, rank: u32) -> bool;
+        fn sent_messages_taken(&self, rank: u32) -> bool;
+        fn broadcasts_one_way(&self, team: &TransportTeam, len: usize) -> bool;
         fn wait(&self, watched: u32, awaited: Option<u32>,
             ready: &mut dyn FnMut() -> crate::error::Result<bool>) -> TransportResult<()>;
         fn split_team(&self, parent: &TransportTeam, color: Option<u32>, key: u32,

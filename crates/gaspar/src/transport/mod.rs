@@ -441,6 +441,20 @@ pub trait Transport: Send + Sync {
     fn rank_failed(&self, _rank: u32) -> bool {
         false
     }
+    /// Whether `rank` (a transport rank) has taken in every message this rank sent it
+    /// that this rank did not wait for (a one-way broadcast's); `true` where the
+    /// transport sends none. A rank that leaves the job first waits for it, so that its
+    /// messages are not lost with it. The receiver's taking one in is a write to this
+    /// rank's memory for [`wait`](Self::wait).
+    fn sent_messages_taken(&self, _rank: u32) -> bool {
+        true
+    }
+    /// Whether a broadcast of `len` bytes on `team` asked for one way
+    /// ([`TeamCall::Broadcast`]'s `one_way`) is sent so: from the root straight to each
+    /// member, every member depending on the root alone, the root on nobody.
+    fn broadcasts_one_way(&self, _team: &TransportTeam, _len: usize) -> bool {
+        false
+    }
     /// Waits until `ready()` returns true (the one wait of gaspar, see [`wait`]).
     /// `ready` looks at memory of rank `watched`; the wait may sleep until that memory
     /// is written by an atomic or by a put that is then flushed. Ends with an error when

@@ -77,6 +77,10 @@ pub(crate) enum TeamCall<'a, 'r> {
         buf: &'a mut [u8],
         /// The team rank whose data is broadcast.
         root: u32,
+        /// Whether the members may check the call on the receiving side only, so that the
+        /// root need not wait for them: a mismatched call is then an error on the members
+        /// that receive, not necessarily on the root (a transport may agree anyway).
+        one_way: bool,
     },
     /// `buf` becomes the reduction of every member's `buf`, in team rank order: on team
     /// rank `root` only, or on every member when `root` is `None`.

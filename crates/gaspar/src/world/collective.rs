@@ -178,6 +178,31 @@ impl Team {
 
     /// [`broadcast`](Self::broadcast) of bytes.
     pub fn broadcast_bytes(&self, world: &World, buf: &mut [u8], root: u32) -> Result<()> {
+        self.broadcast_as(world, buf, root, false)
+    }
+
+    /// [`broadcast_bytes`](Self::broadcast_bytes) where the root need not wait for the
+    /// other members: a mismatched call (another collective, root or length) is an error
+    /// on the members that receive, not necessarily on the root (Fortran's
+    /// `co_broadcast`).
+    pub(crate) fn broadcast_bytes_one_way(
+        &self,
+        world: &World,
+        buf: &mut [u8],
+        root: u32,
+    ) -> Result<()> {
+        self.broadcast_as(world, buf, root, true)
+    }
+
+    /// Whether [`broadcast_bytes_one_way`](Self::broadcast_bytes_one_way) of `len` bytes
+    /// goes one way on this transport and team: straight from the root to each member,
+    /// each member depending on the root alone and the root on nobody (otherwise every
+    /// member depends on every other).
+    pub(crate) fn broadcasts_one_way(&self, world: &World, len: usize) -> bool {
+        world.transport().broadcasts_one_way(&self.transport, len)
+    }
+
+    fn broadcast_as(&self, world: &World, buf: &mut [u8], root: u32, one_way: bool) -> Result<()> {
         self.check_root(root)?;
         self.run(
             world,
@@ -185,7 +210,7 @@ impl Team {
                 len: buf.len() as u64,
                 root,
             },
-            TeamCall::Broadcast { buf, root },
+            TeamCall::Broadcast { buf, root, one_way },
         )
     }
 

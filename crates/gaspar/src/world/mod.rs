@@ -117,6 +117,14 @@ impl World {
         Ok(self.transport.rank_failed(physical))
     }
 
+    /// Whether rank `rank` has taken in every message this rank sent it without waiting
+    /// for it (a one-way broadcast's): a rank that leaves the job waits for this first
+    /// (with [`wait`](Self::wait) on its own memory: the taking in wakes it).
+    pub fn sent_messages_taken(&self, rank: u32) -> Result<bool> {
+        let physical = self.physical(rank)?;
+        Ok(self.transport.sent_messages_taken(physical))
+    }
+
     /// Ends the whole job with `message` (ACP's `acp_abort`).
     pub fn abort(&self, message: &str) -> ! {
         self.transport.abort(message)

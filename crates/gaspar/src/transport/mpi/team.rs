@@ -224,7 +224,7 @@ impl MpiTransport {
         }
         match call {
             TeamCall::Agree { .. } => Ok(()),
-            TeamCall::Broadcast { buf, root } => {
+            TeamCall::Broadcast { buf, root, .. } => {
                 // SAFETY: `buf.len()` bytes at `buf` on every member (agreed).
                 check("MPI_Bcast", unsafe {
                     ffi::MPI_Bcast(

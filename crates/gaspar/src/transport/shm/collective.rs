@@ -4,7 +4,9 @@
 //!   agrees in its own notes: all to all in a team of up to [`ALL_TO_ALL`] members,
 //!   recursive doubling in larger ones (the ranks beyond the largest power of two folded
 //!   into their left neighbours first, as MPICH does); a small broadcast is such an
-//!   allreduce that keeps the root's buffer;
+//!   allreduce that keeps the root's buffer, or, when the caller asks for it one way (and
+//!   the team has up to [`ALL_TO_ALL`] members), a note from the root to each member with
+//!   its call word, checked by the receivers only;
 //! * a larger allreduce in the channels: reduce-scatter and allgather (Rabenseifner)
 //!   under a builtin operator and a large buffer, else recursive doubling;
 //! * binomial trees for broadcast and reduce to a root, Bruck's algorithm for allgather,
@@ -81,6 +83,21 @@ fn read_and_write(
 /// Bytes of the flag in front of each member's buffer in a small broadcast.
 const ROOT_FLAG: usize = 8;
 
+/// Bytes of the call word in front of the buffer in a one-way broadcast's note.
+const CALL_WORD: usize = 8;
+
+/// The largest buffer a broadcast sends one way in notes.
+const ONE_WAY: usize = NOTE_PAYLOAD - CALL_WORD;
+
+/// Whether a broadcast of `len` bytes on `team` that may go one way does (in notes from
+/// the root straight to every member: a small buffer, a team of up to [`ALL_TO_ALL`]).
+pub(crate) fn sends_one_way(team: &TransportTeam, len: usize) -> bool {
+    len <= ONE_WAY && team.size() <= ALL_TO_ALL
+}
+
+/// What a one-way broadcast's notes change in their call's tag (by exclusive or).
+const ONE_WAY_TAG: u64 = 0x6f6e_652d_7761_7921;
+
 /// One collective call on a team: its members, this rank's place, and its tag.
 struct Call<'t> {
     shm: &'t ShmTransport,
@@ -114,8 +131,13 @@ impl Call<'_> {
     }
 
     /// Sends a note (at most [`NOTE_PAYLOAD`] bytes) to a team rank.
-    fn send_note(&self, to: u32, data: &[u8]) {
-        self.shm.send_note(self.physical(to), data, self.tag);
+    fn send_note(&self, to: u32, data: &[u8]) -> Result<()> {
+        self.shm.send_note(self.physical(to), data, self.tag, false)
+    }
+
+    /// [`send_note`](Self::send_note) in a call that waits for no note from `to`.
+    fn send_note_one_way(&self, to: u32, data: &[u8]) -> Result<()> {
+        self.shm.send_note(self.physical(to), data, self.tag, true)
     }
 
     /// Receives a note from a team rank; returns its length, which may differ from the
@@ -377,7 +399,7 @@ impl Call<'_> {
         mine[..8].copy_from_slice(&word.to_ne_bytes());
         mine[HEAD..].copy_from_slice(buf);
         for distance in 1..n {
-            self.send_note(self.after(distance), mine);
+            self.send_note(self.after(distance), mine)?;
         }
         let mut same = true;
         for member in 0..n {
@@ -428,7 +450,7 @@ impl Call<'_> {
         let mut same = true;
         let folded = rank < 2 * extra;
         if folded && rank % 2 == 1 {
-            self.send_note(rank - 1, mine);
+            self.send_note(rank - 1, mine)?;
             let received = self.receive_note(rank - 1, other)?;
             let same = agrees(other, received);
             if same {
@@ -449,7 +471,7 @@ impl Call<'_> {
         while mask < doubling {
             let partner = virtual_rank ^ mask;
             mine[8..HEAD].copy_from_slice(&u64::from(same).to_ne_bytes());
-            self.send_note(real(partner), mine);
+            self.send_note(real(partner), mine)?;
             let received = self.receive_note(real(partner), other)?;
             same = same && agrees(other, received);
             if same && partner < virtual_rank {
@@ -462,12 +484,63 @@ impl Call<'_> {
         }
         if folded {
             mine[8..HEAD].copy_from_slice(&u64::from(same).to_ne_bytes());
-            self.send_note(rank + 1, mine);
+            self.send_note(rank + 1, mine)?;
         }
         if same {
             buf.copy_from_slice(&mine[HEAD..]);
         }
         Ok(same)
+    }
+
+    /// A small broadcast in a small team (see [`sends_one_way`]), one way: the root
+    /// sends its call word and buffer in a note to every other member and leaves without
+    /// waiting for anyone beyond the notes' flow control. Each member checks the root's
+    /// word against its own: a mismatch is an error where the note arrives (the root
+    /// learns of it only when its own later calls meet the mismatched member's notes). A
+    /// member depends on the root alone, which is what lets the coarray layer ask only
+    /// whether the root still runs.
+    ///
+    /// Its notes carry the call's tag changed by [`ONE_WAY_TAG`], so that a member in
+    /// another call that expects a note from the root (or the root's note in such a call)
+    /// fails at once instead of taking one for the other.
+    fn broadcast_one_way(&self, word: u64, buf: &mut [u8], root: u32) -> Result<()> {
+        let one_way = Call {
+            shm: self.shm,
+            team: self.team,
+            tag: self.tag ^ ONE_WAY_TAG,
+        };
+        with_scratch(CALL_WORD + buf.len(), |note| {
+            one_way.broadcast_one_way_in(word, buf, root, note)
+        })
+    }
+
+    /// [`broadcast_one_way`](Self::broadcast_one_way) with the note's space.
+    fn broadcast_one_way_in(
+        &self,
+        word: u64,
+        buf: &mut [u8],
+        root: u32,
+        note: &mut [u8],
+    ) -> Result<()> {
+        if self.rank() != root {
+            let received = self.receive_note(root, note)?;
+            if received != note.len() || note[..CALL_WORD] != word.to_ne_bytes() {
+                return Err(Error::CollectiveMismatch {
+                    call: "team broadcast",
+                    reason: "the source of the broadcast made another call (another \
+                             collective, source or length): the members of a team must make \
+                             the same collective calls in the same order",
+                });
+            }
+            buf.copy_from_slice(&note[CALL_WORD..]);
+            return Ok(());
+        }
+        note[..CALL_WORD].copy_from_slice(&word.to_ne_bytes());
+        note[CALL_WORD..].copy_from_slice(buf);
+        for distance in 1..self.size() {
+            self.send_note_one_way(self.after(distance), note)?;
+        }
+        Ok(())
     }
 
     /// A small broadcast (at most [`FUSED`] bytes with its flag) as an allreduce that
@@ -569,9 +642,18 @@ impl ShmTransport {
                 mut reduction,
                 root: None,
             } if buf.len() <= FUSED => c.allreduce_agreeing(word, buf, &mut reduction),
-            TeamCall::Broadcast { buf, root } if buf.len() + ROOT_FLAG <= FUSED => {
-                c.broadcast_agreeing(word, buf, root)
+            TeamCall::Broadcast {
+                buf,
+                root,
+                one_way: true,
+            } if sends_one_way(team, buf.len()) => {
+                c.broadcast_one_way(word, buf, root).map(|()| true)
             }
+            TeamCall::Broadcast {
+                buf,
+                root,
+                one_way: false,
+            } if buf.len() + ROOT_FLAG <= FUSED => c.broadcast_agreeing(word, buf, root),
             call => {
                 if let TeamCall::Agree { barrier: true } = call {
                     self.flush_all()?;
@@ -581,7 +663,7 @@ impl ShmTransport {
                 }
                 match call {
                     TeamCall::Agree { .. } => Ok(()),
-                    TeamCall::Broadcast { buf, root } => c.broadcast(buf, root),
+                    TeamCall::Broadcast { buf, root, .. } => c.broadcast(buf, root),
                     TeamCall::Reduce {
                         buf,
                         mut reduction,

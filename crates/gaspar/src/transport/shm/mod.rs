@@ -919,6 +919,14 @@ impl Transport for ShmTransport {
         rank < self.procs && self.header(rank).state.load(Ordering::Acquire) == state::EXITED
     }
 
+    fn sent_messages_taken(&self, rank: u32) -> bool {
+        rank >= self.procs || self.sent_notes_read(rank)
+    }
+
+    fn broadcasts_one_way(&self, team: &TransportTeam, len: usize) -> bool {
+        collective::sends_one_way(team, len)
+    }
+
     fn wait(
         &self,
         watched: u32,

@@ -4,16 +4,19 @@
 //!
 //! Every ordered pair of ranks has [`NOTES`] notes in the receiver's inbox (see
 //! `layout::ChannelLayout::note`), used in turn: note number m of the pair lies in note
-//! m mod 2, and its sequence word says m + 1 once the note is written. Both sides count
-//! the notes of the pair in their own memory. A note is never overwritten before it is
-//! read, because in every call of the collectives that send notes (`collective`), two
-//! ranks send each other one note each way or none, and a rank leaves a call only with
-//! every note of it received: a sender writes note m + 2 of a pair in a later call than
-//! note m + 1, after it left the call of note m + 1 with its partner's note of that call,
-//! which the partner sent after it left the call of note m, having read note m.
+//! m mod 2, and its sequence word says m + 1 once the note is written, and m + 1 with
+//! [`READ`] once the receiver has read it. Both sides count the notes of the pair in
+//! their own memory. A note is never overwritten before it is read. In the calls where two
+//! ranks send each other one note each way or none (agreements, small allreduces), that
+//! needs nothing: a sender writes note m + 2 of a pair in a later call than note m + 1,
+//! after it left the call of note m + 1 with its partner's note of that call, which the
+//! partner sent after it left the call of note m, having read note m. A one-way
+//! broadcast's root sends without receiving: from its note on until the mark of that note
+//! is seen, the sender of each note to that rank first waits for the mark of the note two
+//! before (flow control), so a root waits only when a member is two broadcasts behind.
 //!
-//! Unlike a chunk of a channel, a note needs no acknowledgement: its sender never waits
-//! and is never woken for it, and its receiver is woken at most once (with more ranks
+//! Unlike a chunk of a channel, a note needs no acknowledgement message: its sender
+//! waits only as flow control, and its receiver is woken at most once (with more ranks
 //! than cores, every wake-up costs a switch of a core).
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +27,8 @@ use crate::error::{Error, Result};
 
 /// Bytes in front of a note's payload: its sequence word, tag and length.
 const NOTE_HEADER: u64 = 24;
+/// The bit of a note's sequence word that says its receiver has read it.
+const READ: u64 = 1 << 63;
 /// Largest payload of a note.
 pub(crate) const NOTE_PAYLOAD: usize = (NOTE_LEN - NOTE_HEADER) as usize;
 
@@ -32,6 +37,9 @@ pub(crate) const NOTE_PAYLOAD: usize = (NOTE_LEN - NOTE_HEADER) as usize;
 pub(crate) struct NoteCounts {
     sent: Box<[AtomicU64]>,
     received: Box<[AtomicU64]>,
+    /// Per rank, 1 + the number of the last one-way note sent to it that may be unread;
+    /// 0 when none: only then may a note skip the flow control (see the module's header).
+    one_way_unread: Box<[AtomicU64]>,
 }
 
 impl NoteCounts {
@@ -41,6 +49,7 @@ impl NoteCounts {
         NoteCounts {
             sent: zeros(),
             received: zeros(),
+            one_way_unread: zeros(),
         }
     }
 
@@ -55,12 +64,37 @@ impl NoteCounts {
 
 impl ShmTransport {
     /// Sends `data` (at most [`NOTE_PAYLOAD`] bytes) to physical rank `peer` as its next
-    /// note, part of the collective call `tag`.
-    pub(crate) fn send_note(&self, peer: u32, data: &[u8], tag: u64) {
+    /// note, part of the collective call `tag`, once `peer` has read the note that was in
+    /// its place (see the module's header); `one_way` when the call does not wait for a
+    /// note from `peer` (a one-way broadcast's root). Ends with an error when the job
+    /// aborts or `peer` is gone meanwhile.
+    pub(crate) fn send_note(&self, peer: u32, data: &[u8], tag: u64, one_way: bool) -> Result<()> {
         debug_assert!(data.len() <= NOTE_PAYLOAD);
         let len = data.len().min(NOTE_PAYLOAD);
         let number = NoteCounts::next(&self.notes.sent, peer);
         let at = self.layout.channels.note(self.rank, number % NOTES);
+        let unread = &self.notes.one_way_unread[peer as usize];
+        let one_way_before = unread.load(Ordering::Relaxed);
+        if one_way {
+            unread.store(number + 1, Ordering::Relaxed);
+        }
+        // Only while a one-way note may be unread: between calls that exchange notes
+        // both ways, the place is always free, and the mark is not looked at (it lies in
+        // a cache line the peer wrote last).
+        if let Some(before) = number.checked_sub(NOTES).filter(|_| one_way_before != 0) {
+            let sequence = self.channel_word(peer, at);
+            let read = (before + 1) | READ;
+            if sequence.load(Ordering::Acquire) != read {
+                let bell = &self.header(self.rank).collective_bell;
+                self.wait_for(bell, &[peer], || {
+                    Ok(sequence.load(Ordering::Acquire) == read)
+                })?;
+            }
+            if !one_way && before + 1 >= one_way_before {
+                // The last one-way note is read (it was this place's, or an earlier one).
+                unread.store(0, Ordering::Relaxed);
+            }
+        }
         self.channel_word(peer, at + 8)
             .store(tag, Ordering::Relaxed);
         self.channel_word(peer, at + 16)
@@ -81,6 +115,7 @@ impl ShmTransport {
         self.channel_word(peer, at)
             .store(number + 1, Ordering::Release);
         self.ring_if_asleep(&self.header(peer).collective_bell);
+        Ok(())
     }
 
     /// Waits for the next note from physical rank `peer`, part of the collective call
@@ -93,10 +128,12 @@ impl ShmTransport {
         let sequence = self.channel_word(self.rank, at);
         let bell = &self.header(self.rank).collective_bell;
         self.wait_for(bell, &[peer], || {
-            Ok(sequence.load(Ordering::Acquire) > number)
+            Ok(sequence.load(Ordering::Acquire) & !READ > number)
         })?;
         let their_tag = self.channel_word(self.rank, at + 8).load(Ordering::Relaxed);
         if their_tag != tag {
+            // Counted as read, so that the sender's next notes do not wait for it.
+            self.mark_read(sequence, number, peer);
             return Err(Error::CollectiveMismatch {
                 call: "team collective",
                 reason: "a member of the team is in another collective call: the members of \
@@ -120,6 +157,29 @@ impl ShmTransport {
                 fits,
             );
         }
+        // The payload is copied out: the sender may write this note's place again (it
+        // waits for this mark only after this rank left it behind by two notes, or when
+        // it leaves the job, so a sender asleep on it is rare, but must be woken).
+        self.mark_read(sequence, number, peer);
         Ok(len)
+    }
+
+    /// Marks note `number` from `peer` read, and wakes `peer` if it sleeps on it: in a
+    /// send's flow control (its collective bell) or before it leaves the job (its memory
+    /// bell, see [`sent_notes_read`](Self::sent_notes_read)).
+    fn mark_read(&self, sequence: &AtomicU64, number: u64, peer: u32) {
+        sequence.store((number + 1) | READ, Ordering::Release);
+        self.ring_if_asleep(&self.header(peer).collective_bell);
+        self.wake(peer);
+    }
+
+    /// Whether physical rank `peer` has read every note this rank sent it.
+    pub(crate) fn sent_notes_read(&self, peer: u32) -> bool {
+        let sent = self.notes.sent[peer as usize].load(Ordering::Relaxed);
+        let Some(last) = sent.checked_sub(1) else {
+            return true;
+        };
+        let at = self.layout.channels.note(self.rank, last % NOTES);
+        self.channel_word(peer, at).load(Ordering::Acquire) == sent | READ
     }
 }
