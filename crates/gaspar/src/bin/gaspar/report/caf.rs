@@ -2,6 +2,7 @@
 //! (bench/caf/bench.f90) on libcaf_gaspar and on OpenCoarrays, read from the script's
 //! tables (one per image count).
 
+use super::charts::{self, Series};
 use super::markdown::{number, times, Section, Table};
 use super::scripts::Script;
 use super::Context;
@@ -47,6 +48,49 @@ fn parse(output: &str) -> Vec<(u32, Vec<Figure>)> {
     tables
 }
 
+/// The bytes of a figure name's size suffix: `put_bw_4KiB` -> 4096.
+fn size_of(suffix: &str) -> Option<f64> {
+    let (digits, scale) = if let Some(d) = suffix.strip_suffix("MiB") {
+        (d, 1 << 20)
+    } else if let Some(d) = suffix.strip_suffix("KiB") {
+        (d, 1 << 10)
+    } else {
+        (suffix.strip_suffix('B')?, 1)
+    };
+    Some(digits.parse::<u32>().ok()? as f64 * f64::from(scale))
+}
+
+/// The bandwidth lines of one image count: (`put`|`get`, runtime) -> (bytes, GB/s).
+fn bandwidth_series(figures: &[Figure]) -> Vec<Series> {
+    let mut series = Vec::new();
+    for op in ["put", "get"] {
+        let prefix = format!("{op}_bw_");
+        for (runtime, value) in [
+            (
+                "gaspar",
+                (|f: &Figure| f.gaspar) as fn(&Figure) -> Option<f64>,
+            ),
+            ("OpenCoarrays", |f: &Figure| f.opencoarrays),
+        ] {
+            let points: Vec<(f64, f64)> = figures
+                .iter()
+                .filter(|f| f.unit == "MB/s")
+                .filter_map(|f| {
+                    let bytes = size_of(f.name.strip_prefix(&prefix)?)?;
+                    Some((bytes, value(f)? / 1000.0))
+                })
+                .collect();
+            if !points.is_empty() {
+                series.push(Series {
+                    name: format!("{runtime} {op}"),
+                    points,
+                });
+            }
+        }
+    }
+    series
+}
+
 pub(super) fn section(context: &Context) -> Result<Section, String> {
     let mut script = Script::new("bench-caf");
     if context.quick {
@@ -63,6 +107,11 @@ pub(super) fn section(context: &Context) -> Result<Section, String> {
     if tables.is_empty() {
         return Err("scripts/bench-caf printed no table (raw/bench-caf.txt)".into());
     }
+    let series = bandwidth_series(&tables[0].1);
+    let title = format!(
+        "Fortran coarrays, {} images: coindexed put/get bandwidth",
+        tables[0].0
+    );
     for (count, figures) in tables {
         let mut table = Table::new(
             format!("{count} images"),
@@ -79,6 +128,9 @@ pub(super) fn section(context: &Context) -> Result<Section, String> {
         }
         section.table(table);
     }
+    context.chart(&mut section, "caf-bandwidth.png", &title, |path| {
+        charts::bandwidth(path, &title, &series)
+    });
     Ok(section)
 }
 
@@ -107,5 +159,22 @@ mod tests {
         );
         assert_eq!(tables[0].1[1].gaspar, None);
         assert_eq!((tables[1].0, tables[1].1[0].name.as_str()), (4, "sync_all"));
+    }
+
+    #[test]
+    fn bandwidth_figures_become_lines_in_gb_per_second() {
+        let output = "== 2 images: x ==\n\
+            put_bw_8B      MB/s   40     400   10.00x\n\
+            put_bw_4KiB    MB/s   2e+04  4e+04  2.00x\n\
+            get_bw_2MiB    MB/s   5e+04  n/a    n/a\n";
+        let tables = parse(output);
+        let series = super::bandwidth_series(&tables[0].1);
+        let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["gaspar put", "OpenCoarrays put", "OpenCoarrays get"]
+        );
+        assert_eq!(series[0].points, [(8.0, 0.4), (4096.0, 40.0)]);
+        assert_eq!(series[2].points, [(2.0 * 1048576.0, 50.0)]);
     }
 }

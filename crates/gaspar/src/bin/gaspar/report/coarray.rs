@@ -31,7 +31,8 @@ pub(super) fn section(context: &Context) -> Result<Section, String> {
                 "coarray/OpenMPI",
             ],
         );
-        for (operation, row) in operations.as_object().into_iter().flatten() {
+        for row in operations.as_array().into_iter().flatten() {
+            let operation = row["operation"].as_str().unwrap_or("").to_string();
             let (coarray, raw, mpi) = (
                 row["coarray"].as_f64(),
                 row["raw"].as_f64(),
@@ -39,7 +40,7 @@ pub(super) fn section(context: &Context) -> Result<Section, String> {
             );
             let ratio = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
             table.row(vec![
-                operation.clone(),
+                operation,
                 ns(coarray),
                 ns(raw),
                 ns(mpi),

@@ -94,9 +94,13 @@ impl Section {
     }
 }
 
-/// Nanoseconds, or "n/a".
+/// Nanoseconds (a decimal below 1000), or "n/a".
 pub(super) fn ns(value: Option<f64>) -> String {
-    value.map_or_else(|| "n/a".into(), |v| format!("{v:.1} ns"))
+    match value {
+        None => "n/a".into(),
+        Some(v) if v >= 1000.0 => format!("{v:.0} ns"),
+        Some(v) => format!("{v:.1} ns"),
+    }
 }
 
 /// Microseconds from nanoseconds, or "n/a".
@@ -117,7 +121,18 @@ pub(super) fn times(ratio: Option<f64>) -> String {
     ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
 }
 
-/// A plain number with up to 4 significant digits, or "n/a".
+/// A plain number with 4 significant digits (more before the point if it has them) and
+/// no exponent, or "n/a".
 pub(super) fn number(value: Option<f64>) -> String {
-    value.map_or_else(|| "n/a".into(), |v| format!("{v:.4}"))
+    value.map_or_else(
+        || "n/a".into(),
+        |v| {
+            let digits = if v == 0.0 {
+                0
+            } else {
+                v.abs().log10().floor() as i32
+            };
+            format!("{v:.*}", (3 - digits).max(0) as usize)
+        },
+    )
 }

@@ -52,7 +52,14 @@ impl Script {
 
     /// The command as typed in a shell at the repository's top.
     pub(super) fn command_line(&self) -> String {
-        let env = self.env.iter().map(|(k, v)| format!("{k}={v} "));
+        let quoted = |v: &str| {
+            if v.contains(char::is_whitespace) {
+                format!("'{v}'")
+            } else {
+                v.to_string()
+            }
+        };
+        let env = self.env.iter().map(|(k, v)| format!("{k}={} ", quoted(v)));
         let args = self.args.iter().map(|a| format!(" {a}"));
         format!(
             "{}scripts/{}{}",
