@@ -17,6 +17,36 @@ pub(super) fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// The first core's data and unified caches, as "L1d 48K, L2 1024K, L3 32768K".
+fn caches() -> String {
+    let dir = Path::new("/sys/devices/system/cpu/cpu0/cache");
+    let read = |index: &Path, name: &str| {
+        std::fs::read_to_string(index.join(name))
+            .map(|text| text.trim().to_string())
+            .ok()
+    };
+    let mut caches: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let index = entry.path();
+            let kind = match read(&index, "type")?.as_str() {
+                "Data" => "d",
+                "Unified" => "",
+                _ => return None,
+            };
+            Some(format!(
+                "L{}{kind} {}",
+                read(&index, "level")?,
+                read(&index, "size")?
+            ))
+        })
+        .collect();
+    caches.sort();
+    caches.join(", ")
+}
+
 /// The load average over 1, 5 and 15 minutes, as /proc/loadavg says.
 pub(super) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
@@ -90,7 +120,7 @@ pub(super) fn header(repo: Option<&Path>, load_at_start: &str, quick: bool) -> S
             }
         ),
         format!("finished: {}", now()),
-        format!("CPU: {}, {cores} cores", cpu_model()),
+        format!("CPU: {}, {cores} cores; caches: {}", cpu_model(), caches()),
         format!("kernel: {kernel}"),
         format!(
             "load average (1, 5, 15 min): {load_at_start} at the start, {} at the end",
