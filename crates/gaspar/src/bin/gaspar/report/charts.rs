@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
@@ -166,9 +167,10 @@ pub(super) fn bandwidth(path: &Path, title: &str, series: &[Series]) -> Result<(
     })
 }
 
-/// Grouped bars of times on a logarithmic axis: one group per name of `groups`, one bar
-/// per series in each (a series' points are (group index, nanoseconds); a group it has no
-/// point for has no bar of it), each bar labelled with its time.
+/// Grouped bars of times: one group per name of `groups`, one bar per series in each (a
+/// series' points are (group index, nanoseconds); a group it has no point for has no bar
+/// of it), each bar labelled with its time. The time axis is logarithmic when the times
+/// span more than [`LINEAR_SPAN`], else linear from zero.
 pub(super) fn bars(
     path: &Path,
     title: &str,
@@ -182,27 +184,70 @@ pub(super) fn bars(
     if groups.is_empty() || high == 0.0 {
         return Err("no figures to draw".into());
     }
-    let floor = 10f64.powf((low / 2.0).log10().floor());
-    let ceiling = 10f64.powf((high * 10.0).log10().ceil());
-    let width = 0.8 / series.len().max(1) as f64;
-    render(path, |root| {
+    let bars = Bars {
+        title,
+        groups,
+        series,
+    };
+    if high / low > LINEAR_SPAN {
+        let floor = 10f64.powf((low / 2.0).log10().floor());
+        let ceiling = 10f64.powf((high * 10.0).log10().ceil());
+        render(path, |root| {
+            bars.draw(
+                root,
+                (floor..ceiling).log_scale(),
+                floor,
+                "time (log scale)",
+            )
+        })
+    } else {
+        render(path, |root| bars.draw(root, 0.0..high * 1.3, 0.0, "time"))
+    }
+}
+
+/// The largest ratio of the longest time to the shortest drawn on a linear axis.
+const LINEAR_SPAN: f64 = 20.0;
+
+/// What a bar chart shows, whichever its time axis.
+struct Bars<'a> {
+    title: &'a str,
+    groups: &'a [String],
+    series: &'a [Series],
+}
+
+impl Bars<'_> {
+    /// Draws the chart with the time axis `axis`, whose bars start at `floor`.
+    fn draw<Y>(
+        &self,
+        root: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
+        axis: Y,
+        floor: f64,
+        axis_name: &str,
+    ) -> Result<(), String>
+    where
+        Y: AsRangedCoord<Value = f64>,
+        Y::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let width = 0.8 / self.series.len().max(1) as f64;
         let mut chart = ChartBuilder::on(root)
-            .caption(title, (FAMILY, 22))
+            .caption(self.title, (FAMILY, 22))
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(80)
-            .build_cartesian_2d(0.0..groups.len() as f64, (floor..ceiling).log_scale())
+            .build_cartesian_2d(0.0..self.groups.len() as f64, axis)
             .map_err(plotting)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(0)
             .y_label_formatter(&|v| duration(*v))
-            .y_desc("time (log scale)")
+            .y_desc(axis_name)
             .label_style((FAMILY, 14))
             .draw()
             .map_err(plotting)?;
-        for (index, (s, color)) in series.iter().zip(COLORS.iter().cycle()).enumerate() {
+        let above =
+            TextStyle::from((FAMILY, 11).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
+        for (index, (s, color)) in self.series.iter().zip(COLORS.iter().cycle()).enumerate() {
             let left = |group: f64| group + 0.1 + index as f64 * width;
             chart
                 .draw_series(s.points.iter().map(|&(group, value)| {
@@ -216,22 +261,16 @@ pub(super) fn bars(
                 .legend(move |(x, y)| {
                     Rectangle::new([(x, y - 6), (x + 12, y + 6)], color.filled())
                 });
-            let above =
-                TextStyle::from((FAMILY, 11).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
-            chart
-                .draw_series(s.points.iter().map(|&(group, value)| {
-                    Text::new(
-                        duration(value),
-                        (left(group) + width / 2.0, value * 1.05),
-                        above.clone(),
-                    )
-                }))
-                .map_err(plotting)?;
+            for &(group, value) in &s.points {
+                let (x, y) = chart.backend_coord(&(left(group) + width / 2.0, value));
+                root.draw(&Text::new(duration(value), (x, y - 3), above.clone()))
+                    .map_err(plotting)?;
+            }
         }
         // The groups' names under their centers (plotters' own labels fall on its ticks).
         let below =
             TextStyle::from((FAMILY, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-        for (group, name) in groups.iter().enumerate() {
+        for (group, name) in self.groups.iter().enumerate() {
             let (x, y) = chart.backend_coord(&(group as f64 + 0.5, floor));
             root.draw(&Text::new(name.as_str(), (x, y + 8), below.clone()))
                 .map_err(plotting)?;
@@ -244,5 +283,5 @@ pub(super) fn bars(
             .border_style(BLACK)
             .draw()
             .map_err(plotting)
-    })
+    }
 }

@@ -116,9 +116,13 @@ pub(super) fn gbs(size: u64, ns: Option<f64>) -> String {
     )
 }
 
-/// A ratio as "1.23x", or "-".
+/// A ratio as "1.23x" (below 0.1: "0.0123x"), or "-".
 pub(super) fn times(ratio: Option<f64>) -> String {
-    ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
+    match ratio {
+        None => "-".into(),
+        Some(r) if r < 0.1 => format!("{r:.3}x"),
+        Some(r) => format!("{r:.2}x"),
+    }
 }
 
 /// A plain number with 4 significant digits (more before the point if it has them) and
