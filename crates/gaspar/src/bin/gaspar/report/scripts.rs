@@ -81,7 +81,7 @@ impl Script {
     }
 
     /// Runs the script at `repo`'s top; its stdout goes to `raw/NAME.txt` (and is
-    /// returned), its stderr to `raw/NAME.err`. `Err` names the failure and stderr's last
+    /// returned), its stderr to `raw/NAME.err` (removed when empty). `Err` names the failure and stderr's last
     /// line.
     pub(super) fn run(&self, repo: &Path, raw: &Path) -> Result<String, String> {
         self.launch(repo, raw, None)
@@ -104,10 +104,13 @@ impl Script {
             .status()
             .map_err(|e| format!("scripts/{}: {e}", self.name))?;
         let stdout = std::fs::read_to_string(&out).unwrap_or_default();
+        let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+        if stderr.is_empty() {
+            let _ = std::fs::remove_file(&err);
+        }
         if status.success() {
             return Ok(stdout);
         }
-        let stderr = std::fs::read_to_string(&err).unwrap_or_default();
         Err(format!(
             "scripts/{} failed ({status}): {}",
             self.name,
