@@ -37,7 +37,8 @@ pub(crate) struct ReportArgs {
         value_name = "BENCHMARKS"
     )]
     only: Vec<Suite>,
-    /// With --report: few repetitions everywhere (minutes instead of an hour; rough figures).
+    /// With --report: few repetitions everywhere (a few minutes instead of a quarter of an
+    /// hour; rough figures).
     #[arg(long, requires = "dir")]
     quick: bool,
     /// With --report: the TrueType font of the charts' text (default: DejaVu Sans or
@@ -64,16 +65,6 @@ enum Suite {
     /// scripts/bench-darray: distributed arrays' variants vs the hand-optimized one.
     Darray,
 }
-
-const ALL: [Suite; 7] = [
-    Suite::Shm,
-    Suite::Scaling,
-    Suite::Mpi,
-    Suite::Armci,
-    Suite::Coarray,
-    Suite::Caf,
-    Suite::Darray,
-];
 
 /// What every benchmark's section needs.
 struct Context {
@@ -157,7 +148,7 @@ fn write_report(args: &ReportArgs, dir: &Path) -> Result<PathBuf, String> {
     };
     let load_at_start = system::load_average();
     let suites = if args.only.is_empty() {
-        &ALL[..]
+        <Suite as clap::ValueEnum>::value_variants()
     } else {
         &args.only[..]
     };
