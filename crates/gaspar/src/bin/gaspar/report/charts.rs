@@ -74,7 +74,7 @@ pub(super) fn human_size(bytes: f64) -> String {
 }
 
 /// A time given in nanoseconds, in the unit that keeps it short: "9.8 ns", "1.53 µs".
-fn duration(ns: f64) -> String {
+pub(super) fn duration(ns: f64) -> String {
     let (value, unit) = match ns {
         v if v >= 1e9 => (v / 1e9, "s"),
         v if v >= 1e6 => (v / 1e6, "ms"),

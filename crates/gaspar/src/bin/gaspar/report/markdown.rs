@@ -103,9 +103,10 @@ pub(super) fn ns(value: Option<f64>) -> String {
     }
 }
 
-/// Microseconds from nanoseconds, or "n/a".
-pub(super) fn us(value_ns: Option<f64>) -> String {
-    value_ns.map_or_else(|| "n/a".into(), |v| format!("{:.2} µs", v / 1000.0))
+/// A time from nanoseconds in the unit that keeps it short ("92.3 ns", "1.42 ms"), or
+/// "n/a".
+pub(super) fn duration(value_ns: Option<f64>) -> String {
+    value_ns.map_or_else(|| "n/a".into(), super::charts::duration)
 }
 
 /// GB/s of `size` bytes moved in `ns` nanoseconds, or "n/a".

@@ -255,8 +255,8 @@ pub(super) fn scaling(context: &Context) -> Result<Section, String> {
                 allreduce.row(vec![
                     ranks.to_string(),
                     doubles.to_string(),
-                    super::markdown::us(gaspar),
-                    super::markdown::us(field(row, "openmpi_ns")),
+                    super::markdown::duration(gaspar),
+                    super::markdown::duration(field(row, "openmpi_ns")),
                     times(field(row, "ratio_vs_openmpi")),
                 ]);
                 format!(
