@@ -167,7 +167,8 @@ pub(super) fn bandwidth(path: &Path, title: &str, series: &[Series]) -> Result<(
     })
 }
 
-/// Grouped bars of times: one group per name of `groups`, one bar per series in each (a
+/// Grouped bars of times: one group per name of `groups` (in two lines where it has a
+/// '\n'), one bar per series in each (a
 /// series' points are (group index, nanoseconds); a group it has no point for has no bar
 /// of it), each bar labelled with its time. The time axis is logarithmic when the times
 /// span more than [`LINEAR_SPAN`], else linear from zero.
@@ -191,7 +192,7 @@ pub(super) fn bars(
     };
     if high / low > LINEAR_SPAN {
         let floor = 10f64.powf((low / 2.0).log10().floor());
-        let ceiling = 10f64.powf((high * 10.0).log10().ceil());
+        let ceiling = 10f64.powf((high * 30.0).log10().ceil());
         render(path, |root| {
             bars.draw(
                 root,
@@ -201,7 +202,7 @@ pub(super) fn bars(
             )
         })
     } else {
-        render(path, |root| bars.draw(root, 0.0..high * 1.3, 0.0, "time"))
+        render(path, |root| bars.draw(root, 0.0..high * 1.45, 0.0, "time"))
     }
 }
 
@@ -267,13 +268,17 @@ impl Bars<'_> {
                     .map_err(plotting)?;
             }
         }
-        // The groups' names under their centers (plotters' own labels fall on its ticks).
+        // The groups' names under their centers (plotters' own labels fall on its ticks),
+        // a line per '\n'.
         let below =
             TextStyle::from((FAMILY, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
         for (group, name) in self.groups.iter().enumerate() {
             let (x, y) = chart.backend_coord(&(group as f64 + 0.5, floor));
-            root.draw(&Text::new(name.as_str(), (x, y + 8), below.clone()))
-                .map_err(plotting)?;
+            for (line, text) in name.lines().enumerate() {
+                let y = y + 6 + 16 * line as i32;
+                root.draw(&Text::new(text, (x, y), below.clone()))
+                    .map_err(plotting)?;
+            }
         }
         chart
             .configure_series_labels()

@@ -259,10 +259,8 @@ pub(super) fn scaling(context: &Context) -> Result<Section, String> {
                     super::markdown::duration(field(row, "openmpi_ns")),
                     times(field(row, "ratio_vs_openmpi")),
                 ]);
-                format!(
-                    "allreduce {} x{ranks}",
-                    if doubles == 1 { "1" } else { "1Mi" }
-                )
+                let doubles = if doubles == 1 { "1" } else { "1 Mi" };
+                format!("allreduce {doubles}\n{ranks} ranks")
             }
             name => {
                 table.row(vec![
@@ -273,7 +271,7 @@ pub(super) fn scaling(context: &Context) -> Result<Section, String> {
                     ns(field(row, "openmpi_fop_ns")),
                     times(field(row, "ratio_vs_openmpi")),
                 ]);
-                format!("{name} x{ranks}")
+                format!("{name}\n{ranks} ranks")
             }
         };
         let index = groups.len() as f64;
@@ -293,7 +291,7 @@ pub(super) fn scaling(context: &Context) -> Result<Section, String> {
             points: theirs,
         },
     ];
-    let title = "By job size (xN = N ranks), shm: time per operation";
+    let title = "By job size, shm: time per operation (allreduce: of 1 or 1 Mi doubles)";
     context.chart(&mut section, "scaling.png", title, |path| {
         charts::bars(path, title, &groups, &series)
     });
