@@ -71,6 +71,8 @@ pub(crate) struct BenchArgs {
     /// Measure only the barrier and the ping-pong at `--scaling-ranks`.
     #[arg(long)]
     scaling_only: bool,
+    #[command(flatten)]
+    pub(crate) report: crate::report::ReportArgs,
 }
 
 #[derive(clap::Args)]
@@ -607,6 +609,9 @@ fn ratio(name: &str, ours: f64, peer: Option<f64>) -> Option<f64> {
 }
 
 pub(crate) fn run(args: BenchArgs) -> ExitCode {
+    if let Some(dir) = &args.report.dir {
+        return crate::report::run(&args.report, dir);
+    }
     let dir = std::env::temp_dir().join(format!("gaspar-bench-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&dir) {
         eprintln!("gaspar bench: {e}");

@@ -7,6 +7,7 @@ mod caf;
 mod calibrate;
 mod demo;
 mod info;
+mod report;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -50,7 +51,8 @@ enum Command {
         #[arg(short = 'n', long = "procs", default_value_t = 4)]
         procs: u32,
     },
-    /// Measure gaspar beside memcpy and OpenMPI's MPI-3 RMA (2 ranks).
+    /// Measure gaspar beside memcpy and OpenMPI's MPI-3 RMA (2 ranks); with `--report DIR`,
+    /// run every benchmark beside its peers into a Markdown report with charts.
     Bench(bench::BenchArgs),
     /// Compile and link a coarray Fortran program against libcaf_gaspar (gfortran
     /// `-fcoarray=lib`), as OpenCoarrays' `caf` does; run it with `gaspar run -n N ./a.out`.
