@@ -372,8 +372,17 @@ impl State {
         let rank = self.rank_of(call, proc);
         let base = self.heap_bases[rank as usize];
         let live = self.live_blocks.read().unwrap_or_else(|p| p.into_inner());
+        // The block the last segment lay in: a vector's segments mostly lie in one block,
+        // and a lookup in the tree costs more than the copy of a small segment.
+        let last_block: std::cell::Cell<Option<(u64, u64)>> = std::cell::Cell::new(None);
         move |ptr, len| {
             let offset = (ptr as usize).wrapping_sub(base) as u64;
+            if let Some((start, block_len)) = last_block.get() {
+                let into = offset.wrapping_sub(start);
+                if into < block_len && len <= block_len - into {
+                    return offset;
+                }
+            }
             let block = live[rank as usize]
                 .range(..=offset)
                 .next_back()
@@ -383,7 +392,9 @@ impl State {
                     .checked_add(len)
                     .is_some_and(|end| end <= start + block_len)
             });
-            if !inside {
+            if inside {
+                last_block.set(block.map(|(&start, &block_len)| (start, block_len)));
+            } else {
                 let why = match block {
                     Some((&start, &block_len)) => format!(
                         "runs past the end of the block of {block_len} bytes at {:p}",
