@@ -40,7 +40,7 @@ use super::{
 use crate::addr::{Segment, REGISTRATION_SLOTS};
 use crate::error::{Error, Result};
 use crate::transport::seqlock::RegionEntry;
-use crate::transport::wait::Patience;
+use crate::transport::wait::{Crowding, Patience};
 
 /// One registration-table entry: a [`RegionEntry`] (sequence, base, length, color), which
 /// other ranks read with MPI_Get as four 8-byte words (`registered_span`).
@@ -317,14 +317,15 @@ impl MpiTransport {
     /// Waits in this rank's [`Patience`] until `request` (of a nonblocking collective)
     /// completes; every poll is an MPI_Test, which makes progress.
     fn complete(&self, mut request: ffi::MPI_Request) -> Result<()> {
-        self.patience.poll_backing_off(|| {
-            let mut done: c_int = 0;
-            // SAFETY: a live request of this rank, tested until it completes.
-            check("MPI_Test", unsafe {
-                ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
-            })?;
-            Ok(done != 0)
-        })
+        self.patience
+            .poll_backing_off(&Crowding::Fixed(self.crowded), || {
+                let mut done: c_int = 0;
+                // SAFETY: a live request of this rank, tested until it completes.
+                check("MPI_Test", unsafe {
+                    ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
+                })?;
+                Ok(done != 0)
+            })
     }
 
     /// MPI_Barrier on the transport's communicator; when the host is crowded, an
@@ -1103,7 +1104,9 @@ impl Transport for MpiTransport {
             };
             ready()
         };
-        Ok(self.patience.poll_backing_off(&mut ready_with_progress)?)
+        Ok(self
+            .patience
+            .poll_backing_off(&Crowding::Fixed(self.crowded), &mut ready_with_progress)?)
     }
 
     fn split_team(

@@ -11,10 +11,15 @@
 //! SOSP 1991): polling for about as long as sleeping and being woken costs, then
 //! sleeping, wastes at most a small constant factor over the best choice in hindsight.
 //! That cost is measured when the transport starts, on the machine the job runs on, and
-//! followed as the job's own sleeps report their wake-ups. When the job has more ranks
-//! than this process has cores, the awaited rank may need this very core to make
-//! progress: the polling phase then yields the core after every poll instead of spinning
-//! on it.
+//! followed as the job's own sleeps report their wake-ups.
+//!
+//! When more of the job's ranks are awake on this host than they have cores, the
+//! awaited rank may need this very core to make progress: the polling phase then yields
+//! the core after every poll instead of spinning on it ([`Crowding`]). On `shm` that is
+//! a live fact: the ranks keep a count of those awake in the segments they share
+//! ([`RanksAwake`]; a rank leaves it while it sleeps on a futex), and a poll reads it
+//! with each clock read; two ranks that answer each other while the others sleep in a
+//! barrier spin on their cores, and yield again as soon as the sleepers wake.
 //!
 //! Where nothing can wake a sleeper (`mpi`: MPI offers nothing to sleep on until a
 //! window's memory changes), a wait that ran out of patience backs off instead
@@ -71,19 +76,103 @@ pub(crate) struct Patience {
     /// loaded machine a woken rank may wait for a core much longer than the start-up
     /// measurement, and the budget follows.
     observed_wake_up: AtomicU64,
-    /// The job has more ranks than this process has cores: yield between polls.
-    yield_core: bool,
+}
+
+/// Whether the job's ranks on this host outnumber their cores: then a poll yields its core
+/// between two looks at its condition (the awaited rank may need this very core), else it
+/// spins. Decided anew before each clock read of a poll.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Crowding<'a> {
+    /// Decided once at start-up (`mpi`: the ranks of a host share no memory to count in).
+    #[cfg(feature = "mpi")]
+    Fixed(bool),
+    /// Decided by the count of the ranks awake right now, against the cores they may run
+    /// on (`shm`).
+    Live {
+        /// The job's count.
+        awake: RanksAwake<'a>,
+        /// The cores the job's ranks on this host may run on (the union of their
+        /// affinity masks).
+        cores: usize,
+    },
+}
+
+impl Crowding<'_> {
+    /// Whether a poll should yield its core now.
+    #[inline]
+    pub(crate) fn now(&self) -> bool {
+        match *self {
+            #[cfg(feature = "mpi")]
+            Crowding::Fixed(crowded) => crowded,
+            Crowding::Live { awake, cores } => outnumber(awake.count(), cores),
+        }
+    }
+}
+
+/// Whether `awake` ranks outnumber `cores` (a count that a rank's death left below zero
+/// counts as none).
+fn outnumber(awake: i64, cores: usize) -> bool {
+    awake > i64::try_from(cores).unwrap_or(i64::MAX)
+}
+
+/// The count of a job's ranks that are awake (attached and not asleep in a wait), in a
+/// word every rank of the host shares: a rank joins it when it starts, leaves it when it
+/// finalizes, and leaves it for as long as one of its waits sleeps on a futex (only the
+/// sleeping path pays, and it already pays system calls). Threads of a rank besides the
+/// one that waits are not counted (as they were not when the decision was made once at
+/// start-up from the job's size); several threads of a rank asleep at once each leave.
+///
+/// The count decides only whether polls spin or yield, never whether a wait ends: a wrong
+/// count makes waits slower, never hangs one. A rank killed while awake stays counted
+/// (waits yield more, as they always did before the count); one killed while asleep has
+/// already left. A rank killed between two of its updates cannot leave it half done:
+/// each update is one atomic add.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RanksAwake<'a>(pub(crate) &'a AtomicU64);
+
+impl<'a> RanksAwake<'a> {
+    /// The ranks awake now (may be momentarily off by the updates in flight).
+    #[inline]
+    pub(crate) fn count(&self) -> i64 {
+        self.0.load(Ordering::Relaxed) as i64
+    }
+
+    /// Counts this rank as awake (it started).
+    pub(crate) fn join(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts this rank out (it finalized).
+    pub(crate) fn leave(&self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Counts the calling thread's rank out until the guard is dropped (it is about to
+    /// sleep, and wakes when the guard goes).
+    pub(crate) fn asleep(self) -> Asleep<'a> {
+        self.leave();
+        Asleep(self)
+    }
+}
+
+/// A rank counted out of [`RanksAwake`] while it sleeps; counted back in on drop.
+#[must_use = "the rank is counted back in when this is dropped"]
+pub(crate) struct Asleep<'a>(RanksAwake<'a>);
+
+impl Drop for Asleep<'_> {
+    fn drop(&mut self) {
+        self.0.join();
+    }
 }
 
 impl Patience {
-    /// The patience of this process, measured once: `crowded` when the job has more
-    /// ranks on this host than they have cores; `sleep` says how its waits sleep.
-    pub(crate) fn of_process(crowded: bool, sleep: Sleep) -> Result<&'static Patience> {
+    /// The patience of this process, measured once; `sleep` says how its waits sleep.
+    pub(crate) fn of_process(sleep: Sleep) -> Result<&'static Patience> {
         static MEASURED: std::sync::OnceLock<Patience> = std::sync::OnceLock::new();
         if let Some(patience) = MEASURED.get() {
             return Ok(patience);
         }
-        let patience = Patience::for_job(crowded, sleep)?;
+        let patience = Patience::for_job(sleep)?;
         Ok(MEASURED.get_or_init(|| patience))
     }
 
@@ -107,9 +196,8 @@ impl Patience {
     }
 
     /// The patience of a rank on this machine: the budget from `GASPAR_SPIN_LIMIT`
-    /// (`auto`: measured for `sleep`), yielding when the job's ranks here are `crowded`
-    /// (outnumber their cores).
-    fn for_job(crowded: bool, sleep: Sleep) -> Result<Patience> {
+    /// (`auto`: measured for `sleep`).
+    fn for_job(sleep: Sleep) -> Result<Patience> {
         let raw = config::SPIN_LIMIT.raw();
         let measured = raw.trim() == "auto";
         let budget = if measured {
@@ -125,23 +213,31 @@ impl Patience {
             budget,
             measured,
             observed_wake_up: AtomicU64::new(0),
-            yield_core: crowded,
         };
         tracing::debug!(?patience, "waits");
         Ok(patience)
     }
 
-    /// Polls `ready` until it holds (`Ok(true)`) or the budget is spent (`Ok(false)`).
-    /// The clock is first read after a few polls: most waits of a busy job end sooner,
-    /// and a clock read costs as much as the fastest barrier.
+    /// Polls `ready` until it holds (`Ok(true)`) or the budget is spent (`Ok(false)`),
+    /// spinning, or yielding the core between polls while `crowding` says so (looked at
+    /// once per clock read). The clock is first read after a few polls: most waits of a
+    /// busy job end sooner, and a clock read costs as much as the fastest barrier.
+    ///
+    /// The budget is the same either way: spinning, it is the competitive rule's; yielding,
+    /// each poll already gives the core to whoever needs it, and the budget only bounds
+    /// how long a rank keeps coming back before it sleeps.
     #[inline]
-    pub(crate) fn poll(&self, mut ready: impl FnMut() -> Result<bool>) -> Result<bool> {
+    pub(crate) fn poll(
+        &self,
+        crowding: &Crowding<'_>,
+        mut ready: impl FnMut() -> Result<bool>,
+    ) -> Result<bool> {
         if ready()? {
             return Ok(true);
         }
         let mut deadline: Option<Instant> = None;
         loop {
-            if self.yield_core {
+            if crowding.now() {
                 std::thread::yield_now();
                 if ready()? {
                     return Ok(true);
@@ -170,13 +266,18 @@ impl Patience {
     /// turns oversleeping (measured: a ping-pong round trip of 250 us instead of 0.6 us
     /// at 8 ranks): the last sleep of a wait is recorded as a wake-up, and the budget
     /// follows it as on `shm`, so that a waiting rank polls through its peer's
-    /// oversleeping. When ranks outnumber cores the polls yield the core (as on `shm`;
+    /// oversleeping. When `crowding` says that ranks outnumber cores (on `mpi` decided
+    /// once at start-up, from the ranks of the host) the polls yield the core (as on `shm`;
     /// not yielding made the ping-pong faster, 2.3 us against 3-7 us at 4 and 8 ranks,
     /// but the barrier at 8 ranks slower, 73-109 us against 52-60 us, and let a long
     /// budget starve a peer on the same core).
     #[cfg(feature = "mpi")]
-    pub(crate) fn poll_backing_off(&self, mut ready: impl FnMut() -> Result<bool>) -> Result<()> {
-        if self.poll(&mut ready)? {
+    pub(crate) fn poll_backing_off(
+        &self,
+        crowding: &Crowding<'_>,
+        mut ready: impl FnMut() -> Result<bool>,
+    ) -> Result<()> {
+        if self.poll(crowding, &mut ready)? {
             return Ok(());
         }
         let _slack = ShortTimerSlack::set();
@@ -319,4 +420,38 @@ fn measured_sleep_and_wake_up() -> Duration {
     }
     samples.sort();
     samples[samples.len() / 2]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_outnumber_cores_only_when_more_are_awake() {
+        assert!(!outnumber(2, 2), "as many ranks awake as cores: spin");
+        assert!(!outnumber(1, 2));
+        assert!(outnumber(3, 2), "more ranks awake than cores: yield");
+        assert!(!outnumber(-1, 2), "a count below zero is no rank awake");
+    }
+
+    #[test]
+    fn a_rank_asleep_leaves_the_count_and_the_crowd_until_it_wakes() {
+        let word = AtomicU64::new(0);
+        let awake = RanksAwake(&word);
+        for _ in 0..3 {
+            awake.join();
+        }
+        let crowding = Crowding::Live { awake, cores: 2 };
+        assert_eq!(awake.count(), 3);
+        assert!(crowding.now(), "three ranks awake on two cores yield");
+        {
+            let _asleep = awake.asleep();
+            assert_eq!(awake.count(), 2);
+            assert!(!crowding.now(), "two ranks awake on two cores spin");
+        }
+        assert_eq!(awake.count(), 3, "a woken rank is counted again");
+        assert!(crowding.now());
+        awake.leave();
+        assert!(!crowding.now(), "a rank that finalized is counted out");
+    }
 }

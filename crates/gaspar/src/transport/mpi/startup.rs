@@ -514,7 +514,7 @@ impl MpiTransport {
             we_initialized,
             finalized: AtomicBool::new(false),
             single_thread,
-            patience: Patience::of_process(crowded, Sleep::BackOff)?,
+            patience: Patience::of_process(Sleep::BackOff)?,
             crowded,
         };
         transport.barrier()?;

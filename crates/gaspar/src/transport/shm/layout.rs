@@ -19,6 +19,7 @@ use rustix::thread::futex;
 use crate::addr::REGISTRATION_SLOTS;
 use crate::transport::barrier::Slot;
 use crate::transport::seqlock::RegionEntry;
+use crate::transport::wait::{RanksAwake, AFFINITY_WORDS};
 
 /// "gaspar01" in little-endian: marks an initialized segment of this layout.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"gaspar01");
@@ -167,6 +168,28 @@ pub(crate) fn sleep_round<B: Bell>(
     Ok((false, bell.sleep(seq)))
 }
 
+/// A wait's sleeping phase: rounds of [`sleep_round`] until `settled` says the wait is
+/// over, its rank counted out of `awake` meanwhile; `woken` is called after each sleep
+/// that a ring ended.
+pub(crate) fn sleep_until<B: Bell>(
+    bell: &B,
+    awake: RanksAwake<'_>,
+    fence: impl Fn(),
+    mut settled: impl FnMut() -> crate::error::Result<bool>,
+    mut woken: impl FnMut(),
+) -> crate::error::Result<()> {
+    let _asleep = awake.asleep();
+    loop {
+        let (done, rung) = sleep_round(bell, &fence, &mut settled)?;
+        if done {
+            return Ok(());
+        }
+        if rung {
+            woken();
+        }
+    }
+}
+
 /// A writer's side, after its write and its half of the barrier: rings `bell` when a
 /// thread sleeps on it. Only the first writer after the flag went up pays the ring.
 #[inline(always)]
@@ -214,6 +237,12 @@ pub(crate) struct Header {
     pub(crate) exchange: [Padded; 2],
     /// The accumulate lock: in the header, where no global address reaches.
     pub(crate) accumulate_lock: Padded,
+    /// In rank 0's segment: the job's count of ranks awake (see `wait::RanksAwake`); in
+    /// the other ranks' segments unused.
+    pub(crate) ranks_awake: Padded,
+    /// The cores the rank may run on (its affinity mask, see `wait::affinity_mask`),
+    /// written by the rank before the start-up barrier.
+    pub(crate) affinity: [AtomicU64; AFFINITY_WORDS],
     pub(crate) regions: [RegionEntry; REGISTRATION_SLOTS],
 }
 
@@ -465,6 +494,49 @@ mod loom_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::wait::Crowding;
+
+    /// A thread whose wait sleeps is counted out of the ranks awake while it sleeps (so
+    /// that the ranks left polling spin), and counted back in when a ring wakes it.
+    #[test]
+    fn a_sleeping_wait_counts_its_rank_out_until_woken() {
+        let bell = Doorbell {
+            seq: AtomicU32::new(0),
+            asleep: AtomicU32::new(0),
+            rung_at: AtomicU64::new(0),
+        };
+        let (count, flag) = (AtomicU64::new(0), AtomicU64::new(0));
+        let awake = RanksAwake(&count);
+        awake.join();
+        awake.join();
+        let crowding = Crowding::Live { awake, cores: 1 };
+        assert!(crowding.now(), "two ranks awake on one core yield");
+        let fence = || std::sync::atomic::fence(Ordering::SeqCst);
+        let mut rings = 0;
+        std::thread::scope(|s| {
+            let sleeper = s.spawn(|| {
+                sleep_until(
+                    &bell,
+                    awake,
+                    fence,
+                    || Ok(flag.load(Ordering::Acquire) == 1),
+                    || rings += 1,
+                )
+            });
+            while !bell.is_raised() {
+                std::thread::yield_now();
+            }
+            assert_eq!(awake.count(), 1, "the sleeper is counted out");
+            assert!(!crowding.now(), "one rank awake on one core spins");
+            flag.store(1, Ordering::Release);
+            fence();
+            ring_if_asleep(&bell);
+            sleeper.join().unwrap().unwrap();
+        });
+        assert_eq!(awake.count(), 2, "the woken rank is counted again");
+        assert!(crowding.now());
+        assert!(rings <= 1);
+    }
 
     #[test]
     fn layout_is_page_and_heap_aligned() {

@@ -28,7 +28,7 @@ use self::cross_memory::{cross_memory, cross_memory_vector};
 use self::layout::{state, Doorbell, Header, Layout, MAX_ROUNDS};
 use self::segment::Mapping;
 use super::team::{TeamCall, TransportTeam};
-use super::wait::Patience;
+use super::wait::{affinity_mask, cores_in, Crowding, Patience, RanksAwake, AFFINITY_WORDS};
 use super::{
     barrier, segments_extent, AtomicOp, Incoming, Location, Outgoing, Pattern, Run, SegmentSizes,
     Transport, TransportResult, Width,
@@ -54,6 +54,9 @@ pub struct ShmTransport {
     /// The notes this rank sent to and received from each rank (see `notes`).
     notes: notes::NoteCounts,
     patience: &'static Patience,
+    /// The cores the job's ranks may run on (the union of their affinity masks), against
+    /// which a poll weighs the ranks awake (see [`Crowding`]).
+    cores: usize,
     /// This process takes part in `membarrier`'s global expedited barriers: a waker needs
     /// no fence of its own between its write and its look at a doorbell (see
     /// `ring_if_asleep`).
@@ -133,6 +136,7 @@ impl ShmTransport {
                 pid: Pid::from_raw(0),
             })
             .collect();
+        let mask = affinity_mask();
         let mut transport = ShmTransport {
             rank,
             procs,
@@ -140,10 +144,9 @@ impl ShmTransport {
             peers,
             collectives: Collectives::default(),
             notes: notes::NoteCounts::new(procs),
-            patience: Patience::of_process(
-                procs as usize > super::wait::cores_in(&super::wait::affinity_mask()),
-                super::wait::Sleep::Futex,
-            )?,
+            patience: Patience::of_process(super::wait::Sleep::Futex)?,
+            // Until every rank has published its mask (at the start-up barrier).
+            cores: cores_in(&mask),
             // Every rank registers before its first write that a wait may look for (the
             // start-up barrier's).
             asymmetric_fences: membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok(),
@@ -169,17 +172,29 @@ impl ShmTransport {
         }
         me.pid
             .store(u64::from(std::process::id()), Ordering::Relaxed);
-        // Start-up barrier: every rank has mapped every segment and published its pid.
+        for (word, published) in mask.iter().zip(&me.affinity) {
+            published.store(*word, Ordering::Relaxed);
+        }
+        transport.ranks_awake().join();
+        // Start-up barrier: every rank has mapped every segment and published its pid
+        // and its mask.
         transport.barrier()?;
+        let mut union = [0u64; AFFINITY_WORDS];
         for r in 0..procs {
-            let pid = transport.header(r).pid.load(Ordering::Relaxed);
+            let header = transport.header(r);
+            for (word, published) in union.iter_mut().zip(&header.affinity) {
+                *word |= published.load(Ordering::Relaxed);
+            }
+            let pid = header.pid.load(Ordering::Relaxed);
             transport.peers[r as usize].pid = Pid::from_raw(pid as i32);
         }
+        transport.cores = cores_in(&union);
         tracing::debug!(
             rank,
             procs,
             ?layout,
             asymmetric_fences = transport.asymmetric_fences,
+            cores = transport.cores,
             "shm transport attached"
         );
         Ok(transport)
@@ -214,6 +229,30 @@ impl ShmTransport {
         }
     }
 
+    /// The job's count of ranks awake (in rank 0's segment, which every rank maps).
+    fn ranks_awake(&self) -> RanksAwake<'_> {
+        RanksAwake(&self.header(0).ranks_awake.0)
+    }
+
+    /// Whether this rank's polls should yield their core: decided by the ranks awake now.
+    fn crowding(&self) -> Crowding<'_> {
+        Crowding::Live {
+            awake: self.ranks_awake(),
+            cores: self.cores,
+        }
+    }
+
+    /// Records that this rank finalized, and counts it out of the ranks awake (once).
+    fn record_finalized(&self) {
+        let before = self
+            .header(self.rank)
+            .state
+            .swap(state::FINALIZED, Ordering::AcqRel);
+        if before != state::FINALIZED {
+            self.ranks_awake().leave();
+        }
+    }
+
     /// Waits until `ready()` holds: polls it for the patience budget, then sleeps on
     /// `bell` (a doorbell of the segment whose memory `ready` looks at) until a writer
     /// rings it (the protocol: [`layout::Bell`]). Ends with [`Error::JobAborted`] when the
@@ -224,30 +263,29 @@ impl ShmTransport {
     /// a rank, a few microseconds, paid only when going to sleep), so the writer's is only
     /// a compiler fence on every put and atomic; without `membarrier` both sides use a
     /// full fence.
+    ///
+    /// While it sleeps, the rank is counted out of the ranks awake, so that the ranks
+    /// still polling spin rather than yield once each of them has a core.
     fn wait_for(
         &self,
         bell: &Doorbell,
         awaited: &[u32],
         mut ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
-        if self.patience.poll(&mut ready)? {
+        if self.patience.poll(&self.crowding(), &mut ready)? {
             return Ok(());
         }
-        loop {
-            let (done, woken) = layout::sleep_round(
-                bell,
-                || self.fence_against_wakers(),
-                || self.settled(awaited, &mut ready),
-            )?;
-            if done {
-                return Ok(());
-            }
-            if woken {
+        layout::sleep_until(
+            bell,
+            self.ranks_awake(),
+            || self.fence_against_wakers(),
+            || self.settled(awaited, &mut ready),
+            || {
                 let rung_at = bell.rung_at.load(Ordering::Relaxed);
                 self.patience
                     .woken_after(layout::monotonic_ns().saturating_sub(rung_at));
-            }
-        }
+            },
+        )
     }
 
     /// Whether a wait is over: `Ok(true)` when `ready` holds, an error when it never will.
@@ -958,16 +996,12 @@ impl Transport for ShmTransport {
 
     fn finalize(&self) -> TransportResult<()> {
         self.barrier_locked(&self.collectives.enter(), true, 0)?;
-        self.header(self.rank)
-            .state
-            .store(state::FINALIZED, Ordering::Release);
+        self.record_finalized();
         Ok(())
     }
 
     fn finalize_alone(&self) -> TransportResult<()> {
-        self.header(self.rank)
-            .state
-            .store(state::FINALIZED, Ordering::Release);
+        self.record_finalized();
         Ok(())
     }
 }
