@@ -305,7 +305,7 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     let grace = Duration::from_millis(config::KILL_GRACE_MS.number()?);
     // The copy table is measured here, once, if this machine has none: never in the
     // ranks, which read it (a failure only leaves them with memcpy, and is said).
-    match crate::copy_engine::ensure_calibrated() {
+    match crate::transport::shm::calibrate::ensure_calibrated() {
         Ok((_, Some(measured))) => tracing::info!(
             "copy engine calibrated in {:.2} s",
             measured.took.as_secs_f64()

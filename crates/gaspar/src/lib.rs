@@ -77,11 +77,8 @@ pub mod world;
 /// measured on this machine's processor (`gaspar calibrate`, shown by `gaspar info`).
 pub mod copy_engine {
     pub use crate::transport::shm::calibrate::cache::CpuKey;
-    pub use crate::transport::shm::calibrate::{
-        calibrate, ensure_calibrated, status, Calibration, Status,
-    };
-    pub use crate::transport::shm::copy::kernels::Method;
-    pub use crate::transport::shm::copy::table::{Choice, MethodTable, Placement};
+    pub use crate::transport::shm::calibrate::{calibrate, status, Calibration, Status};
+    pub use crate::transport::shm::copy::table::MethodTable;
 }
 
 pub use error::{Error, Result};

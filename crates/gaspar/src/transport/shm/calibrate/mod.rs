@@ -7,7 +7,7 @@
 //! or no cache directory) copies with memcpy and says so in the log, so that no job ever
 //! has all its ranks measuring at once.
 
-pub mod cache;
+pub(crate) mod cache;
 mod measure;
 
 use std::fs::File;
@@ -87,7 +87,7 @@ pub fn calibrate() -> Result<Calibration> {
 /// Makes sure the cache holds a valid table for this machine, measuring one if it does
 /// not (the launcher, before it starts a job's ranks). Returns the table, and whether it
 /// was measured just now.
-pub fn ensure_calibrated() -> Result<(MethodTable, Option<Calibration>)> {
+pub(crate) fn ensure_calibrated() -> Result<(MethodTable, Option<Calibration>)> {
     let cpu = CpuKey::current();
     let Some(dir) = cache::cache_dir() else {
         return Err(Error::Environment(
