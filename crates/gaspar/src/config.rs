@@ -97,7 +97,7 @@ impl Setting {
     }
 
     /// The value as an unsigned integer.
-    pub fn number(&self) -> Result<u64> {
+    pub(crate) fn number(&self) -> Result<u64> {
         self.raw().trim().parse().map_err(|_| {
             Error::Environment(format!("{}={:?} is not a number", self.name, self.raw()))
         })
@@ -106,7 +106,7 @@ impl Setting {
 
 /// The starter memory and heap sizes of each rank (`GASPAR_STARTER_SIZE`,
 /// `GASPAR_HEAP_SIZE`), refused beyond the 256 GiB a global address's offset can reach.
-pub fn segment_sizes() -> Result<(u64, u64)> {
+pub(crate) fn segment_sizes() -> Result<(u64, u64)> {
     let within_reach = |setting: &Setting| {
         let bytes = setting.bytes()?;
         if bytes > crate::gmem::MAX_SEGMENT_LEN {
@@ -165,7 +165,7 @@ fn auto_heap_size() -> u64 {
 }
 
 /// Parses `123`, `64K`, `256M`, `2G` (binary multiples; an optional trailing `B`/`iB`).
-pub fn parse_size(text: &str) -> Option<u64> {
+pub(crate) fn parse_size(text: &str) -> Option<u64> {
     let text = text.trim();
     let text = text
         .strip_suffix("iB")

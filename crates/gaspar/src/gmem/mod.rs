@@ -131,7 +131,7 @@ impl SymmetricAlloc {
 /// registered. Dropped without [`GlobalMemory::unregister_owned`], it stays registered
 /// and its memory is leaked (never freed under other ranks' transfers).
 #[derive(Debug)]
-pub struct OwnedRegistration {
+pub(crate) struct OwnedRegistration {
     memory: std::mem::ManuallyDrop<Box<[u128]>>,
     key: Key,
     ga: GlobalAddr,
@@ -139,18 +139,8 @@ pub struct OwnedRegistration {
 
 impl OwnedRegistration {
     /// The global address of the memory's first byte.
-    pub fn ga(&self) -> GlobalAddr {
+    pub(crate) fn ga(&self) -> GlobalAddr {
         self.ga
-    }
-
-    /// Length in bytes.
-    pub fn len(&self) -> u64 {
-        std::mem::size_of_val(&**self.memory) as u64
-    }
-
-    /// Whether the memory is empty.
-    pub fn is_empty(&self) -> bool {
-        self.memory.is_empty()
     }
 }
 
@@ -807,7 +797,7 @@ impl GlobalMemory {
     /// registered (the safe form of [`register`](Self::register)): the registration owns
     /// it, so it stays allocated, and no Rust reference into it exists while other ranks
     /// may write it. [`unregister_owned`](Self::unregister_owned) gives it back.
-    pub fn register_owned(&self, mut memory: Box<[u128]>) -> Result<OwnedRegistration> {
+    pub(crate) fn register_owned(&self, mut memory: Box<[u128]>) -> Result<OwnedRegistration> {
         let len = std::mem::size_of_val(&*memory) as u64;
         let addr = memory.as_mut_ptr().cast::<u8>();
         // SAFETY: the registration keeps `memory` (a heap block that moving the box does
@@ -829,7 +819,7 @@ impl GlobalMemory {
     }
 
     /// Ends `registration` and gives its memory back.
-    pub fn unregister_owned(&self, registration: OwnedRegistration) -> Result<Box<[u128]>> {
+    pub(crate) fn unregister_owned(&self, registration: OwnedRegistration) -> Result<Box<[u128]>> {
         self.unregister(registration.key)?;
         let mut registration = std::mem::ManuallyDrop::new(registration);
         Ok(std::mem::take(&mut *registration.memory))

@@ -44,7 +44,7 @@ pub enum Policy {
 
 impl Policy {
     /// The policy from the environment.
-    pub fn from_env() -> Result<Policy> {
+    pub(crate) fn from_env() -> Result<Policy> {
         match config::STRIDED_METHOD.raw().as_str() {
             "auto" => Ok(Policy::Auto),
             "direct" => Ok(Policy::Direct),
@@ -60,10 +60,10 @@ impl Policy {
 /// Below this many bytes a local piece costs more as its own remote operation than as a
 /// copy into the buffer (a remote operation has fixed costs: address checks, a call into
 /// the transport, on MPI a message).
-pub const PACK_BELOW: u64 = 64;
+pub(crate) const PACK_BELOW: u64 = 64;
 
 /// The buffering case of the table for `n_l`, `n_r` and `b`.
-pub fn buffered(n_l: u64, n_r: u64, b: u64) -> Method {
+pub(crate) fn buffered(n_l: u64, n_r: u64, b: u64) -> Method {
     let b = b.max(1);
     if n_r <= b && n_r <= n_l {
         Method::Buffered { case: 1, unit: n_r }
@@ -82,7 +82,7 @@ pub fn buffered(n_l: u64, n_r: u64, b: u64) -> Method {
 /// The method for a transfer with contiguous lengths `n_l` (local) and `n_r` (remote).
 /// Automatic choice: packing pays only when it lengthens the remote unit (N_L < N_R) and
 /// the local pieces are small; otherwise a direct copy moves every byte once.
-pub fn choose(n_l: u64, n_r: u64, b: u64, policy: Policy) -> Method {
+pub(crate) fn choose(n_l: u64, n_r: u64, b: u64, policy: Policy) -> Method {
     match policy {
         Policy::Direct => Method::Direct { unit: n_l.min(n_r) },
         Policy::Buffered => buffered(n_l, n_r, b),

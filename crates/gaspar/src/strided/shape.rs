@@ -165,7 +165,7 @@ impl Descriptor {
     }
 
     /// Contiguous length of one side and the level it reaches.
-    pub fn contiguous_length(&self, side: Side) -> (u64, usize) {
+    pub(crate) fn contiguous_length(&self, side: Side) -> (u64, usize) {
         let strides = self.strides(side);
         let mut len = self.count[0];
         let mut level = 0;
@@ -180,7 +180,7 @@ impl Descriptor {
     }
 
     /// The transfer as a transport pattern, with `local` as the local side.
-    pub fn pattern(&self, local: Side) -> Pattern<'_> {
+    pub(crate) fn pattern(&self, local: Side) -> Pattern<'_> {
         let (chunk, level) = self.chunk_shape();
         let (local_strides, remote_strides) = match local {
             Side::Src => (
@@ -201,7 +201,7 @@ impl Descriptor {
     }
 
     /// Length of the chunks contiguous on both sides, and the level they span.
-    pub fn chunk_shape(&self) -> (u64, usize) {
+    pub(crate) fn chunk_shape(&self) -> (u64, usize) {
         let (src_len, src_level) = self.contiguous_length(Side::Src);
         let (dst_len, dst_level) = self.contiguous_length(Side::Dst);
         if src_len <= dst_len {

@@ -151,7 +151,7 @@ impl Pattern<'_> {
     /// Checks the pattern's shape and returns its (local, remote) extents; the local one
     /// must fit a buffer of `local_len` bytes. Every transport checks a pattern this way
     /// before moving anything.
-    pub fn checked_extents(&self, local_len: usize) -> Result<(u64, u64)> {
+    pub(crate) fn checked_extents(&self, local_len: usize) -> Result<(u64, u64)> {
         if self.local_strides.len() != self.counts.len()
             || self.remote_strides.len() != self.counts.len()
             || self.counts.len() > 31

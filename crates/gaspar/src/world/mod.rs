@@ -107,12 +107,12 @@ impl World {
     /// [`Error::RankGone`], instead of ending the job (`gaspar run` only; a coarray job's
     /// failed images); without, its death ends the job again. Returns whether the
     /// transport does so (under MPI the job always ends).
-    pub fn report_failure_instead_of_abort(&self, report: bool) -> bool {
+    pub(crate) fn report_failure_instead_of_abort(&self, report: bool) -> bool {
         self.transport.report_failure_instead_of_abort(report)
     }
 
     /// Whether rank `rank` exited without finalizing (always `false` under MPI).
-    pub fn rank_failed(&self, rank: u32) -> Result<bool> {
+    pub(crate) fn rank_failed(&self, rank: u32) -> Result<bool> {
         let physical = self.physical(rank)?;
         Ok(self.transport.rank_failed(physical))
     }
@@ -120,7 +120,7 @@ impl World {
     /// Whether rank `rank` has taken in every message this rank sent it without waiting
     /// for it (a one-way broadcast's): a rank that leaves the job waits for this first
     /// (with [`wait`](Self::wait) on its own memory: the taking in wakes it).
-    pub fn sent_messages_taken(&self, rank: u32) -> Result<bool> {
+    pub(crate) fn sent_messages_taken(&self, rank: u32) -> Result<bool> {
         let physical = self.physical(rank)?;
         Ok(self.transport.sent_messages_taken(physical))
     }
@@ -138,13 +138,13 @@ impl World {
     /// Ends the whole job on purpose (a Fortran ERROR STOP); the job's exit status is
     /// `status`. `line` is printed unless another rank ended the job first, so that a job
     /// says why it ended once.
-    pub fn end_job(&self, status: i32, line: Option<&str>) -> ! {
+    pub(crate) fn end_job(&self, status: i32, line: Option<&str>) -> ! {
         self.transport.end_job(status, line)
     }
 
     /// The transport rank of logical rank `rank`, or an error if there is none.
     #[inline]
-    pub fn physical(&self, rank: u32) -> Result<u32> {
+    pub(crate) fn physical(&self, rank: u32) -> Result<u32> {
         // Compared widened, as when ranks arrived as u64: the same result, and the form
         // the transfers' inlined path was measured in (`gaspar bench`, put_bw 8 B: the
         // 32-bit compare built ~4% slower, most likely by code placement).
@@ -183,7 +183,7 @@ impl World {
     /// Collective: this process becomes logical rank `new_rank` (ACP's `acp_reset` rank
     /// remap). Every rank must pass a different rank in `0..procs`; otherwise every rank
     /// gets the same error and the old numbering stays.
-    pub fn remap(&mut self, new_rank: u32) -> Result<()> {
+    pub(crate) fn remap(&mut self, new_rank: u32) -> Result<()> {
         let procs = self.procs();
         let mut wanted = vec![0u64; procs as usize];
         self.transport
@@ -220,7 +220,7 @@ impl World {
     /// Leaves the job without waiting for the other ranks, when a rank failed and the
     /// others went on without it (that rank never joins a finalize); the process must then
     /// exit without using the runtime again.
-    pub fn finalize_alone(&self) -> Result<()> {
+    pub(crate) fn finalize_alone(&self) -> Result<()> {
         Ok(self.transport.finalize_alone()?)
     }
 

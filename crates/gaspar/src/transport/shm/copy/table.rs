@@ -144,11 +144,6 @@ impl MethodTable {
         self.choices[class_of(len)][Placement::of(src, dst).index()].method
     }
 
-    /// The entry of a class and placement.
-    pub(crate) fn choice(&self, class: usize, placement: Placement) -> Choice {
-        self.choices[class][placement.index()]
-    }
-
     /// Sets the entry of a class and placement.
     pub(crate) fn set(&mut self, class: usize, placement: Placement, choice: Choice) {
         self.choices[class][placement.index()] = choice;
