@@ -25,6 +25,7 @@ pub mod stat {
 /// An error of a coarray statement: [`stat`](CoError::stat) is the code Fortran's `STAT=`
 /// receives, the message (one line) what `ERRMSG=` receives.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CoError {
     /// An image number outside `1..=num_images` of the current team.
     #[error("image {image} is out of range: the current team has {num_images} images")]
