@@ -14,6 +14,15 @@ use crate::config;
 use crate::error::{Error, Result};
 
 /// How a strided transfer moves its bytes.
+///
+/// ```
+/// use gaspar::strided::{Descriptor, Method, Side};
+/// let rt = gaspar::init()?;
+/// let contiguous = Descriptor::contiguous(4096)?;
+/// assert_eq!(rt.acp().plan(&contiguous, Side::Src), Method::Direct { unit: 4096 });
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// One remote operation per chunk contiguous on both sides.
@@ -32,6 +41,14 @@ pub enum Method {
 }
 
 /// Which methods may be used (`GASPAR_STRIDED_METHOD`).
+///
+/// ```
+/// use gaspar::strided::Policy;
+/// let mut rt = gaspar::init()?;
+/// rt.acp_mut().set_policy(Policy::Auto, 64 << 10); // as GASPAR_STRIDED_METHOD=auto
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
     /// Pick per transfer.
