@@ -228,7 +228,7 @@ impl Collective {
             Collective::Finalize => return FINALIZE_AGREEMENT,
             Collective::Barrier => (1, 0),
             Collective::Alloc { len } => (2, len),
-            Collective::Free { offset } => (3, offset),
+            Collective::Free { heap_offset } => (3, heap_offset),
             Collective::Reset { rank } => (4, u64::from(rank)),
             Collective::Exchange { tag } => (6, tag.bits()),
             _ => (0, 0),
@@ -250,7 +250,7 @@ impl Collective {
         match word >> Self::KIND_SHIFT {
             1 => Collective::Barrier,
             2 => Collective::Alloc { len: value },
-            3 => Collective::Free { offset: value },
+            3 => Collective::Free { heap_offset: value },
             // A rank is a u32: the low bits are all of it.
             4 => Collective::Reset { rank: value as u32 },
             6 => ExchangeTag::from_bits(value)
@@ -624,6 +624,18 @@ impl GlobalMemory {
     /// with the same `tag`: a rank in another collective call, or in an exchange with
     /// another tag, is reported on every rank ([`Error::MismatchedCollective`], naming the
     /// tags). `out` must hold one word per rank.
+    ///
+    /// ```
+    /// use gaspar::gmem::ExchangeTag;
+    /// let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let mut lens = vec![0u64; rt.procs() as usize];
+    /// let tag = ExchangeTag::new("lens").expect("a valid tag");
+    /// acp.exchange_u64(tag, 100 + u64::from(rt.rank()), &mut lens)?;
+    /// assert_eq!(lens[0], 100);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn exchange_u64(&self, tag: ExchangeTag, value: u64, out: &mut [u64]) -> Result<()> {
         let _serialized = self.agree(Collective::Exchange { tag })?;
         self.world.allgather_u64(value, out)
@@ -696,7 +708,7 @@ impl GlobalMemory {
     pub fn free(&self, block: SymmetricAlloc) -> Result<()> {
         self.check_live(&block.heap, &block.allocation)?;
         self.agree(Collective::Free {
-            offset: block.allocation.offset,
+            heap_offset: block.allocation.offset,
         })
         .map(drop)?;
         self.release(|heap| heap.free(&block.allocation))
@@ -1023,7 +1035,7 @@ mod tests {
             },
             Collective::Barrier,
             Collective::Alloc { len: 64 },
-            Collective::Free { offset: 0x40 },
+            Collective::Free { heap_offset: 0x40 },
             Collective::Reset { rank: 3 },
         ];
         for call in calls {
@@ -1044,7 +1056,7 @@ mod tests {
         assert!(!Collective::Alloc { len: 64 }.agrees_with(Collective::Alloc { len: 128 }));
         assert!(!Collective::Barrier.agrees_with(Collective::Alloc { len: 64 }));
         assert_eq!(
-            Collective::Free { offset: 0x40 }.to_string(),
+            Collective::Free { heap_offset: 0x40 }.to_string(),
             "free(the block at heap offset 0x40)"
         );
     }
@@ -1059,8 +1071,8 @@ mod tests {
             Collective::Alloc { len: 128 },
             Collective::Alloc { len: u64::MAX },
             Collective::Alloc { len: u64::MAX - 1 },
-            Collective::Free { offset: 0x40 },
-            Collective::Free { offset: 64 },
+            Collective::Free { heap_offset: 0x40 },
+            Collective::Free { heap_offset: 64 },
             Collective::Reset { rank: 0 },
             Collective::Reset { rank: 3 },
             Collective::Finalize,
