@@ -107,6 +107,19 @@ pub fn transports() -> &'static [&'static str] {
 /// `body` aborts the whole job with the error's message, as an MPI program would: the
 /// other ranks cannot know that this one stopped, and would otherwise wait for it in their
 /// next collective. Returns only when every rank finished `body` (or if init failed).
+///
+/// ```
+/// gaspar::run_job(|rt| {
+///     let counter = rt.alloc::<u64>(1)?;
+///     counter.fetch_add(0, 0, 1)?;
+///     rt.barrier()?;
+///     if rt.rank() == 0 {
+///         assert_eq!(counter.get(0, 0)?, u64::from(rt.procs()));
+///     }
+///     counter.free()
+/// })?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub fn run_job(body: impl FnOnce(&mut Runtime) -> Result<()>) -> Result<()> {
     let mut rt = init()?;
     match body(&mut rt) {

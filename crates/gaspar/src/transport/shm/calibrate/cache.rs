@@ -11,6 +11,11 @@ const MAGIC: &str = "gaspar copy table v1";
 
 /// What a table is valid for: this machine and this processor, as `/proc/cpuinfo` and the
 /// host name describe them.
+///
+/// ```
+/// let cpu = gaspar::copy_engine::CpuKey::current();
+/// println!("tables for {} are filed under {}", cpu.model, cpu.hash);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CpuKey {
     /// The processor's model name.
@@ -22,6 +27,11 @@ pub struct CpuKey {
 
 impl CpuKey {
     /// The key of the processor this process runs on.
+    ///
+    /// ```
+    /// use gaspar::copy_engine::CpuKey;
+    /// assert_eq!(CpuKey::current(), CpuKey::current()); // stable on one machine
+    /// ```
     pub fn current() -> CpuKey {
         use std::io::Read;
         // The first processor's block is all the key needs: on a machine of hundreds of

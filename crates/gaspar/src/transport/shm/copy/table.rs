@@ -123,6 +123,13 @@ impl Choice {
 }
 
 /// The copy method per (size class, placement).
+///
+/// ```
+/// if let Ok(table) = gaspar::copy_engine::status().table {
+///     // One line per size class, one method:speed-up cell per placement.
+///     println!("{table}");
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct MethodTable {
     choices: [[Choice; 7]; CLASSES],
