@@ -99,7 +99,14 @@ unsafe fn mapped_word(
     image: c_int,
     kind: c_int,
 ) -> Option<MappedWord> {
-    let width = width_of(kind).ok()?;
+    let width = match kind {
+        4 => 4,
+        8 => 8,
+        _ => return None,
+    };
+    if token.is_null() {
+        return None;
+    }
     // SAFETY: a registered token (this function's contract).
     let caf = unsafe { token::borrow(token) }.ok()?;
     let word = caf.words.word(image, offset, usize::from(width))?;
@@ -227,6 +234,14 @@ unsafe fn store(ptr: *mut c_void, width: u8, value: u64) {
     }
 }
 
+/// Runs the statement on the engine: the first on a word, and whatever the fast path
+/// leaves. Out of line, so that the entry points' fast path stays a few instructions.
+#[cold]
+#[inline(never)]
+fn on_engine(name: &str, stat: StatArgs, f: impl FnOnce(&mut Coarrays) -> Result<(), CafError>) {
+    runtime::statement(name, stat, f);
+}
+
 /// A value of `width` bytes at `ptr` for the fast path (`None`: null, which the engine
 /// path reports).
 ///
@@ -270,7 +285,7 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_define(
     }
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("ATOMIC_DEFINE", stat, |engine| {
+    on_engine("ATOMIC_DEFINE", stat, |engine| {
         // SAFETY: this function's contract.
         let w = unsafe { word(engine, token, offset, image, kind)? };
         // SAFETY: `value` holds `kind` bytes.
@@ -306,7 +321,7 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_ref(
     }
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("ATOMIC_REF", stat, |engine| {
+    on_engine("ATOMIC_REF", stat, |engine| {
         // SAFETY: this function's contract.
         let w = unsafe { word(engine, token, offset, image, kind)? };
         let v = engine.atomic_ref(w.token, w.offset, w.image, w.width)?;
@@ -347,7 +362,7 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_cas(
     }
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("ATOMIC_CAS", stat, |engine| {
+    on_engine("ATOMIC_CAS", stat, |engine| {
         // SAFETY: this function's contract.
         let w = unsafe { word(engine, token, offset, image, kind)? };
         // SAFETY: `compare` and `new_val` hold `kind` bytes.
@@ -402,7 +417,7 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_op(
     }
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("ATOMIC_ADD/AND/OR/XOR", stat, |engine| {
+    on_engine("ATOMIC_ADD/AND/OR/XOR", stat, |engine| {
         let op = op.ok_or_else(|| CafError::Argument(format!("atomic operation {code}")))?;
         // SAFETY: this function's contract.
         let w = unsafe { word(engine, token, offset, image, kind)? };
