@@ -258,6 +258,19 @@ impl World {
         Ok(())
     }
 
+    /// The transport this process reaches the other ranks through, named as
+    /// [`crate::transports`] names it: `"shm"` (where [`mapped_address`] reaches every
+    /// rank and the runtime's atomics are the CPU's atomics on that memory) or `"mpi"`.
+    ///
+    /// [`mapped_address`]: crate::gmem::GlobalMemory::mapped_address
+    pub fn transport_name(&self) -> &'static str {
+        match &self.transport {
+            AnyTransport::Shm(_) => "shm",
+            #[cfg(feature = "mpi")]
+            AnyTransport::Mpi(_) => "mpi",
+        }
+    }
+
     /// The transport under this world.
     #[inline]
     pub(crate) fn transport(&self) -> &AnyTransport {
