@@ -63,6 +63,7 @@ impl Darrays {
     }
 
     /// The layers under the context (ACP's interface), for gaspar's other calls.
+    #[inline]
     pub fn runtime(&self) -> &Strided {
         &self.rt
     }
@@ -110,6 +111,7 @@ impl Darrays {
 
     /// Synchronizations (barriers and locks) this rank has made: an automatically
     /// consistent entry filled at an older count is refilled on its next read.
+    #[inline]
     pub fn acquires(&self) -> u64 {
         self.acquires.load(Ordering::Acquire)
     }
