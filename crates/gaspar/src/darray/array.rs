@@ -72,7 +72,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
         let element_bytes = (dist.largest_block() as u64)
             .checked_mul(std::mem::size_of::<T>() as u64)
             .and_then(|b| b.checked_add(LAYOUT_BYTES))
-            .ok_or_else(|| Error::LengthOverflow {
+            .ok_or(Error::LengthOverflow {
                 what: "distributed array block",
             })?;
         let block = ctx.runtime().alloc(element_bytes)?;
@@ -81,7 +81,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
             block
                 .ga(ctx.rank())?
                 .offset(LAYOUT_BYTES)
-                .ok_or_else(|| Error::LengthOverflow {
+                .ok_or(Error::LengthOverflow {
                     what: "distributed array block",
                 })?;
         let array = DistArray {
@@ -159,9 +159,13 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// The element `at` bytes after `first`.
     #[inline(always)]
     fn read_element(&self, first: GlobalAddr, at: u64) -> Result<T> {
-        let src = first.offset(at).ok_or_else(|| Error::LengthOverflow {
-            what: "distributed array element",
-        })?;
+        // A `let else`, not `ok_or`: the error is built (and dropped) only on failure, off
+        // the path of every element read.
+        let Some(src) = first.offset(at) else {
+            return Err(Error::LengthOverflow {
+                what: "distributed array element",
+            });
+        };
         let mut value = T::zeroed();
         self.ctx
             .runtime()
@@ -175,12 +179,11 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     pub fn set(&self, index: [usize; D], value: T) -> Result<()> {
         if self.mine.contains(index) {
             let at = (self.mine.linear(index) * std::mem::size_of::<T>()) as u64;
-            let dst = self
-                .local_elements
-                .offset(at)
-                .ok_or_else(|| Error::LengthOverflow {
+            let Some(dst) = self.local_elements.offset(at) else {
+                return Err(Error::LengthOverflow {
                     what: "distributed array element",
-                })?;
+                });
+            };
             return self
                 .ctx
                 .runtime()
@@ -373,11 +376,9 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
             .as_ref()
             .ok_or_else(|| Error::invalid("DistArray", "the array was freed"))?
             .ga(rank)?;
-        let elements = layout
-            .offset(LAYOUT_BYTES)
-            .ok_or_else(|| Error::LengthOverflow {
-                what: "distributed array block",
-            })?;
+        let elements = layout.offset(LAYOUT_BYTES).ok_or(Error::LengthOverflow {
+            what: "distributed array block",
+        })?;
         Ok(SourcePart { layout, elements })
     }
 
@@ -387,7 +388,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
         self.part(owner)?
             .elements
             .offset(at as u64)
-            .ok_or_else(|| Error::LengthOverflow {
+            .ok_or(Error::LengthOverflow {
                 what: "distributed array element",
             })
     }
@@ -429,11 +430,9 @@ fn zero_fill(ctx: &Darrays, first: GlobalAddr, bytes: usize) -> Result<()> {
     const PIECE: usize = 64 * 1024;
     let zeros = vec![0u8; PIECE.min(bytes)];
     for start in (0..bytes).step_by(PIECE) {
-        let at = first
-            .offset(start as u64)
-            .ok_or_else(|| Error::LengthOverflow {
-                what: "distributed array block",
-            })?;
+        let at = first.offset(start as u64).ok_or(Error::LengthOverflow {
+            what: "distributed array block",
+        })?;
         ctx.runtime()
             .put_blocking(at, &zeros[..PIECE.min(bytes - start)])?;
     }

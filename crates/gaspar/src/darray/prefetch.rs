@@ -212,7 +212,7 @@ impl<T: Pod, const D: usize> Entry<T, D> {
                 .source
                 .elements
                 .offset(first)
-                .ok_or_else(|| Error::LengthOverflow {
+                .ok_or(Error::LengthOverflow {
                     what: "prefetch source offset",
                 })?;
             let staged = &mut stage[..piece.len()];
