@@ -261,9 +261,13 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// The element `at` bytes after `first`.
     #[inline(always)]
     fn read_element(&self, first: GlobalAddr, at: u64) -> Result<T> {
-        let src = first.offset(at).ok_or(Error::LengthOverflow {
-            what: "distributed array element",
-        })?;
+        // A `let else`, not `ok_or`: the error is built (and dropped) only on failure, off
+        // the path of every element read.
+        let Some(src) = first.offset(at) else {
+            return Err(Error::LengthOverflow {
+                what: "distributed array element",
+            });
+        };
         let mut value = T::zeroed();
         self.ctx
             .runtime()
@@ -291,12 +295,11 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     pub fn set(&self, index: [usize; D], value: T) -> Result<()> {
         if self.mine.contains(index) {
             let at = (self.mine.linear(index) * std::mem::size_of::<T>()) as u64;
-            let dst = self
-                .local_elements
-                .offset(at)
-                .ok_or(Error::LengthOverflow {
+            let Some(dst) = self.local_elements.offset(at) else {
+                return Err(Error::LengthOverflow {
                     what: "distributed array element",
-                })?;
+                });
+            };
             return self
                 .ctx
                 .runtime()
@@ -634,7 +637,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
         let layout = self
             .block
             .as_ref()
-            .ok_or(Error::invalid("DistArray", "the array was freed"))?
+            .ok_or_else(|| Error::invalid("DistArray", "the array was freed"))?
             .ga(rank)?;
         let elements = layout.offset(LAYOUT_BYTES).ok_or(Error::LengthOverflow {
             what: "distributed array block",

@@ -111,6 +111,7 @@ impl Darrays {
     /// ctx.finalize()?;
     /// # Ok::<(), gaspar::Error>(())
     /// ```
+    #[inline]
     pub fn runtime(&self) -> &Strided {
         &self.rt
     }
@@ -195,6 +196,7 @@ impl Darrays {
     /// ctx.finalize()?;
     /// # Ok::<(), gaspar::Error>(())
     /// ```
+    #[inline]
     pub fn acquires(&self) -> u64 {
         self.acquires.load(Ordering::Acquire)
     }
