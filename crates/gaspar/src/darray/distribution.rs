@@ -7,6 +7,14 @@ use crate::error::Result;
 
 /// A `D`-dimensional grid of ranks. Rank r sits at the coordinates of r in the grid
 /// stored with the last dimension varying fastest (Chapel's `targetLocales` order).
+///
+/// ```
+/// use gaspar::darray::Grid;
+/// let grid = Grid::<2>::for_procs(6); // 3 x 2
+/// for rank in 0..grid.size() {
+///     assert_eq!(grid.rank_at(grid.coords(rank)), rank);
+/// }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Grid<const D: usize> {
     dims: [u32; D],
@@ -112,6 +120,13 @@ impl<const D: usize> Grid<D> {
 /// The block distribution of `extents` indices over the ranks of `grid`: along dimension
 /// k, grid coordinate c owns indices `ceil(n c / b) .. ceil(n (c + 1) / b)` (n indices,
 /// b ranks), so blocks differ by at most one index and `i` belongs to `floor(i b / n)`.
+///
+/// ```
+/// use gaspar::darray::{Block, Grid};
+/// let block = Block::new([100, 100], Grid::for_procs(4));
+/// assert_eq!(block.owner([99, 0]), Some(2)); // grid coordinates (1, 0)
+/// assert_eq!(block.largest_block(), 50 * 50);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Block<const D: usize> {
     extents: [usize; D],

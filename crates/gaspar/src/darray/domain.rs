@@ -2,6 +2,13 @@
 
 /// The indices `lo[k] <= i[k] < hi[k]` in every dimension k (empty when some
 /// `hi[k] <= lo[k]`). Global indices of a distributed array count from 0.
+///
+/// ```
+/// use gaspar::darray::Domain;
+/// let halo = Domain::new([4, 0], [8, 4]).grown(1, [true, true]);
+/// assert_eq!(halo, Domain::new([3, 0], [9, 5]));
+/// assert_eq!(halo.intersect(&Domain::of_extents([8, 8])).extents(), [5, 5]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Domain<const D: usize> {
     /// First index in each dimension.

@@ -15,6 +15,15 @@ pub const METADATA_WORDS: usize = 6;
 
 /// A slice of `T` elements stored densely (dimension 0 varying fastest) in a buffer: the
 /// layout of prefetched data, and of the data a block's owner sends for a slice.
+///
+/// ```
+/// use gaspar::darray::{Domain, SerialLayout};
+/// let layout = SerialLayout::new(Domain::new([1, 1], [3, 3]), 4);
+/// for index in layout.slice().iter() {
+///     let at = layout.byte_offset(index).expect("inside the slice");
+///     assert_eq!(layout.index_at(at), Some(index));
+/// }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SerialLayout<const D: usize> {
     slice: Domain<D>,
