@@ -298,7 +298,7 @@ impl LocalBytesMut<'_> {
             let at = offset as usize;
             if at
                 .checked_add(piece_len)
-                .map_or(true, |end| end > buffer.len())
+                .is_none_or(|end| end > buffer.len())
             {
                 continue;
             }

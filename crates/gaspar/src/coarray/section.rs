@@ -165,7 +165,7 @@ impl<'a> Section<'a> {
     /// let s = Section { elem_len: 1, start: 0, dims: &dims };
     /// assert_eq!(s.offsets().collect::<Vec<_>>(), [0, 1, 3, 4]);
     /// ```
-    pub fn offsets(&self) -> impl Iterator<Item = usize> + 'a {
+    pub fn offsets(&self) -> impl Iterator<Item = usize> + 'a + use<'a> {
         let dims = self.dims;
         let mut index = [0usize; MAX_RANK];
         let mut at = self.start as isize;

@@ -323,7 +323,7 @@ impl Coarrays {
             } else {
                 RUNNING
             };
-            let needs_it = status == FAILED || needed.map_or(true, |r| r == rank);
+            let needs_it = status == FAILED || needed.is_none_or(|r| r == rank);
             if status != RUNNING && needs_it {
                 return Err(self.gone_error(rank, status));
             }

@@ -127,7 +127,7 @@ impl HeapAllocator {
     /// (the symmetric allocations).
     pub fn alloc(&mut self, size: u64) -> Result<Allocation> {
         let want = Self::granules(size)?;
-        let Some((&offset, &block)) = self.free.iter().find(|(_, &l)| l >= want) else {
+        let Some((&offset, &block)) = self.free.iter().find(|&(_, &l)| l >= want) else {
             return Err(self.exhausted(size));
         };
         self.free.remove(&offset);
@@ -141,7 +141,7 @@ impl HeapAllocator {
     /// allocations, kept away from the symmetric ones).
     pub fn alloc_top(&mut self, size: u64) -> Result<Allocation> {
         let want = Self::granules(size)?;
-        let Some((&start, &block)) = self.free.iter().rev().find(|(_, &l)| l >= want) else {
+        let Some((&start, &block)) = self.free.iter().rev().find(|&(_, &l)| l >= want) else {
             return Err(self.exhausted(size));
         };
         if block > want {
@@ -206,7 +206,7 @@ impl HeapAllocator {
             .used
             .range(..=offset)
             .next_back()
-            .filter(|(&o, b)| offset < o + b.reserved)
+            .filter(|(o, b)| offset < **o + b.reserved)
             .map(|(_, b)| b.allocation);
         match start_block {
             Some(a) if (own || !a.local) && end <= a.end() => return Ok(Reach::Within(a)),

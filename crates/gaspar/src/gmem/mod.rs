@@ -454,7 +454,7 @@ impl GlobalMemory {
     #[inline(never)]
     fn check_heap_slow(&self, ga: GlobalAddr, owner: u32, offset: u64, len: u64) -> Result<()> {
         let heap_len = self.heap_len();
-        if offset.checked_add(len).map_or(true, |end| end > heap_len) {
+        if offset.checked_add(len).is_none_or(|end| end > heap_len) {
             // Past the heap itself: the error the transport would give.
             return Err(Error::OutOfBounds {
                 ga,
@@ -662,7 +662,7 @@ impl GlobalMemory {
         let word = placed.as_ref().map_or(0, |a| a.offset + 1);
         let mut all = vec![0u64; self.world.procs() as usize];
         self.world.transport().allgather_u64(word, &mut all)?;
-        if let Some((other_rank, &other)) = all.iter().enumerate().find(|(_, &w)| w != word) {
+        if let Some((other_rank, &other)) = all.iter().enumerate().find(|&(_, &w)| w != word) {
             if let Ok(allocation) = &placed {
                 self.release(|heap| heap.free(allocation))?;
             }
@@ -949,7 +949,7 @@ impl GlobalMemory {
             && loc
                 .offset
                 .checked_add(len)
-                .map_or(true, |end| end > self.heap_len())
+                .is_none_or(|end| end > self.heap_len())
         {
             // The top of the segment holds the list of local allocations.
             return Ok(None);

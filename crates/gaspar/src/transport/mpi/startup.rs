@@ -195,7 +195,7 @@ fn exclude_rdma(current: &str) -> Option<String> {
 
 /// The ELF constructor that runs [`steer_openmpi_away_from_rdma`] when gaspar is loaded.
 #[used]
-#[link_section = ".init_array"]
+#[unsafe(link_section = ".init_array")]
 static STEER_OPENMPI_AT_LOAD: extern "C" fn() = steer_openmpi_away_from_rdma;
 
 /// Once MPI is initialized: an error saying what to pass when this job's windows would
@@ -208,7 +208,7 @@ fn refuse_broken_component() -> Result<()> {
         return Ok(());
     }
     let rdma_priority = ControlVariable::find(c"osc_rdma_priority").and_then(|v| v.read_int());
-    if !rdma_priority.is_some_and(|p| p >= 100) {
+    if rdma_priority.is_none_or(|p| p < 100) {
         return Ok(());
     }
     let setting = ControlVariable::find(c"osc")
@@ -281,7 +281,7 @@ fn exit_without_finalize(exit_status: c_int) {
 }
 
 #[cfg(target_env = "gnu")]
-extern "C" {
+unsafe extern "C" {
     /// glibc's at-exit registration that passes the exit status.
     fn on_exit(
         hook: extern "C" fn(c_int, *mut std::ffi::c_void),

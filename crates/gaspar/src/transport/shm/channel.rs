@@ -125,8 +125,8 @@ impl ShmTransport {
             if let Some(i) = incoming.as_mut() {
                 moved |= self.try_receive(i, tag)?;
             }
-            let sent = outgoing.as_ref().map_or(true, Outgoing::finished);
-            let received = incoming.as_ref().map_or(true, Incoming::finished);
+            let sent = outgoing.as_ref().is_none_or(Outgoing::finished);
+            let received = incoming.as_ref().is_none_or(Incoming::finished);
             if sent && received {
                 return Ok(incoming.map_or(0, |i| i.done));
             }

@@ -15,7 +15,7 @@ const FULL_RUNS: &str = "3";
 const QUICK_BENCH: &str = "--reps 5 --iters 2000 --rounds 1 --scaling-ranks 2,4 \
                            --barrier-iters 200 --pingpong-iters 50 --allreduce-ranks 2";
 
-fn rows<'a>(figures: &'a Value, table: &str) -> impl Iterator<Item = &'a Value> {
+fn rows<'a>(figures: &'a Value, table: &str) -> impl Iterator<Item = &'a Value> + use<'a> {
     figures[table].as_array().into_iter().flatten()
 }
 
