@@ -26,6 +26,7 @@ mod accumulate;
 mod atomics;
 mod datatype;
 mod dynamic;
+mod host;
 mod startup;
 mod team;
 
@@ -40,7 +41,7 @@ use super::{
 use crate::addr::{Segment, REGISTRATION_SLOTS};
 use crate::error::{Error, Result};
 use crate::transport::seqlock::RegionEntry;
-use crate::transport::wait::{Crowding, Patience};
+use crate::transport::wait::Patience;
 
 /// One registration-table entry: a [`RegionEntry`] (sequence, base, length, color), which
 /// other ranks read with MPI_Get as four 8-byte words (`registered_span`).
@@ -285,11 +286,12 @@ pub struct MpiTransport {
     /// When MPI runs below MPI_THREAD_MULTIPLE: its level, and the only thread that may
     /// make MPI calls through this transport.
     single_thread: Option<(c_int, std::thread::ThreadId)>,
-    /// How this rank waits: polls, then backs off.
+    /// How this rank waits: polls with MPI's progress, sleeping only in long waits.
     patience: &'static Patience,
-    /// The job's ranks on this host outnumber their cores: collectives wait in
-    /// `patience` (nonblocking MPI collectives, tested until done) rather than in MPI.
-    crowded: bool,
+    /// The ranks of this host: when they outnumber their cores, collectives wait in
+    /// `patience` (nonblocking MPI collectives, tested until done) rather than in MPI;
+    /// and how many are awake, which decides whether a wait spins or yields.
+    host: host::Host,
 }
 
 // SAFETY: MPI runs at MPI_THREAD_MULTIPLE, so its handles may be used from any thread, or
@@ -318,7 +320,7 @@ impl MpiTransport {
     /// completes; every poll is an MPI_Test, which makes progress.
     fn complete(&self, mut request: ffi::MPI_Request) -> Result<()> {
         self.patience
-            .poll_backing_off(&Crowding::Fixed(self.crowded), || {
+            .poll_progressing(&self.host.crowding(), || {
                 let mut done: c_int = 0;
                 // SAFETY: a live request of this rank, tested until it completes.
                 check("MPI_Test", unsafe {
@@ -331,7 +333,7 @@ impl MpiTransport {
     /// MPI_Barrier on the transport's communicator; when the host is crowded, an
     /// MPI_Ibarrier completed in this rank's patience.
     fn barrier_waiting(&self) -> Result<()> {
-        if !self.crowded {
+        if !self.host.crowded() {
             // SAFETY: the communicator lives until finalize.
             return check("MPI_Barrier", unsafe { ffi::MPI_Barrier(self.comm) });
         }
@@ -346,7 +348,7 @@ impl MpiTransport {
     /// [`allgather_words`] on the transport's communicator; when the host is crowded, an
     /// MPI_Iallgather completed in this rank's patience.
     fn allgather_waiting(&self, value: u64, out: &mut [u64]) -> Result<()> {
-        if !self.crowded {
+        if !self.host.crowded() {
             // SAFETY: the communicator lives until finalize; `out` has one slot per rank
             // (checked by the callers).
             return unsafe { allgather_words(self.comm, value, out) };
@@ -995,7 +997,11 @@ impl Transport for MpiTransport {
 
     fn flush_all(&self) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        self.flush_pending(None);
+        // Every write but those counted in `unflushed` was completed at its target by the
+        // call that made it (put_flushed, atomics): nothing pending, nothing to flush.
+        if self.unflushed.total.load(Ordering::Acquire) != 0 {
+            self.flush_pending(None);
+        }
         Ok(())
     }
 
@@ -1086,8 +1092,8 @@ impl Transport for MpiTransport {
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()> {
         // MPI ends the whole job when a rank fails or aborts, and offers nothing to sleep
-        // on until a window's memory changes: poll, then back off. Each poll also drives
-        // MPI's progress: a one-sided component that needs the target's help (OpenMPI's
+        // on until a window's memory changes: poll (`Patience::poll_progressing`). Each
+        // poll drives MPI's progress: a one-sided component that needs the target's help (OpenMPI's
         // osc/ucx on dynamic windows and atomics) would otherwise never finish another
         // rank's access to this one while it waits.
         let mut ready_with_progress = || {
@@ -1106,7 +1112,7 @@ impl Transport for MpiTransport {
         };
         Ok(self
             .patience
-            .poll_backing_off(&Crowding::Fixed(self.crowded), &mut ready_with_progress)?)
+            .poll_progressing(&self.host.crowding(), &mut ready_with_progress)?)
     }
 
     fn split_team(
@@ -1143,6 +1149,7 @@ impl Transport for MpiTransport {
             return Err(Box::new(Error::finalize_during_collective()));
         }
         LIVE_RANK.store(-1, Ordering::Release);
+        self.host.release()?;
         let mut win = self.win;
         let mut dynamic = self.dynamic;
         let mut comm = self.comm;
