@@ -18,7 +18,7 @@
 //! to pass where it cannot be: `steer_openmpi_away_from_rdma`).
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use mpi::ffi;
 
@@ -286,6 +286,10 @@ pub struct MpiTransport {
     /// When MPI runs below MPI_THREAD_MULTIPLE: its level, and the only thread that may
     /// make MPI calls through this transport.
     single_thread: Option<(c_int, std::thread::ThreadId)>,
+    /// The allocated window follows MPI's unified memory model (`MPI_WIN_MODEL`): this
+    /// rank's loads of its own part see what other ranks' completed puts wrote, after an
+    /// MPI_Win_sync ([`load_own`](Self::load_own)).
+    unified: bool,
     /// How this rank waits: polls with MPI's progress, sleeping only in long waits.
     patience: &'static Patience,
     /// The ranks of this host: when they outnumber their cores, collectives wait in
@@ -368,6 +372,29 @@ impl MpiTransport {
             )
         })?;
         self.complete(request)
+    }
+
+    /// An atomic load of this rank's own word at `disp` (checked and aligned by the
+    /// caller) in a window of MPI's unified memory model: MPI_Win_sync, then a load of
+    /// the window's memory, where every completed put and accumulate of another rank has
+    /// landed (MPI-3.1 11.4). A wait polls its own word this way, as MPI programs do:
+    /// an MPI atomic on one's own window takes the target's accumulate lock (osc/sm), and
+    /// a poller that holds it keeps the writer out (a ping-pong round trip 3-4x as long).
+    /// The libraries write an aligned word with one store, so the load sees a whole value.
+    #[inline]
+    fn load_own(&self, disp: ffi::MPI_Aint, width: Width) -> u64 {
+        // SAFETY: the window is locked for the whole run.
+        succeeded("MPI_Win_sync", unsafe { ffi::MPI_Win_sync(self.win) });
+        // SAFETY: `disp` addresses an aligned word of this rank's part of the window
+        // (checked by the caller against the segment), which lives until finalize; other
+        // ranks change it only through MPI, and it is read here only atomically.
+        unsafe {
+            let word = self.base.add(disp as usize);
+            match width {
+                Width::W4 => u64::from((*word.cast::<AtomicU32>()).load(Ordering::Acquire)),
+                Width::W8 => (*word.cast::<AtomicU64>()).load(Ordering::Acquire),
+            }
+        }
     }
 
     /// Records a put to `rank` that completed only locally (see [`Unflushed`]).
@@ -958,6 +985,9 @@ impl Transport for MpiTransport {
         match self.heap_target(target, bytes) {
             Some((disp, _)) if aligned => {
                 self.order_after_writes(target.rank);
+                if self.unified && target.rank == self.rank && matches!(op, AtomicOp::Load) {
+                    return Ok(self.load_own(disp, width));
+                }
                 Ok(self.atomic_at(target.rank, disp, width, op)?)
             }
             _ => Ok(self.atomic_anywhere(target, width, op)?),
