@@ -286,10 +286,6 @@ pub struct MpiTransport {
     /// When MPI runs below MPI_THREAD_MULTIPLE: its level, and the only thread that may
     /// make MPI calls through this transport.
     single_thread: Option<(c_int, std::thread::ThreadId)>,
-    /// The allocated window follows MPI's unified memory model (`MPI_WIN_MODEL`): this
-    /// rank's loads of its own part see what other ranks' completed puts wrote, after an
-    /// MPI_Win_sync ([`load_own`](Self::load_own)).
-    unified: bool,
     /// How this rank waits: polls with MPI's progress, sleeping only in long waits.
     patience: &'static Patience,
     /// The ranks of this host: when they outnumber their cores, collectives wait in
@@ -375,9 +371,11 @@ impl MpiTransport {
     }
 
     /// An atomic load of this rank's own word at `disp` (checked and aligned by the
-    /// caller) in a window of MPI's unified memory model: MPI_Win_sync, then a load of
-    /// the window's memory, where every completed put and accumulate of another rank has
-    /// landed (MPI-3.1 11.4). A wait polls its own word this way, as MPI programs do:
+    /// caller): MPI_Win_sync, then a load of the window's memory, which then holds every
+    /// put and accumulate of another rank completed before (in the unified memory model
+    /// at once; in the separate one, MPI_Win_sync by the owner makes the public copy's
+    /// updates visible in its memory: MPI-3.1 11.4 and 11.7). A wait polls its own word
+    /// this way, as MPI programs do:
     /// an MPI atomic on one's own window takes the target's accumulate lock (osc/sm), and
     /// a poller that holds it keeps the writer out (a ping-pong round trip 3-4x as long).
     /// The libraries write an aligned word with one store, so the load sees a whole value.
@@ -985,7 +983,7 @@ impl Transport for MpiTransport {
         match self.heap_target(target, bytes) {
             Some((disp, _)) if aligned => {
                 self.order_after_writes(target.rank);
-                if self.unified && target.rank == self.rank && matches!(op, AtomicOp::Load) {
+                if target.rank == self.rank && matches!(op, AtomicOp::Load) {
                     return Ok(self.load_own(disp, width));
                 }
                 Ok(self.atomic_at(target.rank, disp, width, op)?)

@@ -318,29 +318,6 @@ fn register_exit_hook() {
     });
 }
 
-/// Whether `win` follows MPI's unified memory model (its `MPI_WIN_MODEL` attribute).
-///
-/// # Safety
-/// `win` is a live window.
-unsafe fn memory_model_is_unified(win: ffi::MPI_Win) -> Result<bool> {
-    let mut model: *mut c_int = std::ptr::null_mut();
-    let mut found: c_int = 0;
-    // SAFETY: `win` is live (caller's contract); MPI stores a pointer to the attribute's
-    // int, which lives as long as the window, and the flag.
-    unsafe {
-        check(
-            "MPI_Win_get_attr",
-            ffi::MPI_Win_get_attr(
-                win,
-                ffi::MPI_WIN_MODEL as c_int,
-                (&mut model as *mut *mut c_int).cast(),
-                &mut found,
-            ),
-        )?;
-        Ok(found != 0 && !model.is_null() && *model == ffi::MPI_WIN_UNIFIED as c_int)
-    }
-}
-
 impl MpiTransport {
     /// Joins the MPI job (initializing MPI unless the program already did).
     pub fn start() -> Result<MpiTransport> {
@@ -404,7 +381,6 @@ impl MpiTransport {
         };
         let mut comm = constant::comm_null();
         let host: Host;
-        let unified: bool;
         let (mut rank, mut procs): (c_int, c_int) = (0, 0);
         let mut base: *mut u8 = std::ptr::null_mut();
         let mut win = constant::win_null();
@@ -467,7 +443,6 @@ impl MpiTransport {
             allgather_words(comm, pad, &mut pads)?;
             common_pad(&pads)?;
             host = Host::join(comm)?;
-            unified = memory_model_is_unified(win)?;
             // An empty registration table and a free accumulate lock (the window's memory
             // is not zeroed by MPI).
             std::ptr::write_bytes(
@@ -502,7 +477,6 @@ impl MpiTransport {
             single_thread,
             patience: Patience::of_process(Sleep::Progressing)?,
             host,
-            unified,
         };
         transport.barrier()?;
         tracing::debug!(rank, procs, total, "mpi transport attached");
