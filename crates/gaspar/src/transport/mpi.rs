@@ -319,15 +319,14 @@ impl MpiTransport {
     /// Waits in this rank's [`Patience`] until `request` (of a nonblocking collective)
     /// completes; every poll is an MPI_Test, which makes progress.
     fn complete(&self, mut request: ffi::MPI_Request) -> Result<()> {
-        self.patience
-            .poll_progressing(&self.host.crowding(), || {
-                let mut done: c_int = 0;
-                // SAFETY: a live request of this rank, tested until it completes.
-                check("MPI_Test", unsafe {
-                    ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
-                })?;
-                Ok(done != 0)
-            })
+        self.patience.poll_progressing(&self.host.crowding(), || {
+            let mut done: c_int = 0;
+            // SAFETY: a live request of this rank, tested until it completes.
+            check("MPI_Test", unsafe {
+                ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
+            })?;
+            Ok(done != 0)
+        })
     }
 
     /// MPI_Barrier on the transport's communicator; when the host is crowded, an

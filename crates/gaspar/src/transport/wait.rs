@@ -328,8 +328,7 @@ impl ShortTimerSlack {
             .ok()
             .and_then(|ns| u64::try_from(ns).ok())
             .filter(|&ns| {
-                ns > SHORT_TIMER_SLACK_NS
-                    && prctl::set_timerslack(SHORT_TIMER_SLACK_NS).is_ok()
+                ns > SHORT_TIMER_SLACK_NS && prctl::set_timerslack(SHORT_TIMER_SLACK_NS).is_ok()
             });
         ShortTimerSlack { previous }
     }

@@ -105,8 +105,9 @@ impl Host {
         }
         // SAFETY: the count lives in the window until `release`, which was not called
         // (checked just above); it is only touched through atomics.
+        let awake = unsafe { &*self.awake };
         Crowding::Live {
-            awake: RanksAwake(unsafe { &*self.awake }),
+            awake: RanksAwake(awake),
             cores: self.cores,
         }
     }
