@@ -18,7 +18,7 @@
 //! to pass where it cannot be: `steer_openmpi_away_from_rdma`).
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use mpi::ffi;
 
@@ -26,6 +26,7 @@ mod accumulate;
 mod atomics;
 mod datatype;
 mod dynamic;
+mod host;
 mod startup;
 mod team;
 
@@ -40,7 +41,7 @@ use super::{
 use crate::addr::{Segment, REGISTRATION_SLOTS};
 use crate::error::{Error, Result};
 use crate::transport::seqlock::RegionEntry;
-use crate::transport::wait::{Crowding, Patience};
+use crate::transport::wait::Patience;
 
 /// One registration-table entry: a [`RegionEntry`] (sequence, base, length, color), which
 /// other ranks read with MPI_Get as four 8-byte words (`registered_span`).
@@ -285,11 +286,12 @@ pub struct MpiTransport {
     /// When MPI runs below MPI_THREAD_MULTIPLE: its level, and the only thread that may
     /// make MPI calls through this transport.
     single_thread: Option<(c_int, std::thread::ThreadId)>,
-    /// How this rank waits: polls, then backs off.
+    /// How this rank waits: polls with MPI's progress, sleeping only in long waits.
     patience: &'static Patience,
-    /// The job's ranks on this host outnumber their cores: collectives wait in
-    /// `patience` (nonblocking MPI collectives, tested until done) rather than in MPI.
-    crowded: bool,
+    /// The ranks of this host: when they outnumber their cores, collectives wait in
+    /// `patience` (nonblocking MPI collectives, tested until done) rather than in MPI;
+    /// and how many are awake, which decides whether a wait spins or yields.
+    host: host::Host,
 }
 
 // SAFETY: MPI runs at MPI_THREAD_MULTIPLE, so its handles may be used from any thread, or
@@ -317,21 +319,20 @@ impl MpiTransport {
     /// Waits in this rank's [`Patience`] until `request` (of a nonblocking collective)
     /// completes; every poll is an MPI_Test, which makes progress.
     fn complete(&self, mut request: ffi::MPI_Request) -> Result<()> {
-        self.patience
-            .poll_backing_off(&Crowding::Fixed(self.crowded), || {
-                let mut done: c_int = 0;
-                // SAFETY: a live request of this rank, tested until it completes.
-                check("MPI_Test", unsafe {
-                    ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
-                })?;
-                Ok(done != 0)
-            })
+        self.patience.poll_progressing(&self.host.crowding(), || {
+            let mut done: c_int = 0;
+            // SAFETY: a live request of this rank, tested until it completes.
+            check("MPI_Test", unsafe {
+                ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
+            })?;
+            Ok(done != 0)
+        })
     }
 
     /// MPI_Barrier on the transport's communicator; when the host is crowded, an
     /// MPI_Ibarrier completed in this rank's patience.
     fn barrier_waiting(&self) -> Result<()> {
-        if !self.crowded {
+        if !self.host.crowded() {
             // SAFETY: the communicator lives until finalize.
             return check("MPI_Barrier", unsafe { ffi::MPI_Barrier(self.comm) });
         }
@@ -346,7 +347,7 @@ impl MpiTransport {
     /// [`allgather_words`] on the transport's communicator; when the host is crowded, an
     /// MPI_Iallgather completed in this rank's patience.
     fn allgather_waiting(&self, value: u64, out: &mut [u64]) -> Result<()> {
-        if !self.crowded {
+        if !self.host.crowded() {
             // SAFETY: the communicator lives until finalize; `out` has one slot per rank
             // (checked by the callers).
             return unsafe { allgather_words(self.comm, value, out) };
@@ -366,6 +367,31 @@ impl MpiTransport {
             )
         })?;
         self.complete(request)
+    }
+
+    /// An atomic load of this rank's own word at `disp` (checked and aligned by the
+    /// caller): MPI_Win_sync, then a load of the window's memory, which then holds every
+    /// put and accumulate of another rank completed before (in the unified memory model
+    /// at once; in the separate one, MPI_Win_sync by the owner makes the public copy's
+    /// updates visible in its memory: MPI-3.1 11.4 and 11.7). A wait polls its own word
+    /// this way, as MPI programs do:
+    /// an MPI atomic on one's own window takes the target's accumulate lock (osc/sm), and
+    /// a poller that holds it keeps the writer out (a ping-pong round trip 3-4x as long).
+    /// The libraries write an aligned word with one store, so the load sees a whole value.
+    #[inline]
+    fn load_own(&self, disp: ffi::MPI_Aint, width: Width) -> u64 {
+        // SAFETY: the window is locked for the whole run.
+        succeeded("MPI_Win_sync", unsafe { ffi::MPI_Win_sync(self.win) });
+        // SAFETY: `disp` addresses an aligned word of this rank's part of the window
+        // (checked by the caller against the segment), which lives until finalize; other
+        // ranks change it only through MPI, and it is read here only atomically.
+        unsafe {
+            let word = self.base.add(disp as usize);
+            match width {
+                Width::W4 => u64::from((*word.cast::<AtomicU32>()).load(Ordering::Acquire)),
+                Width::W8 => (*word.cast::<AtomicU64>()).load(Ordering::Acquire),
+            }
+        }
     }
 
     /// Records a put to `rank` that completed only locally (see [`Unflushed`]).
@@ -956,6 +982,9 @@ impl Transport for MpiTransport {
         match self.heap_target(target, bytes) {
             Some((disp, _)) if aligned => {
                 self.order_after_writes(target.rank);
+                if target.rank == self.rank && matches!(op, AtomicOp::Load) {
+                    return Ok(self.load_own(disp, width));
+                }
                 Ok(self.atomic_at(target.rank, disp, width, op)?)
             }
             _ => Ok(self.atomic_anywhere(target, width, op)?),
@@ -995,7 +1024,11 @@ impl Transport for MpiTransport {
 
     fn flush_all(&self) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        self.flush_pending(None);
+        // Every write but those counted in `unflushed` was completed at its target by the
+        // call that made it (put_flushed, atomics): nothing pending, nothing to flush.
+        if self.unflushed.total.load(Ordering::Acquire) != 0 {
+            self.flush_pending(None);
+        }
         Ok(())
     }
 
@@ -1086,8 +1119,8 @@ impl Transport for MpiTransport {
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()> {
         // MPI ends the whole job when a rank fails or aborts, and offers nothing to sleep
-        // on until a window's memory changes: poll, then back off. Each poll also drives
-        // MPI's progress: a one-sided component that needs the target's help (OpenMPI's
+        // on until a window's memory changes: poll (`Patience::poll_progressing`). Each
+        // poll drives MPI's progress: a one-sided component that needs the target's help (OpenMPI's
         // osc/ucx on dynamic windows and atomics) would otherwise never finish another
         // rank's access to this one while it waits.
         let mut ready_with_progress = || {
@@ -1106,7 +1139,7 @@ impl Transport for MpiTransport {
         };
         Ok(self
             .patience
-            .poll_backing_off(&Crowding::Fixed(self.crowded), &mut ready_with_progress)?)
+            .poll_progressing(&self.host.crowding(), &mut ready_with_progress)?)
     }
 
     fn split_team(
@@ -1143,6 +1176,7 @@ impl Transport for MpiTransport {
             return Err(Box::new(Error::finalize_during_collective()));
         }
         LIVE_RANK.store(-1, Ordering::Release);
+        self.host.release()?;
         let mut win = self.win;
         let mut dynamic = self.dynamic;
         let mut comm = self.comm;

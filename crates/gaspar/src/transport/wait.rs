@@ -22,10 +22,12 @@
 //! barrier spin on their cores, and yield again as soon as the sleepers wake.
 //!
 //! Where nothing can wake a sleeper (`mpi`: MPI offers nothing to sleep on until a
-//! window's memory changes), a wait that ran out of patience backs off instead
-//! (`Patience::poll_backing_off`, with the `mpi` feature): it sleeps between polls, each
-//! sleep twice the one before, up to `LONGEST_SLEEP`, so a rank that waits long costs its
-//! core a poll per sleep, and every poll is an MPI call that makes progress.
+//! window's memory changes), a wait keeps polling, each poll an MPI call that drives MPI's
+//! progress, spinning or yielding its core as on `shm`, and sleeps only once it has
+//! waited long, each sleep a small fraction of the time already waited
+//! (`Patience::poll_progressing`, with the `mpi` feature): a wait then oversleeps its
+//! condition by at most that fraction, and a rank that waits long costs its core a poll
+//! per sleep.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -39,29 +41,34 @@ use crate::error::Result;
 /// a few dozen polls of a cached word).
 const POLLS_PER_CLOCK_READ: u32 = 16;
 
-/// The first sleep of a wait that backs off (see [`Patience::poll_backing_off`]).
+/// The shortest sleep of a wait that polls with progress (see
+/// [`Patience::poll_progressing`]); what it really lasts (timer slack, a VM's timer) is
+/// measured at start-up.
 #[cfg(feature = "mpi")]
-const FIRST_SLEEP: Duration = Duration::from_micros(1);
-/// The longest sleep of a wait that backs off: the most a wait can oversleep its
-/// condition (a rank preempted for a time slice leaves its peer in long sleeps), and
-/// what a waiting rank costs, one poll per sleep. Measured with `gaspar bench
-/// --transport mpi --scaling-only` on 2 cores: at 8 ranks, 1 ms made the signal ping-pong
-/// 233 us a round trip, 100 us 0.84 us.
+const SHORTEST_SLEEP: Duration = Duration::from_micros(1);
+/// The most a sleep of a wait that polls with progress may add to the time the wait has
+/// already lasted, as a fraction 1/`OVERSLEEP_DIVISOR` (or the shortest real sleep, when
+/// that is longer): a long wait notices its condition at most that fraction late.
 #[cfg(feature = "mpi")]
-const LONGEST_SLEEP: Duration = Duration::from_micros(100);
-/// The timer slack (ns) of a thread while it backs off: Linux's default, 50 us, would
-/// stretch every short sleep to 50 us.
+const OVERSLEEP_DIVISOR: u32 = 16;
+/// The longest sleep of a wait that polls with progress: what a rank that waits long
+/// costs its core is one poll per sleep (reached after 16 ms of waiting).
 #[cfg(feature = "mpi")]
-const BACK_OFF_TIMER_SLACK_NS: u64 = 1_000;
+const LONGEST_SLEEP: Duration = Duration::from_millis(1);
+/// The timer slack (ns) of a thread while it sleeps in such a wait: Linux's default,
+/// 50 us, would stretch every short sleep to 50 us.
+#[cfg(feature = "mpi")]
+const SHORT_TIMER_SLACK_NS: u64 = 1_000;
 
 /// How the waits of a transport sleep once their patience runs out.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Sleep {
     /// On a futex, until a writer wakes them (`shm`).
     Futex,
-    /// Backing off, for ever longer times ([`Patience::poll_backing_off`]; `mpi`).
+    /// Between polls that drive MPI's progress, once the wait has lasted long, each
+    /// sleep a fraction of the time waited ([`Patience::poll_progressing`]; `mpi`).
     #[cfg(feature = "mpi")]
-    BackOff,
+    Progressing,
 }
 
 /// How long a wait polls before it sleeps, and how.
@@ -83,11 +90,12 @@ pub(crate) struct Patience {
 /// spins. Decided anew before each clock read of a poll.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Crowding<'a> {
-    /// Decided once at start-up (`mpi`: the ranks of a host share no memory to count in).
+    /// Decided once at start-up (`mpi`, where the library gives the ranks of a host no
+    /// shared memory to count in, or once that memory is freed at finalize).
     #[cfg(feature = "mpi")]
     Fixed(bool),
     /// Decided by the count of the ranks awake right now, against the cores they may run
-    /// on (`shm`).
+    /// on (`shm`; `mpi` in a shared-memory window of the host's ranks).
     Live {
         /// The job's count.
         awake: RanksAwake<'a>,
@@ -97,7 +105,17 @@ pub(crate) enum Crowding<'a> {
     },
 }
 
-impl Crowding<'_> {
+impl<'a> Crowding<'a> {
+    /// Counts the calling rank out of the live count until the guard is dropped (it is
+    /// about to sleep); nothing for a decision fixed at start-up.
+    #[cfg(feature = "mpi")]
+    fn asleep(&self) -> Option<Asleep<'a>> {
+        match *self {
+            Crowding::Fixed(_) => None,
+            Crowding::Live { awake, .. } => Some(awake.asleep()),
+        }
+    }
+
     /// Whether a poll should yield its core now.
     #[inline]
     pub(crate) fn now(&self) -> bool {
@@ -187,8 +205,7 @@ impl Patience {
         self.budget.max(observed)
     }
 
-    /// Records that a sleep ended `latency_ns` after the bell rang (on a transport that
-    /// backs off: that the last sleep of a wait lasted `latency_ns`).
+    /// Records that a sleep ended `latency_ns` after the bell rang.
     pub(crate) fn woken_after(&self, latency_ns: u64) {
         let average = self.observed_wake_up.load(Ordering::Relaxed);
         let next = average - average / 8 + latency_ns / 8;
@@ -204,7 +221,7 @@ impl Patience {
             match sleep {
                 Sleep::Futex => measured_sleep_and_wake_up(),
                 #[cfg(feature = "mpi")]
-                Sleep::BackOff => 2 * measured_short_sleep(),
+                Sleep::Progressing => 2 * measured_short_sleep(),
             }
         } else {
             Duration::from_nanos(config::SPIN_LIMIT.number()?)
@@ -257,47 +274,46 @@ impl Patience {
         }
     }
 
-    /// A wait with nothing to wake it (a transport whose memory cannot be watched by a
-    /// futex): polls within the budget, then backs off, sleeping between polls for
-    /// [`FIRST_SLEEP`], then twice as long each time, up to [`LONGEST_SLEEP`].
+    /// A wait with nothing to wake it (`mpi`: a window's memory cannot be watched by a
+    /// futex), whose every poll drives MPI's progress: polls as [`poll`](Self::poll) does
+    /// for the budget (spinning, or yielding the core while `crowding` says that the
+    /// host's ranks awake outnumber its cores), then goes on polling with sleeps in
+    /// between, each at most 1/[`OVERSLEEP_DIVISOR`] of the time waited so far (or the
+    /// shortest sleep the timer gives) and at most [`LONGEST_SLEEP`]; while it sleeps,
+    /// the rank is counted out of the ranks awake.
     ///
-    /// A rank that backs off notices late, by up to its last sleep, so the rank waiting
-    /// for it may back off too, and two ranks that answer each other would keep taking
-    /// turns oversleeping (measured: a ping-pong round trip of 250 us instead of 0.6 us
-    /// at 8 ranks): the last sleep of a wait is recorded as a wake-up, and the budget
-    /// follows it as on `shm`, so that a waiting rank polls through its peer's
-    /// oversleeping. When `crowding` says that ranks outnumber cores (on `mpi` decided
-    /// once at start-up, from the ranks of the host) the polls yield the core (as on `shm`;
-    /// not yielding made the ping-pong faster, 2.3 us against 3-7 us at 4 and 8 ranks,
-    /// but the barrier at 8 ranks slower, 73-109 us against 52-60 us, and let a long
-    /// budget starve a peer on the same core).
+    /// The budget is twice the shortest real sleep (the competitive rule: a wait that
+    /// then sleeps has lost at most about as much as it polled). So a wait neither takes
+    /// a core from the rank it waits for (it yields while they share one) nor sleeps much
+    /// past the moment its condition holds: a short wait (a ping-pong's, a barrier's in
+    /// a busy loop) never sleeps, and a long one (a rank in a barrier while two others
+    /// exchange signals) sleeps, leaving the cores to the ranks that work, which then
+    /// spin. (Backing off from 1 us whatever the wait had lasted, with the crowding fixed
+    /// at start-up, as gaspar did before, made a ping-pong round trip 2.7-11x OpenMPI's
+    /// at 2-8 ranks on 2 cores.)
     #[cfg(feature = "mpi")]
-    pub(crate) fn poll_backing_off(
+    pub(crate) fn poll_progressing(
         &self,
         crowding: &Crowding<'_>,
         mut ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
+        let start = Instant::now();
         if self.poll(crowding, &mut ready)? {
             return Ok(());
         }
         let _slack = ShortTimerSlack::set();
-        let mut sleep = FIRST_SLEEP;
+        let _asleep = crowding.asleep();
         loop {
-            let asleep = Instant::now();
+            let sleep = (start.elapsed() / OVERSLEEP_DIVISOR).clamp(SHORTEST_SLEEP, LONGEST_SLEEP);
             std::thread::sleep(sleep);
             if ready()? {
-                // At most two longest sleeps: a rank that was not scheduled for a while
-                // must not make every later wait poll that long.
-                let slept = asleep.elapsed().min(2 * LONGEST_SLEEP);
-                self.woken_after(slept.as_nanos() as u64);
                 return Ok(());
             }
-            sleep = (2 * sleep).min(LONGEST_SLEEP);
         }
     }
 }
 
-/// The calling thread's timer slack lowered to [`BACK_OFF_TIMER_SLACK_NS`] while it lives,
+/// The calling thread's timer slack lowered to [`SHORT_TIMER_SLACK_NS`] while it lives,
 /// then restored. Best effort: a thread whose slack cannot be read keeps it.
 #[cfg(feature = "mpi")]
 struct ShortTimerSlack {
@@ -312,8 +328,7 @@ impl ShortTimerSlack {
             .ok()
             .and_then(|ns| u64::try_from(ns).ok())
             .filter(|&ns| {
-                ns > BACK_OFF_TIMER_SLACK_NS
-                    && prctl::set_timerslack(BACK_OFF_TIMER_SLACK_NS).is_ok()
+                ns > SHORT_TIMER_SLACK_NS && prctl::set_timerslack(SHORT_TIMER_SLACK_NS).is_ok()
             });
         ShortTimerSlack { previous }
     }
@@ -352,10 +367,9 @@ pub(crate) fn cores_in(mask: &[u64; AFFINITY_WORDS]) -> usize {
     (mask.iter().map(|w| w.count_ones() as usize).sum::<usize>()).max(1)
 }
 
-/// How long the first sleep of a wait that backs off really takes here (the median of a
-/// few), timer slack lowered as during a back-off. A waiting rank polls twice as long,
-/// so that a peer's first sleep ends within its polling, and two ranks do not keep
-/// taking turns sleeping (the futex measurement's reasoning).
+/// How long the shortest sleep of a wait that polls with progress really takes here (the
+/// median of a few), timer slack lowered as in such a wait: such a wait sleeps only once
+/// it has waited [`OVERSLEEP_DIVISOR`] times as long.
 #[cfg(feature = "mpi")]
 fn measured_short_sleep() -> Duration {
     const SAMPLES: usize = 9;
@@ -363,7 +377,7 @@ fn measured_short_sleep() -> Duration {
     let mut samples: Vec<Duration> = (0..SAMPLES)
         .map(|_| {
             let start = Instant::now();
-            std::thread::sleep(FIRST_SLEEP);
+            std::thread::sleep(SHORTEST_SLEEP);
             start.elapsed()
         })
         .collect();

@@ -262,9 +262,14 @@ impl Team {
     }
 
     /// Collective over the members: on team rank `root`, `buf` becomes the element-wise
-    /// `op` of every member's `buf` (the others' `buf` is left as it was). Floats are
-    /// combined in team rank order along a tree fixed by the team's size, so the result
-    /// has the same bits in every run.
+    /// `op` of every member's `buf` (the others' `buf` is left as it was). The result has
+    /// the same bits in every run of the same job: on `shm` floats are combined in team
+    /// rank order along a tree fixed by the team's size; on `mpi` by `MPI_Reduce` or
+    /// `MPI_Allreduce` with MPI's builtin operator on the team's communicator, whose
+    /// order of operations the library fixes from the team's size and the count alone
+    /// (the standard's advice to implementors, which OpenMPI and MPICH follow), so it is
+    /// the same in every run with the same library, ranks and count, though not
+    /// necessarily `shm`'s order.
     ///
     /// ```
     /// use gaspar::ReduceOp;

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use mpi::ffi;
 
+use super::host::Host;
 use super::{
     allgather_words, check, constant, MpiTransport, Unflushed, RUNTIME_WORDS_BYTES, TABLE_BYTES,
 };
@@ -317,46 +318,6 @@ fn register_exit_hook() {
     });
 }
 
-/// Whether the ranks of `comm` on this host outnumber the cores they may run on (the
-/// union of their affinity masks): then a rank's wait gives its core away (see
-/// [`Patience`]) and collectives wait in gaspar's waits rather than in MPI's spinning
-/// ones. Collective over `comm`.
-///
-/// # Safety
-/// `comm` is a live communicator.
-unsafe fn host_crowded(comm: ffi::MPI_Comm) -> Result<bool> {
-    use crate::transport::wait::{affinity_mask, cores_in, AFFINITY_WORDS};
-    let mine = affinity_mask();
-    let mut union = [0u64; AFFINITY_WORDS];
-    let (mut host, mut ranks_here): (ffi::MPI_Comm, c_int) = (constant::comm_null(), 0);
-    // SAFETY: `comm` is live (caller's contract); the host communicator is freed here;
-    // both masks hold AFFINITY_WORDS u64s.
-    unsafe {
-        check(
-            "MPI_Comm_split_type",
-            ffi::MPI_Comm_split_type(
-                comm,
-                ffi::RSMPI_COMM_TYPE_SHARED,
-                0,
-                constant::info_null(),
-                &mut host,
-            ),
-        )?;
-        check("MPI_Comm_size", ffi::MPI_Comm_size(host, &mut ranks_here))?;
-        let reduced = ffi::MPI_Allreduce(
-            mine.as_ptr().cast(),
-            union.as_mut_ptr().cast(),
-            AFFINITY_WORDS as c_int,
-            constant::uint64(),
-            constant::bor(),
-            host,
-        );
-        ffi::MPI_Comm_free(&mut host);
-        check("MPI_Allreduce", reduced)?;
-    }
-    Ok(ranks_here as usize > cores_in(&union))
-}
-
 impl MpiTransport {
     /// Joins the MPI job (initializing MPI unless the program already did).
     pub fn start() -> Result<MpiTransport> {
@@ -419,7 +380,7 @@ impl MpiTransport {
             Some((level, std::thread::current().id()))
         };
         let mut comm = constant::comm_null();
-        let crowded: bool;
+        let host: Host;
         let (mut rank, mut procs): (c_int, c_int) = (0, 0);
         let mut base: *mut u8 = std::ptr::null_mut();
         let mut win = constant::win_null();
@@ -481,7 +442,7 @@ impl MpiTransport {
             let pad = alignment_pad(base as usize);
             allgather_words(comm, pad, &mut pads)?;
             common_pad(&pads)?;
-            crowded = host_crowded(comm)?;
+            host = Host::join(comm)?;
             // An empty registration table and a free accumulate lock (the window's memory
             // is not zeroed by MPI).
             std::ptr::write_bytes(
@@ -514,8 +475,8 @@ impl MpiTransport {
             we_initialized,
             finalized: AtomicBool::new(false),
             single_thread,
-            patience: Patience::of_process(Sleep::BackOff)?,
-            crowded,
+            patience: Patience::of_process(Sleep::Progressing)?,
+            host,
         };
         transport.barrier()?;
         tracing::debug!(rank, procs, total, "mpi transport attached");
