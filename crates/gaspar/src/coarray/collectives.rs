@@ -176,6 +176,7 @@ impl Coarrays {
     /// `co_sum(a, result_image)`: `buf` holds elements of type `elem`, `elem_len` bytes
     /// each; the element-wise sum goes to `result_image`, or to every image for `None`
     /// (elsewhere `buf` is left undefined, as Fortran says).
+    #[inline]
     pub fn co_sum(
         &mut self,
         buf: &mut [u8],
@@ -187,6 +188,7 @@ impl Coarrays {
     }
 
     /// `co_min(a, result_image)` (integer, real, character): see [`co_sum`](Self::co_sum).
+    #[inline]
     pub fn co_min(
         &mut self,
         buf: &mut [u8],
@@ -198,6 +200,7 @@ impl Coarrays {
     }
 
     /// `co_max(a, result_image)` (integer, real, character): see [`co_sum`](Self::co_sum).
+    #[inline]
     pub fn co_max(
         &mut self,
         buf: &mut [u8],
@@ -225,6 +228,7 @@ impl Coarrays {
             .reduce_bytes(&self.rt, buf, elem_len, op, root)?)
     }
 
+    #[inline]
     fn co_intrinsic(
         &mut self,
         what: Intrinsic,
@@ -260,6 +264,7 @@ impl Coarrays {
     /// The team's builtin reduction on `buf` as `T`s, after the check that every image
     /// runs; `false` (nothing done) when `buf` is not a whole number of `T`s aligned for
     /// `T` (the caller checks and combines bytes then).
+    #[inline]
     fn builtin<T: Reducible + Pod>(
         &self,
         what: Intrinsic,
