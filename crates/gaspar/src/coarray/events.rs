@@ -38,8 +38,11 @@ impl Coarrays {
             if control_atomic(&self.rt, word, WordOp::Load)? >= threshold {
                 return Ok(true);
             }
-            // No image left that could post: an error, not a wait forever.
-            stranded = self.no_other_image_running();
+            // No image left that could post: an error, not a wait forever. (While no
+            // image left the job, nobody needs a look.)
+            if self.rt.departures() != Some(0) {
+                stranded = self.no_other_image_running();
+            }
             Ok(stranded.is_some())
         });
         waited?;

@@ -213,7 +213,12 @@ impl Coarrays {
             if ready().map_err(runtime)? {
                 return Ok(true);
             }
-            let status = self.status_at(watched, rank).map_err(runtime)?;
+            // While no image left the job, the status needs no look (see
+            // `images_running_for`): a poll costs what the bare wait's does.
+            let status = match self.rt.departures() {
+                Some(0) => RUNNING,
+                _ => self.status_at(watched, rank).map_err(runtime)?,
+            };
             // What the image did before it announced is visible now: look once more.
             if status != RUNNING && !ready().map_err(runtime)? {
                 gone = Some(status);
