@@ -289,7 +289,10 @@ pub struct Coarrays {
     signals_seen: Vec<u64>,
     /// Ranks this image has puts to that may be incomplete.
     pending: Vec<bool>,
-    any_pending: bool,
+    /// How many of `pending` are set.
+    pending_ranks: u32,
+    /// The rank of the last put recorded.
+    last_put: u32,
     /// Where data coarrays' memory comes from.
     memory: MemoryMethod,
     /// Live registered coarrays (RA, CA): id and this image's registration.
@@ -352,7 +355,8 @@ impl Coarrays {
             announcements,
             signals_seen: vec![0; procs as usize],
             pending: vec![false; procs as usize],
-            any_pending: false,
+            pending_ranks: 0,
+            last_put: 0,
             memory,
             registrations: Vec::new(),
             next_registration: 0,
@@ -491,21 +495,34 @@ impl Coarrays {
         Ok(())
     }
 
-    /// Completes every outstanding put (the part of every image control statement).
+    /// Completes every outstanding put (the part of every image control statement): a
+    /// flush of the one rank they went to when there is one (the usual halo or
+    /// neighbour put, as a blocking put completes it), else of every rank.
     fn complete_puts(&mut self) -> CoResult<()> {
-        if self.any_pending {
+        if self.pending_ranks == 0 {
+            return Ok(());
+        }
+        let last = self.last_put as usize;
+        if self.pending_ranks == 1 && self.pending[last] {
+            self.rt.fence(self.last_put)?;
+            self.pending[last] = false;
+        } else {
             self.rt.complete(Handle::ALL)?;
             self.pending.iter_mut().for_each(|p| *p = false);
-            self.any_pending = false;
         }
+        self.pending_ranks = 0;
         Ok(())
     }
 
     /// Records a put to `rank` that may still be in flight.
     #[inline]
     fn put_issued(&mut self, rank: u32) {
-        self.pending[rank as usize] = true;
-        self.any_pending = true;
+        let pending = &mut self.pending[rank as usize];
+        if !*pending {
+            *pending = true;
+            self.pending_ranks += 1;
+        }
+        self.last_put = rank;
     }
 
     /// Completes the puts to `rank` before this image reads memory there.
@@ -514,6 +531,7 @@ impl Coarrays {
         if self.pending[rank as usize] {
             self.rt.fence(rank)?;
             self.pending[rank as usize] = false;
+            self.pending_ranks -= 1;
         }
         Ok(())
     }
