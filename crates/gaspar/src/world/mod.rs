@@ -120,7 +120,7 @@ impl World {
     /// Counts a departure of this rank (it is about to stop or fail on purpose) in every
     /// rank's [`departures`](Self::departures); nothing where the transport keeps no
     /// count (MPI).
-    pub fn note_departure(&self) {
+    pub(crate) fn note_departure(&self) {
         self.transport.note_departure()
     }
 
@@ -129,7 +129,7 @@ impl World {
     /// those); `None` where the transport keeps no count (MPI, where a rank's exit ends
     /// the job).
     #[inline]
-    pub fn departures(&self) -> Option<u64> {
+    pub(crate) fn departures(&self) -> Option<u64> {
         self.transport.departures()
     }
 
