@@ -5,6 +5,8 @@
 # and OpenMPI. Source this file, then:
 #   two_hosts_up          make the namespaces (removed at exit, whatever happens)
 #   two_hosts_mpirun P A  run program P with arguments A, one rank on each host
+#   two_hosts_mpiexec_mpich P A   the same under MPICH's mpiexec (hydra; ch4:ucx over TCP),
+#                         for a program built against MPICH (MPICC=mpicc.mpich)
 # A veth round trip costs what a fast network does (an MPI_Get and flush over it took
 # 11-22 us here), not what shared memory does (under 1 us).
 
@@ -66,4 +68,26 @@ two_hosts_mpirun() {
         --mca btl tcp,self --mca btl_tcp_if_include veth0 --mca oob_tcp_if_include veth0 \
         --mca osc ucx --mca osc_ucx_tls any --mca osc_ucx_devices any \
         -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=veth0 $*"
+}
+
+two_hosts_mpiexec_mpich() {
+    local a=${two_hosts_names[0]} b=${two_hosts_names[1]}
+    # Hydra names the hosts by address (no resolver in the namespaces) and starts each
+    # proxy through this agent, which enters the namespace holding the address.
+    cat > "$two_hosts_dir/mpich-agent.sh" <<AGENT
+#!/bin/sh
+while [ "\${1#-}" != "\$1" ]; do shift; done
+case "\$1" in
+    10.233.0.1) ns=$a ;;
+    10.233.0.2) ns=$b ;;
+    *) echo "mpich-agent: unknown host \$1" >&2; exit 1 ;;
+esac
+shift
+exec ip netns exec "\$ns" sh -c "\$*"
+AGENT
+    chmod +x "$two_hosts_dir/mpich-agent.sh"
+    printf '10.233.0.1:1\n10.233.0.2:1\n' > "$two_hosts_dir/mpich-hosts"
+    ip netns exec "$a" mpiexec.mpich -launcher rsh -launcher-exec "$two_hosts_dir/mpich-agent.sh" \
+        -f "$two_hosts_dir/mpich-hosts" -iface veth0 -n 2 -ppn 1 \
+        -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES veth0 "$@"
 }

@@ -1,22 +1,60 @@
 //! `atomic_define`, `atomic_ref`, `atomic_cas`, `atomic_op`: atomic subroutines on
 //! integer and logical variables of kind 4 or 8 (atomic_int_kind, atomic_logical_kind).
+//!
+//! The first one on an image's part goes through the engine, which also says where the
+//! part is mapped here; later ones are the CPU's atomic on the mapped word
+//! ([`crate::words`]), where the transport's own atomics are too.
 
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use gaspar::coarray::{AtomicOp, Coarrays, Image, Token};
+use gaspar::AtomicOp as WordOp;
 
 use crate::abi::atomic_code;
 use crate::error::CafError;
 use crate::runtime;
 use crate::stat::StatArgs;
-use crate::token::{self, Holds};
+use crate::token::{self, CafToken, Holds};
+use crate::words;
 
 /// The word an atomic subroutine works on.
 struct Word<'a> {
+    caf: &'a CafToken,
     token: &'a Token,
     offset: usize,
     image: Image,
     width: u8,
+}
+
+impl Word<'_> {
+    /// Keeps where this word's part is mapped, for the next statement on it to find
+    /// ([`mapped_word`]); `raw_image` is gfortran's image argument (0: this image).
+    fn remember_route(&self, engine: &Coarrays, raw_image: c_int) {
+        if !words::cpu_atomics() {
+            return;
+        }
+        if let Ok(part) = engine.part(self.token, self.image) {
+            if let Some(base) = part.mapped {
+                let images = engine.runtime().procs() as usize;
+                let len = engine.len(self.token);
+                self.caf
+                    .words
+                    .record(raw_image, images, base, len, part.rank);
+            }
+        }
+    }
+}
+
+/// The width of an atomic kind, or an error naming it.
+fn width_of(kind: c_int) -> Result<u8, CafError> {
+    match kind {
+        4 => Ok(4),
+        8 => Ok(8),
+        other => Err(CafError::Argument(format!(
+            "atomic variable of kind {other} (atomic kinds are 4 and 8)"
+        ))),
+    }
 }
 
 /// Resolves gfortran's token, image (0: this image) and kind into a word.
@@ -31,22 +69,132 @@ unsafe fn word<'a>(
     kind: c_int,
 ) -> Result<Word<'a>, CafError> {
     // SAFETY: caller's contract.
-    let token = unsafe { token::borrow(token)? }.memory_of(Holds::Data)?;
+    let caf = unsafe { token::borrow(token)? };
+    let memory = caf.memory_of(Holds::Data)?;
+    Ok(Word {
+        caf,
+        token: memory,
+        offset,
+        image: token::image_or_this(image, engine.this_image())?,
+        width: width_of(kind)?,
+    })
+}
+
+/// A word of another process's memory (or this one's) that this process may do CPU
+/// atomics on: the fast path.
+#[derive(Clone, Copy)]
+struct MappedWord {
+    addr: usize,
+    width: u8,
+}
+
+/// The fast path's word for gfortran's arguments, when the engine mapped it before.
+///
+/// # Safety
+/// `token` is null or a registered token.
+#[inline(always)]
+unsafe fn mapped_word(
+    token: *mut c_void,
+    offset: usize,
+    image: c_int,
+    kind: c_int,
+) -> Option<MappedWord> {
     let width = match kind {
         4 => 4,
         8 => 8,
-        other => {
-            return Err(CafError::Argument(format!(
-                "atomic variable of kind {other} (atomic kinds are 4 and 8)"
-            )))
-        }
+        _ => return None,
     };
-    Ok(Word {
-        token,
-        offset,
-        image: token::image_or_this(image, engine.this_image())?,
+    if token.is_null() {
+        return None;
+    }
+    // SAFETY: a registered token (this function's contract).
+    let caf = unsafe { token::borrow(token) }.ok()?;
+    let word = caf.words.word(image, offset, usize::from(width))?;
+    Some(MappedWord {
+        addr: word.addr,
         width,
     })
+}
+
+impl MappedWord {
+    /// Does `op` on the word and returns its previous value (zero-extended), with the
+    /// orders the shm transport's atomics use.
+    ///
+    /// # Safety
+    /// The word is mapped, aligned to its width, and touched by every process only
+    /// through atomics ([`crate::words`]).
+    #[inline(always)]
+    unsafe fn apply(self, op: WordOp) -> u64 {
+        const ORD: Ordering = Ordering::AcqRel;
+        if self.width == 4 {
+            // SAFETY: this function's contract: a mapped, 4-byte aligned word.
+            let w = unsafe { AtomicU32::from_ptr(self.addr as *mut u32) };
+            let low = |v: u64| v as u32;
+            u64::from(match op {
+                WordOp::CompareSwap { expected, new } => {
+                    match w.compare_exchange(low(expected), low(new), ORD, Ordering::Acquire) {
+                        Ok(v) | Err(v) => v,
+                    }
+                }
+                WordOp::Swap(v) | WordOp::Store(v) => w.swap(low(v), ORD),
+                WordOp::Add(v) => w.fetch_add(low(v), ORD),
+                WordOp::Xor(v) => w.fetch_xor(low(v), ORD),
+                WordOp::Or(v) => w.fetch_or(low(v), ORD),
+                WordOp::And(v) => w.fetch_and(low(v), ORD),
+                WordOp::Load => w.load(Ordering::Acquire),
+            })
+        } else {
+            // SAFETY: this function's contract: a mapped, 8-byte aligned word.
+            let w = unsafe { AtomicU64::from_ptr(self.addr as *mut u64) };
+            match op {
+                WordOp::CompareSwap { expected, new } => {
+                    match w.compare_exchange(expected, new, ORD, Ordering::Acquire) {
+                        Ok(v) | Err(v) => v,
+                    }
+                }
+                WordOp::Swap(v) | WordOp::Store(v) => w.swap(v, ORD),
+                WordOp::Add(v) => w.fetch_add(v, ORD),
+                WordOp::Xor(v) => w.fetch_xor(v, ORD),
+                WordOp::Or(v) => w.fetch_or(v, ORD),
+                WordOp::And(v) => w.fetch_and(v, ORD),
+                WordOp::Load => w.load(Ordering::Acquire),
+            }
+        }
+    }
+}
+
+/// Runs the statement on the mapped word when there is one: `op` makes the operation from
+/// the word's width (`None`: a null value, which the engine path reports), and the
+/// previous value goes to `old` (null: nowhere). True when done, STAT= set.
+///
+/// # Safety
+/// gfortran's arguments: `token` null or registered, `old` null or writable for the
+/// kind's width, `stat` null or writable.
+#[inline(always)]
+unsafe fn on_mapped_word(
+    token: *mut c_void,
+    offset: usize,
+    image: c_int,
+    kind: c_int,
+    stat: *mut c_int,
+    old: *mut c_void,
+    op: impl FnOnce(u8) -> Option<WordOp>,
+) -> bool {
+    // SAFETY: this function's contract.
+    let Some(word) = (unsafe { mapped_word(token, offset, image, kind) }) else {
+        return false;
+    };
+    let Some(op) = op(word.width) else {
+        return false;
+    };
+    // SAFETY: a word `mapped_word` found.
+    let previous = unsafe { word.apply(op) };
+    // SAFETY: `old` is null or writable for the width (this function's contract).
+    unsafe {
+        store(old, word.width, previous);
+        StatArgs::stat_only(stat).success();
+    }
+    true
 }
 
 /// Reads a value of `width` bytes (zero-extended).
@@ -86,6 +234,25 @@ unsafe fn store(ptr: *mut c_void, width: u8, value: u64) {
     }
 }
 
+/// Runs the statement on the engine: the first on a word, and whatever the fast path
+/// leaves. Out of line, so that the entry points' fast path stays a few instructions.
+#[cold]
+#[inline(never)]
+fn on_engine(name: &str, stat: StatArgs, f: impl FnOnce(&mut Coarrays) -> Result<(), CafError>) {
+    runtime::statement(name, stat, f);
+}
+
+/// A value of `width` bytes at `ptr` for the fast path (`None`: null, which the engine
+/// path reports).
+///
+/// # Safety
+/// `ptr` is null or holds `width` readable bytes.
+#[inline(always)]
+unsafe fn value_at(ptr: *const c_void, width: u8) -> Option<u64> {
+    // SAFETY: this function's contract.
+    unsafe { load(ptr, width) }.ok()
+}
+
 /// `call atomic_define(atom[image], value)`.
 ///
 /// # Safety
@@ -101,14 +268,31 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_define(
     _type: c_int,
     kind: c_int,
 ) {
+    // SAFETY: this function's contract; `value` holds `kind` bytes.
+    let done = unsafe {
+        on_mapped_word(
+            token,
+            offset,
+            image,
+            kind,
+            stat,
+            std::ptr::null_mut(),
+            |w| value_at(value, w).map(WordOp::Store),
+        )
+    };
+    if done {
+        return;
+    }
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("ATOMIC_DEFINE", stat, |engine| {
+    on_engine("ATOMIC_DEFINE", stat, |engine| {
         // SAFETY: this function's contract.
         let w = unsafe { word(engine, token, offset, image, kind)? };
         // SAFETY: `value` holds `kind` bytes.
         let v = unsafe { load(value, w.width)? };
-        Ok(engine.atomic_define(w.token, w.offset, w.image, w.width, v)?)
+        engine.atomic_define(w.token, w.offset, w.image, w.width, v)?;
+        w.remember_route(engine, image);
+        Ok(())
     });
 }
 
@@ -126,14 +310,24 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_ref(
     _type: c_int,
     kind: c_int,
 ) {
+    // SAFETY: this function's contract: `value`, where the load's value goes, is writable.
+    let done = unsafe {
+        on_mapped_word(token, offset, image, kind, stat, value, |_| {
+            (!value.is_null()).then_some(WordOp::Load)
+        })
+    };
+    if done {
+        return;
+    }
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("ATOMIC_REF", stat, |engine| {
+    on_engine("ATOMIC_REF", stat, |engine| {
         // SAFETY: this function's contract.
         let w = unsafe { word(engine, token, offset, image, kind)? };
         let v = engine.atomic_ref(w.token, w.offset, w.image, w.width)?;
         // SAFETY: `value` holds `kind` writable bytes.
         unsafe { store(value, w.width, v) };
+        w.remember_route(engine, image);
         Ok(())
     });
 }
@@ -154,9 +348,21 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_cas(
     _type: c_int,
     kind: c_int,
 ) {
+    // SAFETY: this function's contract; `compare` and `new_val` hold `kind` bytes.
+    let done = unsafe {
+        on_mapped_word(token, offset, image, kind, stat, old, |w| {
+            Some(WordOp::CompareSwap {
+                expected: value_at(compare, w)?,
+                new: value_at(new_val, w)?,
+            })
+        })
+    };
+    if done {
+        return;
+    }
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("ATOMIC_CAS", stat, |engine| {
+    on_engine("ATOMIC_CAS", stat, |engine| {
         // SAFETY: this function's contract.
         let w = unsafe { word(engine, token, offset, image, kind)? };
         // SAFETY: `compare` and `new_val` hold `kind` bytes.
@@ -164,6 +370,7 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_cas(
         let previous = engine.atomic_cas(w.token, w.offset, w.image, w.width, c, n)?;
         // SAFETY: `old` holds `kind` writable bytes.
         unsafe { store(old, w.width, previous) };
+        w.remember_route(engine, image);
         Ok(())
     });
 }
@@ -185,16 +392,33 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_op(
     _type: c_int,
     kind: c_int,
 ) {
+    let code = op;
+    let op = match code {
+        atomic_code::ADD => Some(AtomicOp::Add),
+        atomic_code::AND => Some(AtomicOp::And),
+        atomic_code::OR => Some(AtomicOp::Or),
+        atomic_code::XOR => Some(AtomicOp::Xor),
+        _ => None,
+    };
+    // SAFETY: this function's contract; `value` holds `kind` bytes.
+    let done = unsafe {
+        on_mapped_word(token, offset, image, kind, stat, old, |w| {
+            let v = value_at(value, w)?;
+            Some(match op? {
+                AtomicOp::Add => WordOp::Add(v),
+                AtomicOp::And => WordOp::And(v),
+                AtomicOp::Or => WordOp::Or(v),
+                AtomicOp::Xor => WordOp::Xor(v),
+            })
+        })
+    };
+    if done {
+        return;
+    }
     // SAFETY: gfortran's STAT= argument.
     let stat = unsafe { StatArgs::stat_only(stat) };
-    runtime::statement("ATOMIC_ADD/AND/OR/XOR", stat, |engine| {
-        let op = match op {
-            atomic_code::ADD => AtomicOp::Add,
-            atomic_code::AND => AtomicOp::And,
-            atomic_code::OR => AtomicOp::Or,
-            atomic_code::XOR => AtomicOp::Xor,
-            other => return Err(CafError::Argument(format!("atomic operation {other}"))),
-        };
+    on_engine("ATOMIC_ADD/AND/OR/XOR", stat, |engine| {
+        let op = op.ok_or_else(|| CafError::Argument(format!("atomic operation {code}")))?;
         // SAFETY: this function's contract.
         let w = unsafe { word(engine, token, offset, image, kind)? };
         // SAFETY: `value` holds `kind` bytes.
@@ -202,6 +426,7 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_op(
         let previous = engine.atomic_fetch(op, w.token, w.offset, w.image, w.width, v)?;
         // SAFETY: `old` is null or holds `kind` writable bytes.
         unsafe { store(old, w.width, previous) };
+        w.remember_route(engine, image);
         Ok(())
     });
 }

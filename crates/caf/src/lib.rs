@@ -41,3 +41,4 @@ mod teams;
 mod termination;
 mod token;
 mod transfer;
+mod words;

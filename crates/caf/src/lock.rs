@@ -1,11 +1,73 @@
 //! LOCK and UNLOCK (also the lock of a CRITICAL construct, which gfortran registers as
 //! `CRITICAL` and locks on image 1).
+//!
+//! A lock variable is an 8-byte word of its image's part: 0 when unlocked, the holder's
+//! job rank + 1 when locked (the engine's [`gaspar::coarray::Coarrays::lock`]). The first
+//! statement on an image's lock goes through the engine, which also says where the part is
+//! mapped here; later ones try the CPU's compare-and-swap on the mapped word first
+//! ([`crate::words`]) and leave to the engine only what that does not settle: a lock
+//! another image holds (the engine waits, and reports the holder's stopping or failing),
+//! a lock this image holds already, an unlock of a lock this image does not hold.
+//! On shm a put is complete at its target when issued, so LOCK/UNLOCK have no puts to
+//! complete first; a fast UNLOCK wakes the images that wait for the lock, as the engine's
+//! does.
 
 use std::ffi::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use gaspar::coarray::{CoError, Coarrays, Image};
 
 use crate::runtime;
 use crate::stat::StatArgs;
-use crate::token::{self, Holds};
+use crate::token::{self, CafToken, Holds};
+use crate::words::{self, MappedWord};
+
+/// What this image writes in a lock word it holds: its job rank + 1 (0 before start).
+static HOLDER: AtomicU64 = AtomicU64::new(0);
+
+/// Says this image's job rank (at start).
+pub(crate) fn set_holder(rank: u32) {
+    HOLDER.store(u64::from(rank) + 1, Ordering::Relaxed);
+}
+
+/// The mapped word of lock `index` (counted from the token's first) of `image` (0: this
+/// image), when a statement on it went through the engine before.
+#[inline(always)]
+fn mapped_lock(caf: &CafToken, index: usize, image: c_int) -> Option<MappedWord> {
+    if caf.holds != Holds::Locks {
+        return None;
+    }
+    caf.words.word(image, index.checked_mul(8)?, 8)
+}
+
+/// The lock word at `word`.
+///
+/// # Safety
+/// `word` is a word [`mapped_lock`] returned: mapped, 8-byte aligned, touched by every
+/// process only through atomics.
+#[inline(always)]
+unsafe fn lock_word<'a>(word: MappedWord) -> &'a AtomicU64 {
+    // SAFETY: this function's contract.
+    unsafe { AtomicU64::from_ptr(word.addr as *mut u64) }
+}
+
+/// Keeps where `image`'s part of the lock token is mapped, for the next statement on it.
+fn remember_route(engine: &Coarrays, caf: &CafToken, raw_image: c_int, image: Image) {
+    if !words::cpu_atomics() {
+        return;
+    }
+    let Ok((memory, offset)) = caf.memory_at() else {
+        return;
+    };
+    if let Ok(part) = engine.part(memory, image) {
+        if let Some(base) = part.mapped {
+            let len = engine.len(memory).saturating_sub(offset);
+            let images = engine.runtime().procs() as usize;
+            caf.words
+                .record(raw_image, images, base + offset, len, part.rank);
+        }
+    }
+}
 
 /// `lock(l[image])`; with `acquired_lock` non-null, `lock(..., acquired_lock=ok)` tries
 /// once and stores 1 or 0.
@@ -27,10 +89,23 @@ pub unsafe extern "C" fn _gfortran_caf_lock(
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
     runtime::statement("LOCK", stat, |engine| {
         // SAFETY: this function's contract.
-        let (locks, first) = unsafe { token::borrow(token)? }.variables(Holds::Locks)?;
-        let index = index + first;
-        let image = token::image_or_this(image, engine.this_image())?;
-        let acquired = engine.lock(locks, index, image, !acquired_lock.is_null())?;
+        let caf = unsafe { token::borrow(token)? };
+        let fast = mapped_lock(caf, index, image).is_some_and(|word| {
+            let holder = HOLDER.load(Ordering::Relaxed);
+            // SAFETY: a word `mapped_lock` found.
+            let lock = unsafe { lock_word(word) };
+            lock.compare_exchange(0, holder, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        });
+        let acquired = if fast {
+            true
+        } else {
+            let (locks, first) = caf.variables(Holds::Locks)?;
+            let target = token::image_or_this(image, engine.this_image())?;
+            let acquired = engine.lock(locks, index + first, target, !acquired_lock.is_null())?;
+            remember_route(engine, caf, image, target);
+            acquired
+        };
         if !acquired_lock.is_null() {
             // SAFETY: non-null `acquired_lock` is writable (this function's contract).
             unsafe { *acquired_lock = c_int::from(acquired) };
@@ -56,9 +131,27 @@ pub unsafe extern "C" fn _gfortran_caf_unlock(
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
     runtime::statement("UNLOCK", stat, |engine| {
         // SAFETY: this function's contract.
-        let (locks, first) = unsafe { token::borrow(token)? }.variables(Holds::Locks)?;
-        let index = index + first;
-        let image = token::image_or_this(image, engine.this_image())?;
-        Ok(engine.unlock(locks, index, image)?)
+        let caf = unsafe { token::borrow(token)? };
+        if let Some(word) = mapped_lock(caf, index, image) {
+            let holder = HOLDER.load(Ordering::Relaxed);
+            // SAFETY: a word `mapped_lock` found.
+            let lock = unsafe { lock_word(word) };
+            if lock
+                .compare_exchange(holder, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                // Wakes the images waiting for the lock, which sleep on its owner's memory.
+                engine
+                    .runtime()
+                    .fence(word.rank)
+                    .map_err(CoError::Runtime)?;
+                return Ok(());
+            }
+        }
+        let (locks, first) = caf.variables(Holds::Locks)?;
+        let target = token::image_or_this(image, engine.this_image())?;
+        engine.unlock(locks, index + first, target)?;
+        remember_route(engine, caf, image, target);
+        Ok(())
     });
 }

@@ -84,6 +84,7 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                     // SAFETY: null or a descriptor gfortran built (this function's contract).
                     plain: unsafe { intrinsic_elements(desc) },
                     routes: Default::default(),
+                    words: Default::default(),
                 };
                 // SAFETY: `token` is writable (checked non-null; this function's contract).
                 unsafe { *token = fresh.into_raw() };
@@ -147,6 +148,7 @@ unsafe fn register_view(
         desc: if rank > 0 { desc } else { std::ptr::null_mut() },
         plain: coarray.plain,
         routes: Default::default(),
+        words: Default::default(),
     };
     // SAFETY: writable (caller's contract).
     unsafe { *slot = view.into_raw() };
@@ -184,6 +186,7 @@ unsafe fn component_token<'a>(
             desc: std::ptr::null(),
             plain: false,
             routes: Default::default(),
+            words: Default::default(),
         }
         .into_raw();
         heap.add_token(fresh as usize);

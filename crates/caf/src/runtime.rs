@@ -178,6 +178,8 @@ fn start(slot: &mut Option<State>) {
     match Coarrays::init() {
         Ok(engine) => {
             INITIAL_IMAGE.store(engine.this_image(), Ordering::Relaxed);
+            crate::words::set_cpu_atomics(engine.runtime().transport_name() == "shm");
+            crate::lock::set_holder(engine.runtime().rank());
             *slot = Some(State {
                 engine,
                 components: None,

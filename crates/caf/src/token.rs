@@ -46,6 +46,9 @@ pub(crate) struct CafToken {
     /// Where accessors for each image's part ran before (the fast path); first, as its
     /// first word tells this token from an accessor's callback token.
     pub(crate) routes: crate::accessor::routes::Routes,
+    /// Where the atomic and lock words of each image's part are mapped here (the fast
+    /// path of the atomic subroutines, LOCK and UNLOCK).
+    pub(crate) words: crate::words::WordRoutes,
     /// The memory.
     pub(crate) memory: Memory,
     /// What the memory holds.

@@ -101,7 +101,7 @@ fn mismatched_alloc() -> Result<()> {
                 } else {
                     other_call
                         == Collective::Free {
-                            offset: block.heap_offset(),
+                            heap_offset: block.heap_offset(),
                         }
                 };
                 check(&rt, expected, || format!("other call named {other_call}"));

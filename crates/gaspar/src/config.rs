@@ -3,6 +3,13 @@
 use crate::error::{Error, Result};
 
 /// One environment setting: its name, its default and what it does.
+///
+/// ```
+/// use gaspar::config::SETTINGS;
+/// for s in SETTINGS {
+///     println!("{}={} (default {}): {}", s.name, s.raw(), s.default, s.description);
+/// }
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Setting {
     /// Environment variable name.
@@ -14,6 +21,12 @@ pub struct Setting {
 }
 
 /// Size of each rank's symmetric heap.
+///
+/// ```
+/// use gaspar::config::HEAP_SIZE;
+/// assert_eq!(HEAP_SIZE.name, "GASPAR_HEAP_SIZE");
+/// assert_eq!(HEAP_SIZE.default, "auto"); // chosen by transport at start-up
+/// ```
 pub const HEAP_SIZE: Setting = Setting {
     name: "GASPAR_HEAP_SIZE",
     default: "auto",
@@ -23,12 +36,25 @@ pub const HEAP_SIZE: Setting = Setting {
                   the windows); 256M elsewhere (MPICH's MPI_Win_allocate visits every page)",
 };
 /// Size of each rank's starter memory.
+///
+/// ```
+/// use gaspar::config::STARTER_SIZE;
+/// if std::env::var_os(STARTER_SIZE.name).is_none() {
+///     assert_eq!(STARTER_SIZE.bytes()?, 64 << 10);
+/// }
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub const STARTER_SIZE: Setting = Setting {
     name: "GASPAR_STARTER_SIZE",
     default: "64K",
     description: "bytes of starter memory per rank, whose global address every rank knows",
 };
 /// How long a wait polls before it sleeps.
+///
+/// ```
+/// use gaspar::config::SPIN_LIMIT;
+/// assert_eq!(SPIN_LIMIT.name, "GASPAR_SPIN_LIMIT");
+/// ```
 pub const SPIN_LIMIT: Setting = Setting {
     name: "GASPAR_SPIN_LIMIT",
     default: "auto",
@@ -36,6 +62,11 @@ pub const SPIN_LIMIT: Setting = Setting {
                   auto = what one sleep and wake-up costs here, measured at start-up",
 };
 /// Grace period between SIGTERM and SIGKILL when the launcher stops a job.
+///
+/// ```
+/// use gaspar::config::KILL_GRACE_MS;
+/// assert_eq!(KILL_GRACE_MS.default, "300");
+/// ```
 pub const KILL_GRACE_MS: Setting = Setting {
     name: "GASPAR_KILL_GRACE_MS",
     default: "300",
@@ -43,6 +74,11 @@ pub const KILL_GRACE_MS: Setting = Setting {
         "milliseconds the launcher waits after SIGTERM before it SIGKILLs the remaining ranks",
 };
 /// How strided transfers move their bytes.
+///
+/// ```
+/// use gaspar::config::STRIDED_METHOD;
+/// assert!(["auto", "direct", "buffered"].contains(&STRIDED_METHOD.default));
+/// ```
 pub const STRIDED_METHOD: Setting = Setting {
     name: "GASPAR_STRIDED_METHOD",
     default: "auto",
@@ -50,12 +86,26 @@ pub const STRIDED_METHOD: Setting = Setting {
         "strided/vector transfers: auto (per transfer), direct, or buffered (XMP's four cases)",
 };
 /// Size of the packing buffer of strided transfers.
+///
+/// ```
+/// use gaspar::config::STRIDED_BUFFER;
+/// if std::env::var_os(STRIDED_BUFFER.name).is_none() {
+///     assert_eq!(STRIDED_BUFFER.bytes()?, 400 << 10);
+/// }
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub const STRIDED_BUFFER: Setting = Setting {
     name: "GASPAR_STRIDED_BUFFER",
     default: "400K",
     description: "bytes of the packing buffer B of strided transfers",
 };
 /// Where coarrays' memory comes from (the XcalableMP paper's three methods).
+///
+/// ```
+/// use gaspar::config::COARRAY_MEMORY;
+/// use gaspar::coarray::MemoryMethod;
+/// assert!(MemoryMethod::parse(COARRAY_MEMORY.default).is_some());
+/// ```
 pub const COARRAY_MEMORY: Setting = Setting {
     name: "GASPAR_COARRAY_MEMORY",
     default: "rs",
@@ -65,6 +115,11 @@ pub const COARRAY_MEMORY: Setting = Setting {
                   allocated, registered; locks and events stay in the heap)",
 };
 /// Log filter.
+///
+/// ```
+/// use gaspar::config::LOG;
+/// assert_eq!((LOG.name, LOG.default), ("GASPAR_LOG", "warn"));
+/// ```
 pub const LOG: Setting = Setting {
     name: "GASPAR_LOG",
     default: "warn",
@@ -72,6 +127,11 @@ pub const LOG: Setting = Setting {
 };
 
 /// All settings, in the order `gaspar info` prints them.
+///
+/// ```
+/// use gaspar::config::{SETTINGS, STARTER_SIZE};
+/// assert!(SETTINGS.iter().any(|s| s.name == STARTER_SIZE.name));
+/// ```
 pub const SETTINGS: &[Setting] = &[
     HEAP_SIZE,
     STARTER_SIZE,
@@ -85,11 +145,26 @@ pub const SETTINGS: &[Setting] = &[
 
 impl Setting {
     /// The raw value: the environment's, else the default.
+    ///
+    /// ```
+    /// use gaspar::config::LOG;
+    /// let filter = LOG.raw(); // $GASPAR_LOG, or "warn"
+    /// assert!(!filter.is_empty() || std::env::var_os(LOG.name).is_some());
+    /// ```
     pub fn raw(&self) -> String {
         std::env::var(self.name).unwrap_or_else(|_| self.default.to_string())
     }
 
     /// The value as a byte size (`4096`, `64K`, `256M`, `1G`).
+    ///
+    /// ```
+    /// use gaspar::config::Setting;
+    /// let tiny = Setting { name: "GASPAR_DOC_EXAMPLE_UNSET", default: "2K", description: "" };
+    /// assert_eq!(tiny.bytes()?, 2048);
+    /// let bad = Setting { name: "GASPAR_DOC_EXAMPLE_UNSET", default: "lots", description: "" };
+    /// assert!(bad.bytes().is_err());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn bytes(&self) -> Result<u64> {
         parse_size(&self.raw()).ok_or_else(|| {
             Error::Environment(format!("{}={:?} is not a size", self.name, self.raw()))
@@ -97,7 +172,7 @@ impl Setting {
     }
 
     /// The value as an unsigned integer.
-    pub fn number(&self) -> Result<u64> {
+    pub(crate) fn number(&self) -> Result<u64> {
         self.raw().trim().parse().map_err(|_| {
             Error::Environment(format!("{}={:?} is not a number", self.name, self.raw()))
         })
@@ -106,7 +181,7 @@ impl Setting {
 
 /// The starter memory and heap sizes of each rank (`GASPAR_STARTER_SIZE`,
 /// `GASPAR_HEAP_SIZE`), refused beyond the 256 GiB a global address's offset can reach.
-pub fn segment_sizes() -> Result<(u64, u64)> {
+pub(crate) fn segment_sizes() -> Result<(u64, u64)> {
     let within_reach = |setting: &Setting| {
         let bytes = setting.bytes()?;
         if bytes > crate::gmem::MAX_SEGMENT_LEN {
@@ -165,7 +240,7 @@ fn auto_heap_size() -> u64 {
 }
 
 /// Parses `123`, `64K`, `256M`, `2G` (binary multiples; an optional trailing `B`/`iB`).
-pub fn parse_size(text: &str) -> Option<u64> {
+pub(crate) fn parse_size(text: &str) -> Option<u64> {
     let text = text.trim();
     let text = text
         .strip_suffix("iB")

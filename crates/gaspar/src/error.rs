@@ -4,6 +4,19 @@ use crate::addr::GlobalAddr;
 
 /// Everything that can go wrong in a gaspar call. Bad user input is always reported
 /// through one of these variants, never by a panic or a wild memory access.
+///
+/// ```
+/// use gaspar::Error;
+/// let rt = gaspar::init()?;
+/// let slot = rt.alloc::<u64>(1)?;
+/// match slot.get(rt.procs(), 0) {
+///     Err(Error::RankOutOfRange { rank, procs }) => assert_eq!(rank, procs),
+///     other => panic!("expected RankOutOfRange, got {other:?}"),
+/// }
+/// slot.free()?;
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -229,6 +242,16 @@ impl Error {
 }
 
 /// Result with gaspar's [`Error`].
+///
+/// ```
+/// fn ring_neighbour(rt: &gaspar::Runtime) -> gaspar::Result<u32> {
+///     Ok((rt.rank() + 1) % rt.procs())
+/// }
+/// let rt = gaspar::init()?;
+/// assert_eq!(ring_neighbour(&rt)?, 0); // one rank: its own neighbour
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A transport's boxed error (the transport returns errors boxed, so results fit in registers) unboxed.
@@ -241,6 +264,11 @@ impl From<Box<Error>> for Error {
 /// A collective call of the memory layer, as ranks exchange it to check that they all made
 /// the same one (and as [`Error::MismatchedCollective`] reports it). Its encoding is
 /// [`gmem`](crate::gmem)'s.
+///
+/// ```
+/// use gaspar::gmem::Collective;
+/// assert_eq!(Collective::Alloc { len: 4096 }.to_string(), "alloc(4096)");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Collective {
     /// [`GlobalMemory::barrier`](crate::gmem::GlobalMemory::barrier).
@@ -253,7 +281,7 @@ pub enum Collective {
     /// [`GlobalMemory::free`](crate::gmem::GlobalMemory::free) of the block at heap offset `offset`.
     Free {
         /// The block's heap offset.
-        offset: u64,
+        heap_offset: u64,
     },
     /// [`GlobalMemory::reset`](crate::gmem::GlobalMemory::reset) to rank `rank`.
     Reset {
@@ -323,15 +351,42 @@ impl Collective {
 /// What a tagged exchange of words is for ([`Collective::Exchange`]): up to
 /// [`ExchangeTag::MAX_LEN`] printable ASCII bytes, carried whole in the word ranks agree on,
 /// so that a rank names another rank's exchange even if it never made that one itself.
+///
+/// ```
+/// use gaspar::gmem::ExchangeTag;
+/// const TAG: ExchangeTag = match ExchangeTag::new("halo") {
+///     Some(tag) => tag,
+///     None => panic!("a valid tag"),
+/// };
+/// let rt = gaspar::init()?;
+/// let mut widths = vec![0u64; rt.procs() as usize];
+/// rt.acp().exchange_u64(TAG, 16, &mut widths)?;
+/// assert_eq!(widths[rt.rank() as usize], 16);
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExchangeTag([u8; ExchangeTag::MAX_LEN]);
 
 impl ExchangeTag {
     /// The longest tag.
+    ///
+    /// ```
+    /// use gaspar::gmem::ExchangeTag;
+    /// assert!(ExchangeTag::new(&"x".repeat(ExchangeTag::MAX_LEN)).is_some());
+    /// assert!(ExchangeTag::new(&"x".repeat(ExchangeTag::MAX_LEN + 1)).is_none());
+    /// ```
     pub const MAX_LEN: usize = 6;
 
     /// The tag `name`; `None` when it is empty, longer than [`MAX_LEN`](Self::MAX_LEN)
     /// bytes, or not printable ASCII.
+    ///
+    /// ```
+    /// use gaspar::gmem::ExchangeTag;
+    /// assert!(ExchangeTag::new("sizes").is_some());
+    /// assert!(ExchangeTag::new("").is_none());
+    /// assert!(ExchangeTag::new("a b").is_none()); // printable ASCII, no spaces
+    /// ```
     pub const fn new(name: &str) -> Option<ExchangeTag> {
         let bytes = name.as_bytes();
         if bytes.is_empty() || bytes.len() > Self::MAX_LEN {
@@ -380,7 +435,9 @@ impl std::fmt::Display for Collective {
         match self {
             Collective::Barrier => write!(f, "barrier"),
             Collective::Alloc { len } => write!(f, "alloc({len})"),
-            Collective::Free { offset } => write!(f, "free(the block at heap offset {offset:#x})"),
+            Collective::Free { heap_offset } => {
+                write!(f, "free(the block at heap offset {heap_offset:#x})")
+            }
             Collective::Reset { rank } => write!(f, "reset({rank})"),
             Collective::Split => write!(f, "split"),
             Collective::Broadcast { len, root } => write!(f, "broadcast({len} bytes from {root})"),

@@ -35,6 +35,16 @@ use crate::transport::shm::job::JobSegments;
 use crate::transport::shm::segment;
 
 /// What to launch.
+///
+/// ```no_run
+/// use gaspar::launcher::{run, LaunchSpec};
+/// let spec = LaunchSpec { procs: 4, label: true, program: "./ring".into(), args: vec![] };
+/// match run(&spec)? {
+///     None => println!("every rank finalized"),
+///     Some(failure) => std::process::exit(failure.exit_code()),
+/// }
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct LaunchSpec {
     /// Number of ranks.
@@ -48,6 +58,12 @@ pub struct LaunchSpec {
 }
 
 /// How a rank ended.
+///
+/// ```
+/// use gaspar::launcher::{Failure, RankEnd};
+/// let crashed = Failure::Rank { rank: 1, pid: 4242, end: RankEnd::Signaled(11) };
+/// assert_eq!(crashed.exit_code(), 128 + 11);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RankEnd {
     /// Exited with this status.
@@ -62,6 +78,12 @@ pub enum RankEnd {
 }
 
 /// Why a job did not succeed.
+///
+/// ```
+/// use gaspar::launcher::{Failure, RankEnd};
+/// let stopped = Failure::Ended { rank: 0, end: RankEnd::Exited(3) }; // ERROR STOP 3
+/// assert_eq!(stopped.exit_code(), 3);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {
     /// The first rank that failed, and how.
@@ -100,6 +122,16 @@ impl Failure {
     /// rank succeeds when that rank ended without finalizing and with status 0 (a Fortran
     /// FAIL IMAGE, the program's own doing: the standard makes it a failed image the others
     /// handle, not an error termination); a rank that crashed still fails the job.
+    ///
+    /// ```
+    /// use gaspar::launcher::{Failure, RankEnd};
+    /// // FAIL IMAGE: the rank left without finalizing, status 0; the others went on.
+    /// let failed = Failure::WentOn { rank: 2, pid: 4243, end: RankEnd::NotFinalized };
+    /// assert_eq!(failed.exit_code(), 0);
+    /// let crashed = Failure::WentOn { rank: 2, pid: 4243, end: RankEnd::Signaled(9) };
+    /// assert_ne!(crashed.exit_code(), 0);
+    /// assert_eq!(Failure::Interrupted(2).exit_code(), 130);
+    /// ```
     pub fn exit_code(&self) -> i32 {
         match *self {
             Failure::Rank { end, .. } | Failure::Ended { end, .. } => end.exit_code(),
@@ -294,6 +326,15 @@ fn watch(listen: OwnedFd, mut groups: Vec<i32>, memfds: &[RawFd]) -> ! {
 }
 
 /// Runs a job to its end. `Ok(None)` when every rank succeeded.
+///
+/// ```no_run
+/// use gaspar::launcher::{run, LaunchSpec};
+/// // `gaspar run -n 2 ./prog`: calibrates the copy engine if needed, starts two ranks and
+/// // waits for them.
+/// let spec = LaunchSpec { procs: 2, label: false, program: "./prog".into(), args: vec!["--size".into(), "64".into()] };
+/// assert_eq!(run(&spec)?, None);
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     if spec.procs == 0 || u64::from(spec.procs) > crate::addr::MAX_RANKS {
         return Err(Error::invalid(
@@ -305,7 +346,7 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     let grace = Duration::from_millis(config::KILL_GRACE_MS.number()?);
     // The copy table is measured here, once, if this machine has none: never in the
     // ranks, which read it (a failure only leaves them with memcpy, and is said).
-    match crate::copy_engine::ensure_calibrated() {
+    match crate::transport::shm::calibrate::ensure_calibrated() {
         Ok((_, Some(measured))) => tracing::info!(
             "copy engine calibrated in {:.2} s",
             measured.took.as_secs_f64()

@@ -77,11 +77,8 @@ pub mod world;
 /// measured on this machine's processor (`gaspar calibrate`, shown by `gaspar info`).
 pub mod copy_engine {
     pub use crate::transport::shm::calibrate::cache::CpuKey;
-    pub use crate::transport::shm::calibrate::{
-        calibrate, ensure_calibrated, status, Calibration, Status,
-    };
-    pub use crate::transport::shm::copy::kernels::Method;
-    pub use crate::transport::shm::copy::table::{Choice, MethodTable, Placement};
+    pub use crate::transport::shm::calibrate::{calibrate, status, Calibration, Status};
+    pub use crate::transport::shm::copy::table::MethodTable;
 }
 
 pub use error::{Error, Result};
@@ -110,6 +107,19 @@ pub fn transports() -> &'static [&'static str] {
 /// `body` aborts the whole job with the error's message, as an MPI program would: the
 /// other ranks cannot know that this one stopped, and would otherwise wait for it in their
 /// next collective. Returns only when every rank finished `body` (or if init failed).
+///
+/// ```
+/// gaspar::run_job(|rt| {
+///     let counter = rt.alloc::<u64>(1)?;
+///     counter.fetch_add(0, 0, 1)?;
+///     rt.barrier()?;
+///     if rt.rank() == 0 {
+///         assert_eq!(counter.get(0, 0)?, u64::from(rt.procs()));
+///     }
+///     counter.free()
+/// })?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub fn run_job(body: impl FnOnce(&mut Runtime) -> Result<()>) -> Result<()> {
     let mut rt = init()?;
     match body(&mut rt) {

@@ -263,6 +263,15 @@ impl Runtime {
     }
 
     /// The world layer teams run on (see [`Runtime::team`]).
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let mut sizes = vec![0u64; rt.procs() as usize];
+    /// rt.world().allgather_u64(1 << rt.rank(), &mut sizes)?;
+    /// assert_eq!(sizes[0], 1);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline]
     pub fn world(&self) -> &World {
         &self.layers

@@ -93,6 +93,58 @@ fn the_access_latency_benchmark_checks_its_reads_and_reports_every_kind() {
     }
 }
 
+/// The value of `name=VALUE` in `line` (a test failure when missing or malformed).
+fn field<T: std::str::FromStr>(line: &str, name: &str) -> T {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name}=VALUE in {line:?}"))
+}
+
+/// On one host a read from another rank does not wait for that rank to stop computing:
+/// the probe's read during the source's 200 ms of local reads takes less than those 200 ms
+/// (across hosts over MPI RMA on TCP it does not: `scripts/bench-darray --hosts`).
+#[test]
+fn a_remote_read_on_one_host_completes_while_its_source_computes() {
+    for t in transports() {
+        for procs in [2u32, 3] {
+            let out = run_on(t, procs, &[&example("darray_progress")]);
+            out.assert_success();
+            let lines: Vec<(u64, f64, u64)> = out
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with("darray-progress "))
+                .map(|l| {
+                    (
+                        field(l, "busy_ms"),
+                        field(l, "remote_read_us"),
+                        field(l, "source_local_reads"),
+                    )
+                })
+                .collect();
+            let busy: Vec<u64> = lines.iter().map(|l| l.0).collect();
+            assert_eq!(busy, [0, 50, 200], "{t}, {procs} ranks: {}", out.stdout);
+            for (busy_ms, wait_us, source_reads) in lines {
+                assert_eq!(
+                    source_reads > 0,
+                    busy_ms > 0,
+                    "{t}, {procs}: {}",
+                    out.stdout
+                );
+                if busy_ms == 200 {
+                    assert!(
+                        wait_us < busy_ms as f64 * 1e3,
+                        "{t}, {procs}: {}",
+                        out.stdout
+                    );
+                }
+            }
+        }
+        let alone = run_on(t, 1, &[&example("darray_progress")]);
+        assert!(!alone.status.success() && alone.stderr.contains("needs 2 ranks"));
+    }
+}
+
 /// Every benchmark of the LAPPS paper (section 6.3), every variant, at a small size: each
 /// checks its result against a serial computation and says so.
 #[test]

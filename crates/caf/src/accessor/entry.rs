@@ -42,6 +42,19 @@ unsafe fn locate(
     coarray_desc: *const c_void,
     team: CoindexTeam,
 ) -> Result<Where, CafError> {
+    let desc = if coarray_desc.is_null() {
+        None
+    } else {
+        // SAFETY: a descriptor (this function's contract).
+        Some(Box::new(unsafe { DescBuf::copy_of(coarray_desc)? }))
+    };
+    if matches!(team, CoindexTeam::Current) {
+        // A part an accessor ran against before: no engine lookup (the fast path's route).
+        // SAFETY: this function's contract.
+        if let Some(base) = unsafe { fast::route(token, image) } {
+            return Ok(Where::Here(Target { base, desc }));
+        }
+    }
     let engine = &state.engine;
     let image_index = image;
     let team_id = team.resolve(state)?;
@@ -51,12 +64,6 @@ unsafe fn locate(
     let (memory, offset) = caf.memory_at()?;
     let image = token::image(image)?;
     let part = engine.part_in(memory, image, team_id)?;
-    let desc = if coarray_desc.is_null() {
-        None
-    } else {
-        // SAFETY: a descriptor (this function's contract).
-        Some(Box::new(unsafe { DescBuf::copy_of(coarray_desc)? }))
-    };
     let here = if part.rank == engine.runtime().rank() {
         Some(engine.local_addr(memory)? + offset)
     } else {
@@ -590,7 +597,10 @@ fn fetched(reply: Reply) -> Result<Fetched, CafError> {
             dst_charlen,
         } => Ok(Fetched {
             data,
-            desc: desc.as_deref().map(DescBuf::from_bytes).transpose()?,
+            desc: desc
+                .as_deref()
+                .map(|bytes| DescBuf::from_bytes(bytes).map(Box::new))
+                .transpose()?,
             dst_charlen: dst_charlen.map(|v| v as usize),
         }),
         other => Err(CafError::Argument(format!(
@@ -703,7 +713,7 @@ unsafe fn source(
     copy.make_contiguous();
     Ok(Sent {
         data: bytes,
-        desc: Some(copy),
+        desc: Some(Box::new(copy)),
     })
 }
 

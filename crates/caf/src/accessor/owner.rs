@@ -316,8 +316,9 @@ pub(crate) enum Into {
 pub(crate) struct Fetched {
     /// The elements, contiguous.
     pub(crate) data: Vec<u8>,
-    /// For an array, the descriptor the getter filled (bounds of `data`).
-    pub(crate) desc: Option<DescBuf>,
+    /// For an array, the descriptor the getter filled (bounds of `data`); boxed, so that a
+    /// scalar's result stays small where it is moved.
+    pub(crate) desc: Option<Box<DescBuf>>,
     /// The destination's character length after the call.
     pub(crate) dst_charlen: Option<usize>,
 }
@@ -376,7 +377,7 @@ pub(crate) unsafe fn get(
             })
         }
         Into::Array(desc) => {
-            let mut desc = *desc;
+            let mut desc = desc;
             desc.set_base(std::ptr::null_mut());
             let origin = call.origin;
             // SAFETY: as above; the getter allocates the destination's data.
@@ -419,8 +420,8 @@ pub(crate) unsafe fn get(
 pub(crate) struct Sent {
     /// The elements, contiguous.
     pub(crate) data: Vec<u8>,
-    /// For an array, its descriptor (made contiguous).
-    pub(crate) desc: Option<DescBuf>,
+    /// For an array, its descriptor (made contiguous; boxed, as [`Fetched`]'s).
+    pub(crate) desc: Option<Box<DescBuf>>,
 }
 
 /// Runs receiver `call.index`: stores `sent` into `target`.

@@ -22,6 +22,12 @@ pub(crate) fn teams_changed() {
     TEAM_EPOCH.fetch_add(1, Ordering::AcqRel);
 }
 
+/// The current [`TEAM_EPOCH`]: routes found under another are stale.
+#[inline]
+pub(crate) fn epoch() -> u64 {
+    TEAM_EPOCH.load(Ordering::Acquire)
+}
+
 /// The first word of every coarray token ([`crate::token::CafToken`]).
 pub(crate) const COARRAY_TOKEN: u64 = u64::from_be_bytes(*b"gaspCAF\0");
 /// The first word of every accessor's callback token ([`super::owner::CallbackToken`]).

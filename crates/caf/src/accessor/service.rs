@@ -120,7 +120,10 @@ fn handle(mut request: Request) -> Result<Reply, CafError> {
         Op::Send { data, src_desc } => {
             let mut sent = Sent {
                 data,
-                desc: src_desc.as_deref().map(DescBuf::from_bytes).transpose()?,
+                desc: src_desc
+                    .as_deref()
+                    .map(|bytes| DescBuf::from_bytes(bytes).map(Box::new))
+                    .transpose()?,
             };
             // SAFETY: as above.
             unsafe { owner::send(&mut call, &mut target, &mut sent)? };

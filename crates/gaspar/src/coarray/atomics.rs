@@ -7,6 +7,19 @@ use super::{atomic_at, Coarrays, Image, Token};
 
 /// The read-modify-write operations of `atomic_add`, `atomic_and`, `atomic_or`,
 /// `atomic_xor` and their fetching forms.
+///
+/// ```
+/// use gaspar::coarray::{AtomicOp, Coarrays};
+/// let mut co = Coarrays::init()?;
+/// let counter = co.allocate(8)?;
+/// let me = co.this_image();
+/// assert_eq!(co.atomic_fetch(AtomicOp::Add, &counter, 0, 1, 8, 5)?, 0);
+/// assert_eq!(co.atomic_fetch(AtomicOp::Or, &counter, 0, 1, 8, 2)?, 5);
+/// assert_eq!(co.atomic_ref(&counter, 0, me, 8)?, 7);
+/// co.deallocate(counter)?;
+/// co.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AtomicOp {
     /// Wrapping add.
@@ -59,6 +72,17 @@ impl Coarrays {
     }
 
     /// `atomic_define`: stores `value` (its low `width` bytes).
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let flags = co.allocate(8)?; // two integer(4) words
+    /// co.atomic_define(&flags, 4, 1, 4, 42)?; // flags(2)[1] = 42
+    /// assert_eq!(co.atomic_ref(&flags, 4, 1, 4)?, 42);
+    /// co.deallocate(flags)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn atomic_define(
         &mut self,
         token: &Token,
@@ -72,6 +96,18 @@ impl Coarrays {
     }
 
     /// `atomic_ref`: the word's value, zero-extended.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let word = co.allocate(4)?;
+    /// co.atomic_define(&word, 0, 1, 4, u64::from(u32::MAX))?;
+    /// assert_eq!(co.atomic_ref(&word, 0, 1, 4)?, u64::from(u32::MAX)); // zero-extended
+    /// assert!(co.atomic_ref(&word, 0, 1, 2).is_err()); // 4 or 8 bytes only
+    /// co.deallocate(word)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn atomic_ref(
         &mut self,
         token: &Token,
@@ -83,6 +119,18 @@ impl Coarrays {
     }
 
     /// `atomic_cas`: stores `new` if the word equals `compare`; returns the old value.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let word = co.allocate(8)?;
+    /// assert_eq!(co.atomic_cas(&word, 0, 1, 8, 0, 9)?, 0); // swapped
+    /// assert_eq!(co.atomic_cas(&word, 0, 1, 8, 0, 5)?, 9); // not swapped
+    /// assert_eq!(co.atomic_ref(&word, 0, 1, 8)?, 9);
+    /// co.deallocate(word)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     #[allow(clippy::too_many_arguments)]
     pub fn atomic_cas(
         &mut self,
@@ -107,6 +155,19 @@ impl Coarrays {
 
     /// `atomic_add/and/or/xor` and `atomic_fetch_*`: applies `op` with `value`; returns
     /// the old value.
+    ///
+    /// ```
+    /// use gaspar::coarray::{AtomicOp, Coarrays};
+    /// let mut co = Coarrays::init()?;
+    /// let word = co.allocate(8)?;
+    /// co.atomic_define(&word, 0, 1, 8, 0b1100)?;
+    /// assert_eq!(co.atomic_fetch(AtomicOp::Xor, &word, 0, 1, 8, 0b0110)?, 0b1100);
+    /// assert_eq!(co.atomic_fetch(AtomicOp::And, &word, 0, 1, 8, 0b0010)?, 0b1010);
+    /// assert_eq!(co.atomic_ref(&word, 0, 1, 8)?, 0b0010);
+    /// co.deallocate(word)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     #[allow(clippy::too_many_arguments)]
     pub fn atomic_fetch(
         &mut self,

@@ -7,6 +7,15 @@ use super::Image;
 
 /// The cobounds of a coarray: lower cobounds of every codimension and upper cobounds of
 /// all but the last (which is `*`).
+///
+/// ```
+/// use gaspar::coarray::Cobounds;
+/// // x[2, 0:*] on 6 images: cosubscripts (1..=2, 0..=2).
+/// let x = Cobounds::new(&[1, 0], &[2])?;
+/// assert_eq!(x.image_index(6, &[2, 1]), Some(4));
+/// assert_eq!(x.cosubscripts(4), [2, 1]);
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cobounds {
     lower: Vec<i64>,
@@ -15,6 +24,14 @@ pub struct Cobounds {
 
 impl Cobounds {
     /// `[lower[0]:upper[0], ..., lower[n-1]:*]`: `upper` has one entry less than `lower`.
+    ///
+    /// ```
+    /// use gaspar::coarray::Cobounds;
+    /// let x = Cobounds::new(&[1, 1], &[3])?; // x[3, *]
+    /// assert_eq!(x.lcobound(), [1, 1]);
+    /// assert!(Cobounds::new(&[1], &[3]).is_err()); // the last upper cobound is *
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn new(lower: &[i64], upper: &[i64]) -> CoResult<Cobounds> {
         if lower.is_empty() || upper.len() + 1 != lower.len() || lower.len() > 15 {
             return Err(CoError::invalid(
@@ -35,6 +52,12 @@ impl Cobounds {
     }
 
     /// `[1:*]`, the cobounds of `x[*]`.
+    ///
+    /// ```
+    /// use gaspar::coarray::Cobounds;
+    /// let x = Cobounds::star(); // x[*]
+    /// assert_eq!(x.image_index(4, &[3]), Some(3));
+    /// ```
     pub fn star() -> Cobounds {
         Cobounds {
             lower: vec![1],
@@ -48,6 +71,15 @@ impl Cobounds {
 
     /// `image_index(x, sub)`: the image of cosubscripts `sub` among `num_images`, or
     /// `None` where Fortran gives 0 (outside the cobounds, or past the last image).
+    ///
+    /// ```
+    /// use gaspar::coarray::Cobounds;
+    /// let x = Cobounds::new(&[0, 1], &[1])?; // x[0:1, *]
+    /// assert_eq!(x.image_index(4, &[1, 2]), Some(4));
+    /// assert_eq!(x.image_index(4, &[1, 3]), None); // past the last image
+    /// assert_eq!(x.image_index(4, &[2, 1]), None); // outside the cobounds
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn image_index(&self, num_images: u32, sub: &[i64]) -> Option<Image> {
         if sub.len() != self.lower.len() {
             return None;
@@ -69,6 +101,14 @@ impl Cobounds {
     }
 
     /// `this_image(x)` for image `image`: its cosubscripts.
+    ///
+    /// ```
+    /// use gaspar::coarray::Cobounds;
+    /// let x = Cobounds::new(&[0, 1], &[1])?; // x[0:1, *]
+    /// assert_eq!(x.cosubscripts(1), [0, 1]);
+    /// assert_eq!(x.cosubscripts(3), [0, 2]);
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn cosubscripts(&self, image: Image) -> Vec<i64> {
         let mut rest = i64::from(image) - 1;
         let mut out = Vec::with_capacity(self.lower.len());
@@ -85,12 +125,24 @@ impl Cobounds {
     }
 
     /// `lcobound(x)`.
+    ///
+    /// ```
+    /// use gaspar::coarray::Cobounds;
+    /// assert_eq!(Cobounds::star().lcobound(), [1]);
+    /// ```
     pub fn lcobound(&self) -> &[i64] {
         &self.lower
     }
 
     /// `ucobound(x)` with `num_images` images: the last codimension ends where the last
     /// image lies.
+    ///
+    /// ```
+    /// use gaspar::coarray::Cobounds;
+    /// let x = Cobounds::new(&[1, 1], &[2])?; // x[2, *]
+    /// assert_eq!(x.ucobound(5), [2, 3]);
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn ucobound(&self, num_images: u32) -> Vec<i64> {
         let per_last: i64 = (0..self.upper.len()).map(|k| self.extent(k)).product();
         let last = self.lower[self.lower.len() - 1] + (i64::from(num_images) - 1) / per_last;

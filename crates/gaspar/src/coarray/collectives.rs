@@ -160,6 +160,16 @@ impl Coarrays {
     /// fails only when the source stopped or an image failed, not when another image
     /// took in its value and stopped meanwhile (as the source itself may, once every
     /// image took in its value: see [`stop`](Self::stop)).
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let mut seed = if co.this_image() == 1 { 42u64.to_ne_bytes() } else { [0; 8] };
+    /// co.co_broadcast(&mut seed, 1)?;
+    /// assert_eq!(u64::from_ne_bytes(seed), 42);
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn co_broadcast(&mut self, buf: &mut [u8], source: Image) -> CoResult<()> {
         let root = self.root(source)?;
         let team = self.collective_team();
@@ -176,6 +186,16 @@ impl Coarrays {
     /// `co_sum(a, result_image)`: `buf` holds elements of type `elem`, `elem_len` bytes
     /// each; the element-wise sum goes to `result_image`, or to every image for `None`
     /// (elsewhere `buf` is left undefined, as Fortran says).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, Elem, ElemType};
+    /// let mut co = Coarrays::init()?;
+    /// let mut buf = 2.5f64.to_ne_bytes(); // real(8) :: a
+    /// co.co_sum(&mut buf, Elem::new(ElemType::Real, 8), 8, None)?;
+    /// assert_eq!(f64::from_ne_bytes(buf), 2.5 * f64::from(co.num_images()));
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     #[inline]
     pub fn co_sum(
         &mut self,
@@ -188,6 +208,18 @@ impl Coarrays {
     }
 
     /// `co_min(a, result_image)` (integer, real, character): see [`co_sum`](Self::co_sum).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, Elem, ElemType};
+    /// let mut co = Coarrays::init()?;
+    /// let mut buf = (co.this_image() as i32).to_ne_bytes(); // integer(4)
+    /// co.co_min(&mut buf, Elem::new(ElemType::Integer, 4), 4, Some(1))?;
+    /// if co.this_image() == 1 {
+    ///     assert_eq!(i32::from_ne_bytes(buf), 1);
+    /// }
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     #[inline]
     pub fn co_min(
         &mut self,
@@ -200,6 +232,17 @@ impl Coarrays {
     }
 
     /// `co_max(a, result_image)` (integer, real, character): see [`co_sum`](Self::co_sum).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, Elem, ElemType};
+    /// let mut co = Coarrays::init()?;
+    /// // character(len=3): compared as strings.
+    /// let mut word = *b"abc";
+    /// co.co_max(&mut word, Elem::new(ElemType::Character, 1), 3, None)?;
+    /// assert_eq!(&word, b"abc");
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     #[inline]
     pub fn co_max(
         &mut self,
@@ -214,6 +257,21 @@ impl Coarrays {
     /// `co_reduce(a, operation, result_image)`: `op(acc, other)` makes `acc` the
     /// combination of two elements of `elem_len` bytes (`acc` from lower images than
     /// `other`); it must be associative, need not be commutative.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// // 2-byte elements combined by keeping the larger first byte.
+    /// let mut buf = [3u8, 7, 1, 2];
+    /// co.co_reduce(&mut buf, 2, &mut |acc: &mut [u8], other: &[u8]| {
+    ///     if other[0] > acc[0] {
+    ///         acc.copy_from_slice(other);
+    ///     }
+    /// }, None)?;
+    /// assert_eq!(buf, [3, 7, 1, 2]);
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn co_reduce(
         &mut self,
         buf: &mut [u8],

@@ -7,6 +7,12 @@
 use super::error::{CoError, CoResult};
 
 /// Fortran's intrinsic type of an element (gfortran's `BT_*` order).
+///
+/// ```
+/// use gaspar::coarray::{Elem, ElemType};
+/// let logical4 = Elem::new(ElemType::Logical, 4);
+/// assert!(logical4.check(4).is_ok());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ElemType {
     /// `integer(kind)`.
@@ -25,6 +31,13 @@ pub enum ElemType {
 
 /// An element's type and kind: `kind` is the bytes of one value (complex: of one part;
 /// character: of one character, 1 or 4; derived: ignored).
+///
+/// ```
+/// use gaspar::coarray::{Elem, ElemType};
+/// let complex8 = Elem::new(ElemType::Complex, 8); // complex(8): two real(8)
+/// assert_eq!((complex8.ty, complex8.kind), (ElemType::Complex, 8));
+/// assert!(complex8.check(16).is_ok());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Elem {
     /// The type.
@@ -35,12 +48,26 @@ pub struct Elem {
 
 impl Elem {
     /// An element of type `ty` and kind `kind`.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Elem, ElemType};
+    /// const R4: Elem = Elem::new(ElemType::Real, 4);
+    /// assert_eq!(R4.kind, 4);
+    /// ```
     pub const fn new(ty: ElemType, kind: u8) -> Elem {
         Elem { ty, kind }
     }
 
     /// Checks that an element of this type may be `elem_len` bytes long, and that its
     /// kind is one this layer knows.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Elem, ElemType};
+    /// assert!(Elem::new(ElemType::Integer, 8).check(8).is_ok());
+    /// assert!(Elem::new(ElemType::Integer, 8).check(4).is_err()); // kind 8 is 8 bytes
+    /// assert!(Elem::new(ElemType::Character, 4).check(12).is_ok()); // 3 characters of kind 4
+    /// assert!(Elem::new(ElemType::Real, 3).check(3).is_err()); // no real(3)
+    /// ```
     #[inline]
     pub fn check(self, elem_len: usize) -> CoResult<()> {
         if self.is_valid(elem_len) {

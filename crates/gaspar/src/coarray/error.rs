@@ -8,23 +8,64 @@ use super::Image;
 /// program), and the codes this layer gives where Fortran names none.
 pub mod stat {
     /// `STAT_LOCKED`: a lock statement on a lock this image holds.
+    ///
+    /// ```
+    /// use gaspar::coarray::{stat, CoError};
+    /// assert_eq!(CoError::Locked.stat(), stat::LOCKED);
+    /// ```
     pub const LOCKED: i32 = 1;
     /// `STAT_LOCKED_OTHER_IMAGE`: an unlock of a lock another image holds.
+    ///
+    /// ```
+    /// use gaspar::coarray::{stat, CoError};
+    /// assert_eq!(CoError::LockedOtherImage { holder: 2 }.stat(), stat::LOCKED_OTHER_IMAGE);
+    /// ```
     pub const LOCKED_OTHER_IMAGE: i32 = 2;
     /// The code of an unlock of a lock nobody holds. gfortran 12's `STAT_UNLOCKED` is 0
     /// (indistinguishable from success), so this layer reports 3, the next free code.
+    ///
+    /// ```
+    /// use gaspar::coarray::{stat, CoError};
+    /// assert_eq!(CoError::Unlocked.stat(), stat::UNLOCKED);
+    /// ```
     pub const UNLOCKED: i32 = 3;
     /// Any other error (bad arguments, an unsupported conversion, the runtime's errors).
+    ///
+    /// ```
+    /// use gaspar::coarray::{stat, CoError};
+    /// assert_eq!(CoError::invalid("sync images", "image 3 twice").stat(), stat::OTHER_ERROR);
+    /// ```
     pub const OTHER_ERROR: i32 = 4;
     /// `STAT_STOPPED_IMAGE`: an image the statement involves has stopped.
+    ///
+    /// ```
+    /// use gaspar::coarray::{stat, CoError};
+    /// assert_eq!(CoError::StoppedImage { image: 2 }.stat(), stat::STOPPED_IMAGE);
+    /// ```
     pub const STOPPED_IMAGE: i32 = 6000;
     /// `STAT_FAILED_IMAGE`: an image the statement involves has failed.
+    ///
+    /// ```
+    /// use gaspar::coarray::{stat, CoError};
+    /// assert_eq!(CoError::FailedImage { image: 2 }.stat(), stat::FAILED_IMAGE);
+    /// ```
     pub const FAILED_IMAGE: i32 = 6001;
 }
 
 /// An error of a coarray statement: [`stat`](CoError::stat) is the code Fortran's `STAT=`
 /// receives, the message (one line) what `ERRMSG=` receives.
+///
+/// ```
+/// use gaspar::coarray::{CoError, Coarrays};
+/// let mut co = Coarrays::init()?;
+/// let err = co.sync_images(Some(&[co.num_images() + 1])).unwrap_err();
+/// assert!(matches!(err, CoError::ImageOutOfRange { .. }));
+/// println!("ERRMSG={err}, STAT={}", err.stat());
+/// co.finalize()?;
+/// # Ok::<(), CoError>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CoError {
     /// An image number outside `1..=num_images` of the current team.
     #[error("image {image} is out of range: the current team has {num_images} images")]
@@ -79,6 +120,13 @@ pub enum CoError {
 
 impl CoError {
     /// The (non-zero) stat code of this error.
+    ///
+    /// ```
+    /// use gaspar::coarray::{stat, CoError};
+    /// let gone = CoError::from(gaspar::Error::RankGone { rank: 1, finalized: true });
+    /// assert!(matches!(gone, CoError::StoppedImage { image: 2 }));
+    /// assert_eq!(gone.stat(), stat::STOPPED_IMAGE);
+    /// ```
     pub fn stat(&self) -> i32 {
         match self {
             CoError::StoppedImage { .. } => stat::STOPPED_IMAGE,
@@ -94,6 +142,12 @@ impl CoError {
     }
 
     /// [`CoError::Invalid`]: `call` was given an argument no valid call has.
+    ///
+    /// ```
+    /// use gaspar::coarray::CoError;
+    /// let e = CoError::invalid("form team", "team number 0");
+    /// assert!(matches!(e, CoError::Invalid { call: "form team", .. }));
+    /// ```
     pub fn invalid(call: &'static str, reason: impl Into<String>) -> CoError {
         CoError::Invalid {
             call,
@@ -125,6 +179,18 @@ impl From<Error> for CoError {
 }
 
 /// Result of a coarray statement.
+///
+/// ```
+/// use gaspar::coarray::{CoResult, Coarrays};
+/// fn images() -> CoResult<u32> {
+///     let co = Coarrays::init()?;
+///     let n = co.num_images();
+///     co.finalize()?;
+///     Ok(n)
+/// }
+/// assert_eq!(images()?, 1);
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 pub type CoResult<T> = std::result::Result<T, CoError>;
 
 #[cfg(test)]

@@ -7,6 +7,16 @@ use super::{control_atomic, Coarrays, Image, Purpose, Token};
 
 impl Coarrays {
     /// Collective: a token of `n` event variables per image, all with count 0.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let events = co.allocate_events(2)?; // type(event_type) :: ev(2)[*]
+    /// assert_eq!(co.event_query(&events, 1, co.this_image())?, 0);
+    /// co.deallocate(events)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn allocate_events(&mut self, n: usize) -> CoResult<Token> {
         let bytes = n
             .checked_mul(8)
@@ -15,6 +25,19 @@ impl Coarrays {
     }
 
     /// `event post(ev[image])`: completes this image's puts, then adds one to the count.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let ev = co.allocate_events(1)?;
+    /// let me = co.this_image();
+    /// co.event_post(&ev, 0, me)?;
+    /// co.event_post(&ev, 0, me)?;
+    /// assert_eq!(co.event_query(&ev, 0, me)?, 2);
+    /// co.deallocate(ev)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn event_post(&mut self, token: &Token, index: usize, image: Image) -> CoResult<()> {
         let offset = token.word("event post", Purpose::Events, index)?;
         self.usable(token)?;
@@ -26,6 +49,21 @@ impl Coarrays {
 
     /// `event wait(ev, until_count=)`: waits until this image's event `index` has been
     /// posted `until_count` times (at least once), then takes that many posts off.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let ev = co.allocate_events(1)?;
+    /// let me = co.this_image();
+    /// for _ in 0..3 {
+    ///     co.event_post(&ev, 0, me)?;
+    /// }
+    /// co.event_wait(&ev, 0, 2)?; // takes two posts off
+    /// assert_eq!(co.event_query(&ev, 0, me)?, 1);
+    /// co.deallocate(ev)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn event_wait(&mut self, token: &Token, index: usize, until_count: u64) -> CoResult<()> {
         let offset = token.word("event wait", Purpose::Events, index)?;
         self.usable(token)?;
@@ -54,6 +92,17 @@ impl Coarrays {
     }
 
     /// `event_query(ev[image], count)`: the posts not yet waited for.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let ev = co.allocate_events(1)?;
+    /// co.event_post(&ev, 0, 1)?;
+    /// assert_eq!(co.event_query(&ev, 0, 1)?, 1);
+    /// co.deallocate(ev)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn event_query(&mut self, token: &Token, index: usize, image: Image) -> CoResult<u64> {
         let offset = token.word("event_query", Purpose::Events, index)?;
         self.usable(token)?;

@@ -7,6 +7,17 @@ use super::{Coarrays, Image, Purpose, Token};
 
 impl Coarrays {
     /// Collective: a token of `n` lock variables per image, all unlocked.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let locks = co.allocate_locks(4)?; // type(lock_type) :: l(4)[*]
+    /// assert!(co.lock(&locks, 3, 1, true)?);
+    /// co.unlock(&locks, 3, 1)?;
+    /// co.deallocate(locks)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn allocate_locks(&mut self, n: usize) -> CoResult<Token> {
         let bytes = n
             .checked_mul(8)
@@ -17,6 +28,18 @@ impl Coarrays {
     /// `lock(l[image])`: acquires lock `index` of `image`, waiting while another image
     /// holds it; with `try_only` (`acquired_lock=`) returns `false` instead of waiting.
     /// A lock this image holds is [`CoError::Locked`].
+    ///
+    /// ```
+    /// use gaspar::coarray::{CoError, Coarrays};
+    /// let mut co = Coarrays::init()?;
+    /// let l = co.allocate_locks(1)?;
+    /// co.lock(&l, 0, 1, false)?; // lock(l[1])
+    /// assert!(matches!(co.lock(&l, 0, 1, true), Err(CoError::Locked))); // held by this image
+    /// co.unlock(&l, 0, 1)?;
+    /// co.deallocate(l)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn lock(
         &mut self,
         token: &Token,
@@ -56,6 +79,18 @@ impl Coarrays {
 
     /// `unlock(l[image])`: releases lock `index` of `image`, which this image must hold
     /// ([`CoError::Unlocked`], [`CoError::LockedOtherImage`] otherwise).
+    ///
+    /// ```
+    /// use gaspar::coarray::{CoError, Coarrays};
+    /// let mut co = Coarrays::init()?;
+    /// let l = co.allocate_locks(1)?;
+    /// assert!(matches!(co.unlock(&l, 0, 1), Err(CoError::Unlocked))); // nobody holds it
+    /// co.lock(&l, 0, 1, false)?;
+    /// co.unlock(&l, 0, 1)?;
+    /// co.deallocate(l)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn unlock(&mut self, token: &Token, index: usize, image: Image) -> CoResult<()> {
         let offset = token.word("unlock", super::Purpose::Locks, index)?;
         self.usable(token)?;

@@ -23,6 +23,16 @@ use crate::Error;
 use super::{CoError, CoResult, Coarrays, Placement, Purpose, Token};
 
 /// How coarray memory is allocated and registered (the paper's RS, RA and CA methods).
+///
+/// ```
+/// use gaspar::coarray::{Coarrays, MemoryMethod};
+/// let mut co = Coarrays::init()?;
+/// co.set_memory_method(MemoryMethod::RuntimeAllocation);
+/// let a = co.allocate(1024)?; // allocated and registered on its own
+/// co.deallocate(a)?;
+/// co.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemoryMethod {
     /// RS: every coarray is a block of the pool registered at start.
@@ -35,6 +45,14 @@ pub enum MemoryMethod {
 
 impl MemoryMethod {
     /// The method `GASPAR_COARRAY_MEMORY` names (`rs`, `ra` or `ca`).
+    ///
+    /// ```
+    /// use gaspar::coarray::MemoryMethod;
+    /// // GASPAR_COARRAY_MEMORY, `rs` when unset.
+    /// let method = MemoryMethod::from_environment()?;
+    /// assert!(["RS", "RA", "CA"].contains(&method.abbreviation()));
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn from_environment() -> CoResult<MemoryMethod> {
         let raw = config::COARRAY_MEMORY.raw();
         MemoryMethod::parse(&raw).ok_or_else(|| {
@@ -46,6 +64,13 @@ impl MemoryMethod {
     }
 
     /// `rs`, `ra` or `ca` (any case).
+    ///
+    /// ```
+    /// use gaspar::coarray::MemoryMethod;
+    /// assert_eq!(MemoryMethod::parse("CA"), Some(MemoryMethod::CompilerAllocation));
+    /// assert_eq!(MemoryMethod::parse(" rs "), Some(MemoryMethod::RuntimeSharing));
+    /// assert_eq!(MemoryMethod::parse("heap"), None);
+    /// ```
     pub fn parse(text: &str) -> Option<MemoryMethod> {
         match text.trim().to_ascii_lowercase().as_str() {
             "rs" => Some(MemoryMethod::RuntimeSharing),
@@ -56,6 +81,11 @@ impl MemoryMethod {
     }
 
     /// The paper's abbreviation.
+    ///
+    /// ```
+    /// use gaspar::coarray::MemoryMethod;
+    /// assert_eq!(MemoryMethod::RuntimeAllocation.abbreviation(), "RA");
+    /// ```
     pub fn abbreviation(self) -> &'static str {
         match self {
             MemoryMethod::RuntimeSharing => "RS",
@@ -88,12 +118,31 @@ fn words(bytes: usize) -> usize {
 
 impl Coarrays {
     /// The memory method in use.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, MemoryMethod};
+    /// let mut co = Coarrays::init()?;
+    /// co.set_memory_method(MemoryMethod::CompilerAllocation);
+    /// assert_eq!(co.memory_method(), MemoryMethod::CompilerAllocation);
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn memory_method(&self) -> MemoryMethod {
         self.memory
     }
 
     /// Chooses the memory method of later allocations (the ones made so far keep theirs).
     /// Every image must choose the same before its next allocation.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, MemoryMethod};
+    /// let mut co = Coarrays::init()?;
+    /// co.set_memory_method(MemoryMethod::RuntimeSharing); // every image the same
+    /// let a = co.allocate(64)?; // a block of the pool
+    /// co.deallocate(a)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn set_memory_method(&mut self, method: MemoryMethod) {
         self.memory = method;
     }
@@ -101,6 +150,15 @@ impl Coarrays {
     /// Collective over the current team, an image control statement: a coarray for the
     /// whole run (Fortran's static coarrays), `bytes` on every image, zero-filled. In the
     /// pool under RS and RA, registered under CA.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let x = co.allocate_static(8 * 100)?; // real(8), save :: x(100)[*]
+    /// assert_eq!(x.len(), 800);
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn allocate_static(&mut self, bytes: usize) -> CoResult<Token> {
         self.allocate_data(bytes, Lifetime::Static)
     }
@@ -121,6 +179,18 @@ impl Coarrays {
     /// this image allocated as its part of a coarray of `memory`'s length, which must be
     /// the same on every image. The contents are kept. [`deregister`](Self::deregister)
     /// gives the memory back; [`deallocate`](Self::deallocate) frees it.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let mine: Box<[u128]> = vec![7u128; 4].into_boxed_slice();
+    /// let token = co.register(mine)?; // 64 bytes on every image
+    /// assert_eq!(co.len(&token), 64);
+    /// let back = co.deregister(token)?;
+    /// assert_eq!(back[0], 7);
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn register(&mut self, memory: Box<[u128]>) -> CoResult<Token> {
         self.complete_puts()?;
         self.all_images_running()?;
@@ -136,6 +206,21 @@ impl Coarrays {
 
     /// Collective, an image control statement: ends a registration once every image is
     /// done with it and gives this image's memory back (with what the images wrote).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, Dim, Elem, ElemType, Section};
+    /// let mut co = Coarrays::init()?;
+    /// let token = co.register(vec![0u128; 1].into_boxed_slice())?;
+    /// let i8 = Elem::new(ElemType::Integer, 8);
+    /// let one = Section::scalar(8, 0);
+    /// co.put(&token, 8, 1, &one, i8, &5i64.to_ne_bytes(), &one, i8)?;
+    /// co.sync_all()?;
+    /// let back = co.deregister(token)?; // with what the images wrote
+    /// assert_eq!(back[0] >> 64, 5);
+    /// # let _: Dim = Dim { extent: 1, stride: 8 };
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn deregister(&mut self, token: Token) -> CoResult<Box<[u128]>> {
         self.complete_puts()?;
         self.all_images_running()?;

@@ -64,9 +64,28 @@ pub use self::teams::{TeamId, TeamLevel};
 pub use self::typed::{CoElement, Coarray, Images, Remote, Slice};
 
 /// An image number: 1-based, relative to the current team.
+///
+/// ```
+/// use gaspar::coarray::{Coarrays, Image};
+/// let co = Coarrays::init()?;
+/// let first: Image = 1; // images count from 1
+/// assert!(co.this_image() >= first);
+/// co.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 pub type Image = u32;
 
 /// Bytes every allocation is aligned to (at least).
+///
+/// ```
+/// use gaspar::coarray::{Coarrays, ALIGN};
+/// let mut co = Coarrays::init()?;
+/// let a = co.allocate(3)?;
+/// assert_eq!(co.local_addr(&a)? % ALIGN, 0);
+/// co.deallocate(a)?;
+/// co.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 pub const ALIGN: usize = 16;
 
 /// What a token's memory holds.
@@ -105,6 +124,16 @@ enum Placement {
 /// A coarray allocation: the same bytes on every image of the team that allocated it.
 /// Freed (collectively) by [`Coarrays::deallocate`], or at `end team` when allocated
 /// inside the team.
+///
+/// ```
+/// use gaspar::coarray::Coarrays;
+/// let mut co = Coarrays::init()?;
+/// let token = co.allocate(40)?; // integer(4) :: a(10)[*]
+/// assert_eq!((token.len(), token.is_empty()), (40, false));
+/// co.deallocate(token)?;
+/// co.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 #[derive(Debug)]
 pub struct Token {
     placement: Placement,
@@ -114,11 +143,31 @@ pub struct Token {
 
 impl Token {
     /// Bytes on each image, as allocated.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let token = co.allocate(24)?;
+    /// assert_eq!(token.len(), 24);
+    /// co.deallocate(token)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.bytes
     }
 
     /// Whether the allocation has no bytes.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let token = co.allocate(0)?; // legal
+    /// assert!(token.is_empty());
+    /// co.deallocate(token)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.bytes == 0
     }
@@ -223,6 +272,18 @@ fn not_member(rank: u32) -> CoError {
 }
 
 /// Where one image's part of a coarray is: see [`Coarrays::part`].
+///
+/// ```
+/// use gaspar::coarray::Coarrays;
+/// let mut co = Coarrays::init()?;
+/// let token = co.allocate(16)?;
+/// let part = co.part(&token, co.this_image())?;
+/// assert_eq!(part.rank, co.runtime().rank());
+/// assert_ne!(part.ga_bits, 0);
+/// co.deallocate(token)?;
+/// co.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Part {
     /// The job rank (world numbering) owning the part.
@@ -267,6 +328,16 @@ fn atomic_at(rt: &Strided, word: Location, width: Width, op: WordOp) -> crate::R
 }
 
 /// The coarray engine of one image: owns the runtime's layers.
+///
+/// ```
+/// use gaspar::coarray::Coarrays;
+/// let mut co = Coarrays::init()?;
+/// let a = co.allocate(8)?;
+/// co.sync_all()?;
+/// co.deallocate(a)?;
+/// co.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 pub struct Coarrays {
     rt: Strided,
     /// The current team's images (a copy of the top of `stack`'s).
@@ -325,12 +396,27 @@ enum ControlWord {
 impl Coarrays {
     /// Joins the job (as `gaspar::init` does; one image alone when not launched) and sets
     /// up the engine: a collective over every image.
+    ///
+    /// ```
+    /// let co = gaspar::coarray::Coarrays::init()?; // alone: one image
+    /// assert_eq!((co.this_image(), co.num_images()), (1, 1));
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn init() -> CoResult<Coarrays> {
         let rt = crate::init()?;
         Coarrays::with_runtime(rt)
     }
 
     /// The engine on a runtime already started (collective).
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let co = gaspar::coarray::Coarrays::with_runtime(rt)?;
+    /// assert_eq!(co.num_images(), co.runtime().procs());
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn with_runtime(rt: Runtime) -> CoResult<Coarrays> {
         let rt = rt.into_acp();
         let (rank, procs) = (rt.rank(), rt.procs());
@@ -375,16 +461,37 @@ impl Coarrays {
     /// The runtime's layers under the engine (ACP's interface, as [`Runtime::acp`] gives
     /// it), for gaspar's other calls on the same job: the world's teams, raw transfers to
     /// compare against.
+    ///
+    /// ```
+    /// let co = gaspar::coarray::Coarrays::init()?;
+    /// assert_eq!(co.this_image(), co.runtime().rank() + 1); // in the initial team
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn runtime(&self) -> &Strided {
         &self.rt
     }
 
     /// This image's number in the current team.
+    ///
+    /// ```
+    /// let co = gaspar::coarray::Coarrays::init()?;
+    /// assert!((1..=co.num_images()).contains(&co.this_image()));
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn this_image(&self) -> Image {
         self.team.this_image()
     }
 
     /// Images in the current team.
+    ///
+    /// ```
+    /// let co = gaspar::coarray::Coarrays::init()?;
+    /// assert_eq!(co.num_images(), 1);
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn num_images(&self) -> u32 {
         self.team.num_images()
     }
@@ -393,6 +500,15 @@ impl Coarrays {
     /// image (a different size on some image is an error on every image and allocates
     /// nothing), zero-filled, aligned to [`ALIGN`]. `bytes == 0` is legal.
     /// Where the memory comes from depends on the [`MemoryMethod`].
+    ///
+    /// ```
+    /// let mut co = gaspar::coarray::Coarrays::init()?;
+    /// let a = co.allocate(8 * 1000)?; // real(8), allocatable :: a(:)[:]; allocate(a(1000)[*])
+    /// assert_eq!(co.len(&a), 8000);
+    /// co.deallocate(a)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn allocate(&mut self, bytes: usize) -> CoResult<Token> {
         self.allocate_data(bytes, Lifetime::Allocatable)
     }
@@ -416,6 +532,14 @@ impl Coarrays {
 
     /// Collective over the current team, an image control statement: frees `token` on
     /// every image once every image is done with it.
+    ///
+    /// ```
+    /// let mut co = gaspar::coarray::Coarrays::init()?;
+    /// let a = co.allocate(64)?;
+    /// co.deallocate(a)?; // collective
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn deallocate(&mut self, token: Token) -> CoResult<()> {
         self.complete_puts()?;
         self.all_images_running()?;
@@ -436,6 +560,15 @@ impl Coarrays {
 
     /// This process's address of this image's part of `token` (for the descriptor
     /// gfortran keeps); reading and writing through it is the caller's business.
+    ///
+    /// ```
+    /// let mut co = gaspar::coarray::Coarrays::init()?;
+    /// let a = co.allocate(64)?;
+    /// assert_ne!(co.local_addr(&a)?, 0);
+    /// co.deallocate(a)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn local_addr(&self, token: &Token) -> CoResult<usize> {
         self.usable(token)?;
         Ok(self.rt.local_address(token.ga(self.rt.rank(), 0)?)?)
@@ -446,12 +579,37 @@ impl Coarrays {
     /// global address as bits (the same number on every image, so it names the part to
     /// its owner), and this process's address of the part when plain loads
     /// and stores reach it (the pool on the shm transport).
+    ///
+    /// ```
+    /// let mut co = gaspar::coarray::Coarrays::init()?;
+    /// let a = co.allocate(64)?;
+    /// let part = co.part(&a, 1)?;
+    /// assert_eq!(part.rank, 0);
+    /// assert!(co.part(&a, 2).is_err()); // one image
+    /// co.deallocate(a)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn part(&self, token: &Token, image: Image) -> CoResult<Part> {
         self.part_in(token, image, self.get_team(TeamLevel::Current))
     }
 
     /// As [`part`](Self::part), with `image` numbered in `team`, an active team (the
     /// current team or one a CHANGE TEAM construct around it left: a coindex's TEAM=).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, TeamId};
+    /// let mut co = Coarrays::init()?;
+    /// let a = co.allocate(64)?;
+    /// let team = co.form_team(1, None)?;
+    /// co.change_team(team)?;
+    /// // a[1, team=initial_team] while inside the new team.
+    /// assert_eq!(co.part_in(&a, 1, TeamId::INITIAL)?.rank, 0);
+    /// co.end_team()?;
+    /// co.deallocate(a)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn part_in(&self, token: &Token, image: Image, team: TeamId) -> CoResult<Part> {
         self.usable(token)?;
         let rank = self.rank_in(image, team)?;
@@ -465,6 +623,15 @@ impl Coarrays {
     }
 
     /// Bytes of each image's part of `token`.
+    ///
+    /// ```
+    /// let mut co = gaspar::coarray::Coarrays::init()?;
+    /// let a = co.allocate(12)?;
+    /// assert_eq!(co.len(&a), a.len());
+    /// co.deallocate(a)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn len(&self, token: &Token) -> usize {
         token.bytes
     }
@@ -473,6 +640,12 @@ impl Coarrays {
     /// other images that this one stopped (their syncs with it end with
     /// [`CoError::StoppedImage`]) and waits for every image to finish (the termination
     /// barrier), without ending the process.
+    ///
+    /// ```
+    /// let co = gaspar::coarray::Coarrays::init()?;
+    /// co.finalize()?; // waits for every image
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn finalize(mut self) -> CoResult<()> {
         self.complete_puts()?;
         self.announce_stopped();

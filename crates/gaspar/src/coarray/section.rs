@@ -7,9 +7,24 @@ use crate::strided::{Descriptor, MAX_STRIDE_LEVELS};
 use super::error::{CoError, CoResult};
 
 /// Most dimensions (rank) of a section.
+///
+/// ```
+/// use gaspar::coarray::{Dim, Section, MAX_RANK};
+/// let dims = vec![Dim { extent: 1, stride: 8 }; MAX_RANK + 1];
+/// let s = Section { elem_len: 8, start: 0, dims: &dims };
+/// assert!(s.check("put", 8).is_err()); // Fortran allows 15 dimensions
+/// ```
 pub const MAX_RANK: usize = MAX_STRIDE_LEVELS;
 
 /// One dimension of a section: `extent` elements, `stride` BYTES apart (may be negative).
+///
+/// ```
+/// use gaspar::coarray::{Dim, Section};
+/// // a(1:10:3) of real(4): 4 elements, 12 bytes apart.
+/// let dims = [Dim { extent: 4, stride: 12 }];
+/// let s = Section { elem_len: 4, start: 0, dims: &dims };
+/// assert_eq!(s.offsets().collect::<Vec<_>>(), [0, 12, 24, 36]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dim {
     /// Elements along this dimension.
@@ -21,6 +36,16 @@ pub struct Dim {
 /// A section of memory: elements of `elem_len` bytes laid out along `dims` (`dims[0]`
 /// varies fastest, as in Fortran). `start` is the byte offset of the first element inside
 /// the buffer the section describes (negative strides put later elements below it).
+///
+/// ```
+/// use gaspar::coarray::{Dim, Section};
+/// // a(3:1:-1) of integer(8): from byte 16 down.
+/// let dims = [Dim { extent: 3, stride: -8 }];
+/// let s = Section { elem_len: 8, start: 16, dims: &dims };
+/// assert_eq!(s.check("get", 24)?, 0); // the lowest byte touched
+/// assert_eq!(s.offsets().collect::<Vec<_>>(), [16, 8, 0]);
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Section<'a> {
     /// Bytes of one element.
@@ -33,6 +58,14 @@ pub struct Section<'a> {
 
 impl<'a> Section<'a> {
     /// A scalar of `elem_len` bytes at byte `start`.
+    ///
+    /// ```
+    /// use gaspar::coarray::Section;
+    /// let s = Section::scalar(4, 8);
+    /// assert_eq!(s.count()?, 1);
+    /// assert_eq!(s.offsets().collect::<Vec<_>>(), [8]);
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn scalar(elem_len: usize, start: usize) -> Section<'a> {
         Section {
             elem_len,
@@ -42,6 +75,13 @@ impl<'a> Section<'a> {
     }
 
     /// Elements in the section.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Dim, Section};
+    /// let dims = [Dim { extent: 3, stride: 8 }, Dim { extent: 4, stride: 64 }];
+    /// assert_eq!(Section { elem_len: 8, start: 0, dims: &dims }.count()?, 12);
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     #[inline]
     pub fn count(&self) -> CoResult<usize> {
         self.dims
@@ -52,6 +92,15 @@ impl<'a> Section<'a> {
 
     /// Checks the section against a buffer of `len` bytes: rank, and every byte it
     /// touches inside `0..len`. Returns the lowest byte it touches.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Dim, Section};
+    /// let dims = [Dim { extent: 4, stride: 8 }];
+    /// let s = Section { elem_len: 8, start: 0, dims: &dims };
+    /// assert_eq!(s.check("put", 32)?, 0);
+    /// assert!(s.check("put", 31).is_err()); // the last element would end past the buffer
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     #[inline]
     pub fn check(&self, call: &'static str, len: usize) -> CoResult<usize> {
         if self.dims.is_empty()
@@ -117,6 +166,14 @@ impl<'a> Section<'a> {
 
     /// The byte offset of every element, in Fortran (array element) order. The section
     /// must have passed [`check`](Self::check).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Dim, Section};
+    /// // a(1:2, 1:2) of a 3 x 3 integer(1) array: columns 3 bytes apart.
+    /// let dims = [Dim { extent: 2, stride: 1 }, Dim { extent: 2, stride: 3 }];
+    /// let s = Section { elem_len: 1, start: 0, dims: &dims };
+    /// assert_eq!(s.offsets().collect::<Vec<_>>(), [0, 1, 3, 4]);
+    /// ```
     pub fn offsets(&self) -> impl Iterator<Item = usize> + 'a {
         let dims = self.dims;
         let mut index = [0usize; MAX_RANK];
@@ -156,6 +213,14 @@ impl<'a> Section<'a> {
     }
 
     /// Whether the elements lie one after another in Fortran order (a single run).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Dim, Section};
+    /// let dense = [Dim { extent: 2, stride: 4 }, Dim { extent: 3, stride: 8 }];
+    /// assert!(Section { elem_len: 4, start: 0, dims: &dense }.is_contiguous());
+    /// let gaps = [Dim { extent: 2, stride: 4 }, Dim { extent: 3, stride: 12 }];
+    /// assert!(!Section { elem_len: 4, start: 0, dims: &gaps }.is_contiguous());
+    /// ```
     #[inline]
     pub fn is_contiguous(&self) -> bool {
         let mut expected = self.elem_len as isize;

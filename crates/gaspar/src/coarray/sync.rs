@@ -10,6 +10,19 @@ const SHORT_LIST: usize = 16;
 
 impl Coarrays {
     /// `sync memory`: completes every put this image issued.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, Elem, ElemType, Section};
+    /// let mut co = Coarrays::init()?;
+    /// let a = co.allocate(8)?;
+    /// let i8 = Elem::new(ElemType::Integer, 8);
+    /// let one = Section::scalar(8, 0);
+    /// co.put(&a, 0, 1, &one, i8, &1i64.to_ne_bytes(), &one, i8)?;
+    /// co.sync_memory()?; // the put is complete
+    /// co.deallocate(a)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn sync_memory(&mut self) -> CoResult<()> {
         self.complete_puts()
     }
@@ -20,6 +33,13 @@ impl Coarrays {
     /// the runtime's barrier: an image that stopped sits in the runtime's finalize
     /// barrier, and the others must get [`CoError::StoppedImage`] from their sync and go
     /// on, not meet it there.
+    ///
+    /// ```
+    /// let mut co = gaspar::coarray::Coarrays::init()?;
+    /// co.sync_all()?; // every image's earlier puts are visible to every image
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn sync_all(&mut self) -> CoResult<()> {
         let me = self.rt.rank();
         // The team's ranks by index, not collected first: a sync all allocates nothing.
@@ -33,6 +53,17 @@ impl Coarrays {
     /// signals each image of the list and waits for a signal from each. Signals are
     /// counted per pair of images, so repeated and overlapping syncs never lose or reuse
     /// one. This image in the list is ignored; an image twice is an error.
+    ///
+    /// ```
+    /// let mut co = gaspar::coarray::Coarrays::init()?;
+    /// let me = co.this_image();
+    /// let n = co.num_images();
+    /// co.sync_images(Some(&[me % n + 1]))?; // sync images(right)
+    /// co.sync_images(None)?; // sync images(*)
+    /// assert!(co.sync_images(Some(&[1, 1])).is_err() || n == 1);
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn sync_images(&mut self, images: Option<&[Image]>) -> CoResult<()> {
         let Some(list) = images else {
             return self.sync_all();

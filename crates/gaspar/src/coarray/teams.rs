@@ -15,15 +15,47 @@ use super::{Coarrays, Image, Placement, Purpose, Token, NOT_MEMBER};
 
 /// A team variable (Fortran's `type(team_type)`): the initial team, or a team made by
 /// [`Coarrays::form_team`]. Only meaningful with the engine that made it.
+///
+/// ```
+/// use gaspar::coarray::{Coarrays, TeamId, TeamLevel};
+/// let mut co = Coarrays::init()?;
+/// assert_eq!(co.get_team(TeamLevel::Current), TeamId::INITIAL);
+/// let odd: TeamId = co.form_team(1 + i64::from(co.this_image() % 2), None)?;
+/// co.change_team(odd)?;
+/// assert_eq!(co.get_team(TeamLevel::Current), odd);
+/// co.end_team()?;
+/// co.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TeamId(usize);
 
 impl TeamId {
     /// The initial team (every image of the job).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, TeamId};
+    /// let co = Coarrays::init()?;
+    /// assert_eq!(co.team_number(Some(TeamId::INITIAL))?, -1);
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub const INITIAL: TeamId = TeamId(0);
 }
 
 /// Which team `get_team` names.
+///
+/// ```
+/// use gaspar::coarray::{Coarrays, TeamId, TeamLevel};
+/// let mut co = Coarrays::init()?;
+/// let t = co.form_team(5, None)?;
+/// co.change_team(t)?;
+/// assert_eq!(co.get_team(TeamLevel::Parent), TeamId::INITIAL);
+/// assert_eq!(co.get_team(TeamLevel::Initial), TeamId::INITIAL);
+/// co.end_team()?;
+/// co.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TeamLevel {
     /// `INITIAL_TEAM`.
@@ -199,6 +231,17 @@ impl Coarrays {
     /// passing the same `number` (1 or more) form a team, numbered by `new_index` (every
     /// image of the new team passes a different one, 1..=its size) or, without it, in
     /// the order of the current team.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// // form team (number, t, new_index=1): alone, this image is image 1 of team 3.
+    /// let t = co.form_team(3, Some(1))?;
+    /// assert_eq!(co.team_number(Some(t))?, 3);
+    /// assert!(co.form_team(0, None).is_err()); // numbers start at 1
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn form_team(&mut self, number: i64, new_index: Option<Image>) -> CoResult<TeamId> {
         let color = u32::try_from(number)
             .ok()
@@ -246,6 +289,19 @@ impl Coarrays {
     /// The active team (the current team, or one a CHANGE TEAM construct around it left)
     /// formed with `number` (-1: the initial team), innermost first; `None` when no active
     /// team has that number.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, TeamId};
+    /// let mut co = Coarrays::init()?;
+    /// let t = co.form_team(7, None)?;
+    /// assert_eq!(co.active_team_numbered(7), None); // formed, not active
+    /// co.change_team(t)?;
+    /// assert_eq!(co.active_team_numbered(7), Some(t));
+    /// assert_eq!(co.active_team_numbered(-1), Some(TeamId::INITIAL));
+    /// co.end_team()?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn active_team_numbered(&self, number: i64) -> Option<TeamId> {
         self.stack
             .iter()
@@ -257,6 +313,18 @@ impl Coarrays {
 
     /// Whether `team` is active: the current team or one a CHANGE TEAM construct around
     /// it left.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, TeamId};
+    /// let mut co = Coarrays::init()?;
+    /// let t = co.form_team(2, None)?;
+    /// assert!(!co.is_active(t));
+    /// co.change_team(t)?;
+    /// assert!(co.is_active(t) && co.is_active(TeamId::INITIAL));
+    /// co.end_team()?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn is_active(&self, team: TeamId) -> bool {
         team == TeamId::INITIAL || self.stack.contains(&team.0)
     }
@@ -276,6 +344,19 @@ impl Coarrays {
 
     /// `change team (t)`: `t` (formed from the current team) becomes the current team,
     /// after its images synchronize.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let t = co.form_team(1, None)?;
+    /// co.change_team(t)?; // change team (t)
+    /// assert_eq!(co.team_number(None)?, 1);
+    /// let inner = co.allocate(8)?; // freed at end team at the latest
+    /// co.deallocate(inner)?;
+    /// co.end_team()?; // end team
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn change_team(&mut self, team: TeamId) -> CoResult<()> {
         let formed = self.formed_team("change team", team)?;
         if team == TeamId::INITIAL || formed.parent != self.current_team() {
@@ -291,6 +372,17 @@ impl Coarrays {
 
     /// `end team`: the images of the current team synchronize, and the team it was
     /// formed from becomes current again.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// let t = co.form_team(4, None)?;
+    /// co.change_team(t)?;
+    /// co.end_team()?;
+    /// assert_eq!(co.team_number(None)?, -1); // back in the initial team
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn end_team(&mut self) -> CoResult<()> {
         if self.stack.len() <= 1 {
             return Err(CoError::invalid("end team", "no change team is active"));
@@ -311,6 +403,16 @@ impl Coarrays {
     }
 
     /// `sync team (t)`: synchronizes the images of `t` (a team this image belongs to).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, TeamId};
+    /// let mut co = Coarrays::init()?;
+    /// let t = co.form_team(1, None)?;
+    /// co.sync_team(t)?; // a team this image belongs to, current or not
+    /// co.sync_team(TeamId::INITIAL)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn sync_team(&mut self, team: TeamId) -> CoResult<()> {
         let me = self.rt.rank();
         let partners: Vec<u32> = self
@@ -326,12 +428,30 @@ impl Coarrays {
 
     /// `team_number(t)`: the number `t` was formed with (-1 for the initial team);
     /// `None`: of the current team.
+    ///
+    /// ```
+    /// use gaspar::coarray::Coarrays;
+    /// let mut co = Coarrays::init()?;
+    /// assert_eq!(co.team_number(None)?, -1);
+    /// let t = co.form_team(9, None)?;
+    /// assert_eq!(co.team_number(Some(t))?, 9);
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn team_number(&self, team: Option<TeamId>) -> CoResult<i64> {
         let index = team.map_or(self.current_team(), |t| t.0);
         Ok(self.formed_team("team_number", TeamId(index))?.number)
     }
 
     /// `get_team(level)`.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, TeamId, TeamLevel};
+    /// let co = Coarrays::init()?;
+    /// assert_eq!(co.get_team(TeamLevel::Current), TeamId::INITIAL);
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn get_team(&self, level: TeamLevel) -> TeamId {
         let current = self.current_team();
         TeamId(match level {

@@ -73,6 +73,14 @@ impl Coarrays {
     ///
     /// When an image has failed, the runtime's termination barrier cannot complete: the
     /// image then waits until every other image stopped or failed, and ends without it.
+    ///
+    /// ```no_run
+    /// fn main() -> gaspar::coarray::CoResult<()> {
+    ///     let mut co = gaspar::coarray::Coarrays::init()?;
+    ///     co.sync_all()?;
+    ///     co.stop(0) // `stop`: waits for every image, then exits with status 0
+    /// }
+    /// ```
     pub fn stop(mut self, code: i32) -> ! {
         let _ = std::io::stdout().flush();
         let completed = self.complete_puts();
@@ -100,6 +108,13 @@ impl Coarrays {
 
     /// Whether the job is being ended (an image's error stop, or the launcher): every
     /// image ends then, whatever its statement's STAT= asks.
+    ///
+    /// ```
+    /// let co = gaspar::coarray::Coarrays::init()?;
+    /// assert!(!co.job_aborted());
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn job_aborted(&self) -> bool {
         self.rt.job_aborted()
     }
@@ -132,6 +147,15 @@ impl Coarrays {
     /// launcher exits with this image's status and adds no line, under MPI this is
     /// `MPI_Abort` with the code. When the job is being ended already (another image's
     /// error stop came first), this image just ends.
+    ///
+    /// ```no_run
+    /// let co = gaspar::coarray::Coarrays::init()?;
+    /// if std::env::var_os("INPUT").is_none() {
+    ///     co.error_stop(2); // ends every image; the job's status is 2
+    /// }
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn error_stop(self, code: i32) -> ! {
         self.end_the_job(code, None)
     }
@@ -139,6 +163,15 @@ impl Coarrays {
     /// As [`error_stop`](Self::error_stop) for an error the program did not handle (no
     /// STAT=): prints `line` unless another image ended the job first, so that when
     /// several images find the same failed image at once the job says it once.
+    ///
+    /// ```no_run
+    /// let mut co = gaspar::coarray::Coarrays::init()?;
+    /// if let Err(e) = co.sync_all() {
+    ///     co.error_stop_saying(e.stat(), &format!("sync all: {e}"));
+    /// }
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn error_stop_saying(self, code: i32, line: &str) -> ! {
         self.end_the_job(code, Some(line))
     }
@@ -160,6 +193,20 @@ impl Coarrays {
     /// (a crash still fails the job). Nothing is printed: a survivor that cannot go on
     /// names the image, and the launcher reports it at the end. Under MPI (no fault
     /// tolerance) the job ends with status 1 and a line saying so.
+    ///
+    /// ```no_run
+    /// use gaspar::coarray::{stat, Coarrays};
+    /// let mut co = Coarrays::init()?; // under `gaspar run -n 2`
+    /// if co.this_image() == 2 {
+    ///     co.fail_image();
+    /// }
+    /// // Image 1: the sync with image 2 reports it failed.
+    /// let err = co.sync_images(Some(&[2])).unwrap_err();
+    /// assert_eq!(err.stat(), stat::FAILED_IMAGE);
+    /// assert_eq!(co.failed_images(), [2]);
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn fail_image(self) -> ! {
         let _ = std::io::stdout().flush();
         if !self.rt.report_failure_instead_of_abort(true) {
@@ -176,6 +223,14 @@ impl Coarrays {
 
     /// `image_status(image)`: 0 while it runs, [`stat::STOPPED_IMAGE`] once it stopped,
     /// [`stat::FAILED_IMAGE`] once it failed.
+    ///
+    /// ```
+    /// let co = gaspar::coarray::Coarrays::init()?;
+    /// assert_eq!(co.image_status(co.this_image())?, 0); // running
+    /// assert!(co.image_status(co.num_images() + 1).is_err());
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn image_status(&self, image: Image) -> CoResult<i32> {
         let rank = self.team.rank_of(image)?;
         if self.has_failed(rank) {
@@ -348,11 +403,25 @@ impl Coarrays {
     }
 
     /// `failed_images()`: the images of the current team known to have failed, ascending.
+    ///
+    /// ```
+    /// let co = gaspar::coarray::Coarrays::init()?;
+    /// assert!(co.failed_images().is_empty());
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn failed_images(&self) -> Vec<Image> {
         self.images_with(FAILED)
     }
 
     /// `stopped_images()`: the images of the current team known to have stopped, ascending.
+    ///
+    /// ```
+    /// let co = gaspar::coarray::Coarrays::init()?;
+    /// assert!(co.stopped_images().is_empty());
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn stopped_images(&self) -> Vec<Image> {
         self.images_with(STOPPED)
     }

@@ -94,6 +94,26 @@ impl Coarrays {
     /// relative to `offset`), converting element types where they differ. A source of one
     /// element fills the whole destination. Nonblocking: the put completes at the next
     /// image control statement; a get by this image from that image sees it.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, Dim, Elem, ElemType, Section};
+    /// let mut co = Coarrays::init()?;
+    /// let a = co.allocate(8 * 4)?; // real(8) :: a(4)[*]
+    /// let (r8, i4) = (Elem::new(ElemType::Real, 8), Elem::new(ElemType::Integer, 4));
+    /// // a(2:4)[1] = [1, 2, 3] from integer(4) values: converted to real(8).
+    /// let src: Vec<u8> = [1i32, 2, 3].iter().flat_map(|v| v.to_ne_bytes()).collect();
+    /// let dst_dims = [Dim { extent: 3, stride: 8 }];
+    /// let src_dims = [Dim { extent: 3, stride: 4 }];
+    /// co.put(&a, 8, 1, &Section { elem_len: 8, start: 0, dims: &dst_dims }, r8,
+    ///        &src, &Section { elem_len: 4, start: 0, dims: &src_dims }, i4)?;
+    /// co.sync_all()?;
+    /// let mut x = [0u8; 8];
+    /// co.get(&a, 24, 1, &Section::scalar(8, 0), r8, &mut x, &Section::scalar(8, 0), r8)?;
+    /// assert_eq!(f64::from_ne_bytes(x), 3.0);
+    /// co.deallocate(a)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn put(
@@ -358,6 +378,29 @@ impl Coarrays {
     /// `src_elem`) into `dst_buf` laid out as `dst`, converting element types. Lands
     /// directly in `dst_buf` when the types and shapes match; a source of one element
     /// fills the whole destination.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, Dim, Elem, ElemType, Section};
+    /// let mut co = Coarrays::init()?;
+    /// let a = co.allocate(4 * 6)?; // integer(4) :: a(6)[*]
+    /// let i4 = Elem::new(ElemType::Integer, 4);
+    /// let all = [Dim { extent: 6, stride: 4 }];
+    /// let values: Vec<u8> = (1..=6i32).flat_map(|v| v.to_ne_bytes()).collect();
+    /// co.put(&a, 0, 1, &Section { elem_len: 4, start: 0, dims: &all }, i4,
+    ///        &values, &Section { elem_len: 4, start: 0, dims: &all }, i4)?;
+    /// co.sync_all()?;
+    /// // b(:) = a(6:1:-2)[1]
+    /// let backwards = [Dim { extent: 3, stride: -8 }];
+    /// let dense = [Dim { extent: 3, stride: 4 }];
+    /// let mut b = [0u8; 12];
+    /// co.get(&a, 0, 1, &Section { elem_len: 4, start: 20, dims: &backwards }, i4,
+    ///        &mut b, &Section { elem_len: 4, start: 0, dims: &dense }, i4)?;
+    /// let b: Vec<i32> = b.chunks(4).map(|c| i32::from_ne_bytes(c.try_into().unwrap())).collect();
+    /// assert_eq!(b, [6, 4, 2]);
+    /// co.deallocate(a)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn get(
@@ -559,6 +602,25 @@ impl Coarrays {
     /// `src_token` (Fortran's `a(..)[j] = b(..)[k]`, issued by a third image): a
     /// third-party copy when both sections are contiguous and of one type, otherwise
     /// through this image. Nonblocking as a put is.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarrays, Elem, ElemType, Section};
+    /// let mut co = Coarrays::init()?;
+    /// let (a, b) = (co.allocate(8)?, co.allocate(8)?);
+    /// let i8 = Elem::new(ElemType::Integer, 8);
+    /// let one = Section::scalar(8, 0);
+    /// co.put(&a, 0, 1, &one, i8, &9i64.to_ne_bytes(), &one, i8)?;
+    /// co.sync_all()?;
+    /// co.copy(&b, 0, 1, &one, i8, &a, 0, 1, &one, i8)?; // b[1] = a[1]
+    /// co.sync_all()?;
+    /// let mut x = [0u8; 8];
+    /// co.get(&b, 0, 1, &one, i8, &mut x, &one, i8)?;
+    /// assert_eq!(i64::from_ne_bytes(x), 9);
+    /// co.deallocate(b)?;
+    /// co.deallocate(a)?;
+    /// co.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     #[allow(clippy::too_many_arguments)]
     pub fn copy(
         &mut self,

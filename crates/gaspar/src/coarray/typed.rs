@@ -38,8 +38,19 @@ use super::section::{Dim, Section};
 use super::{Coarrays, Image, Token};
 
 /// A Rust type with a Fortran counterpart, so that collectives know how to combine it.
+///
+/// ```
+/// use gaspar::coarray::{CoElement, Elem, ElemType};
+/// assert_eq!(<f32 as CoElement>::ELEM, Elem::new(ElemType::Real, 4));
+/// ```
 pub trait CoElement: Pod {
     /// Its Fortran type and kind.
+    ///
+    /// ```
+    /// use gaspar::coarray::{CoElement, ElemType};
+    /// assert_eq!(i64::ELEM.ty, ElemType::Integer);
+    /// assert_eq!(i64::ELEM.kind, 8);
+    /// ```
     const ELEM: Elem;
 }
 
@@ -56,6 +67,17 @@ co_element!(i8 => Integer, i16 => Integer, i32 => Integer, i64 => Integer, i128 
 /// The images of the job as a Rust program sees them: the coarray engine, with typed
 /// collectives. Derefs to [`Coarrays`] for everything else (`sync_all`, `sync_images`,
 /// `this_image`, ...).
+///
+/// ```
+/// use gaspar::coarray::Images;
+/// let mut images = Images::init()?;
+/// images.sync_all()?; // the engine's calls through Deref
+/// let mut n = [1i32];
+/// images.co_sum(&mut n, None)?;
+/// assert_eq!(n[0] as u32, images.num_images());
+/// images.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 pub struct Images {
     engine: Coarrays,
 }
@@ -82,6 +104,13 @@ impl From<Coarrays> for Images {
 
 impl Images {
     /// Joins the job (collective); see [`Coarrays::init`].
+    ///
+    /// ```
+    /// let images = gaspar::coarray::Images::init()?;
+    /// assert_eq!(images.this_image(), 1);
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn init() -> CoResult<Images> {
         Ok(Images {
             engine: Coarrays::init()?,
@@ -91,6 +120,15 @@ impl Images {
     /// `co_sum(values, result_image)`: the element-wise sum over the images, on
     /// `result_image` or (`None`) on every image. Sums of reals have the same bits in
     /// every run.
+    ///
+    /// ```
+    /// let mut images = gaspar::coarray::Images::init()?;
+    /// let mut totals = [1.5f64, f64::from(images.this_image())];
+    /// images.co_sum(&mut totals, None)?;
+    /// assert_eq!(totals[0], 1.5 * f64::from(images.num_images()));
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn co_sum<T: CoElement>(
         &mut self,
         values: &mut [T],
@@ -102,6 +140,17 @@ impl Images {
     }
 
     /// `co_min(values, result_image)`: see [`co_sum`](Self::co_sum).
+    ///
+    /// ```
+    /// let mut images = gaspar::coarray::Images::init()?;
+    /// let mut lowest = [images.this_image() as i32];
+    /// images.co_min(&mut lowest, Some(1))?;
+    /// if images.this_image() == 1 {
+    ///     assert_eq!(lowest[0], 1);
+    /// }
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn co_min<T: CoElement>(
         &mut self,
         values: &mut [T],
@@ -113,6 +162,15 @@ impl Images {
     }
 
     /// `co_max(values, result_image)`: see [`co_sum`](Self::co_sum).
+    ///
+    /// ```
+    /// let mut images = gaspar::coarray::Images::init()?;
+    /// let mut highest = [images.this_image() as i64];
+    /// images.co_max(&mut highest, None)?;
+    /// assert_eq!(highest[0], i64::from(images.num_images()));
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn co_max<T: CoElement>(
         &mut self,
         values: &mut [T],
@@ -124,6 +182,18 @@ impl Images {
     }
 
     /// `co_broadcast(values, source_image)`.
+    ///
+    /// ```
+    /// let mut images = gaspar::coarray::Images::init()?;
+    /// let mut params = [0u32; 3];
+    /// if images.this_image() == 1 {
+    ///     params = [64, 64, 10];
+    /// }
+    /// images.co_broadcast(&mut params, 1)?;
+    /// assert_eq!(params, [64, 64, 10]);
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn co_broadcast<T: Pod>(&mut self, values: &mut [T], source: Image) -> CoResult<()> {
         self.engine
             .co_broadcast(bytemuck::cast_slice_mut(values), source)
@@ -131,6 +201,20 @@ impl Images {
 
     /// `co_reduce(values, op, result_image)`: `op(acc, other)` combines `other` into
     /// `acc` (`acc` from lower images); associative, need not be commutative.
+    ///
+    /// ```
+    /// let mut images = gaspar::coarray::Images::init()?;
+    /// // Keep the pair with the larger first value (not a builtin reduction).
+    /// let mut best = [[2.0f64, f64::from(images.this_image())]];
+    /// images.co_reduce(&mut best, |acc, other| {
+    ///     if other[0] > acc[0] {
+    ///         *acc = *other;
+    ///     }
+    /// }, None)?;
+    /// assert_eq!(best[0][0], 2.0);
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn co_reduce<T: Pod>(
         &mut self,
         values: &mut [T],
@@ -152,6 +236,12 @@ impl Images {
     }
 
     /// Leaves the job at the program's normal end (the termination barrier).
+    ///
+    /// ```
+    /// let images = gaspar::coarray::Images::init()?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn finalize(self) -> CoResult<()> {
         self.engine.finalize()
     }
@@ -159,6 +249,21 @@ impl Images {
 
 /// The indices of one dimension of a section: `start..end` walked by `step` (from the
 /// end backwards when `step` is negative), or a single index.
+///
+/// ```
+/// use gaspar::coarray::{Coarray, Images, Slice};
+/// let mut images = Images::init()?;
+/// let x = Coarray::<i32, 1>::new(&mut images, [10])?;
+/// x.set_local(&mut images, &(0..10).collect::<Vec<i32>>())?;
+/// images.sync_all()?;
+/// // x(1:9:4)[1], x(:)[1] and x(3)[1]
+/// assert_eq!(x.on(1).get(&mut images, [Slice::from(1..9).step(4)])?, [1, 5]);
+/// assert_eq!(x.on(1).get(&mut images, [Slice::all()])?.len(), 10);
+/// assert_eq!(x.on(1).get(&mut images, [Slice::from(3)])?, [3]);
+/// x.free(&mut images)?;
+/// images.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slice {
     start: usize,
@@ -169,6 +274,19 @@ pub struct Slice {
 
 impl Slice {
     /// The single index `index`.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images, Slice};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<f32, 2>::new(&mut images, [2, 3])?;
+    /// x.set_local(&mut images, &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])?;
+    /// images.sync_all()?;
+    /// // Row 1 (row-major): x(1, :)[1]
+    /// assert_eq!(x.on(1).get(&mut images, [Slice::at(1), Slice::all()])?, [3.0, 4.0, 5.0]);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn at(index: usize) -> Slice {
         Slice {
             start: index,
@@ -178,12 +296,39 @@ impl Slice {
     }
 
     /// The whole dimension (Fortran's `:`).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images, Slice};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<u8, 2>::new(&mut images, [2, 2])?;
+    /// x.set_local(&mut images, &[1, 2, 3, 4])?;
+    /// images.sync_all()?;
+    /// // Column 0: x(:, 0)[1]
+    /// assert_eq!(x.on(1).get(&mut images, [Slice::all(), Slice::at(0)])?, [1, 3]);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn all() -> Slice {
         Slice::from(..)
     }
 
     /// Every `step`-th index of this slice; a negative step walks it from its last index
     /// down (Fortran's `n:1:-1`). A step of 0 is an error when the slice is used.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images, Slice};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<i64, 1>::new(&mut images, [5])?;
+    /// x.set_local(&mut images, &[0, 1, 2, 3, 4])?;
+    /// images.sync_all()?;
+    /// // x(5:1:-2)[1]: walked from the last index down.
+    /// assert_eq!(x.on(1).get(&mut images, [Slice::all().step(-2)])?, [4, 2, 0]);
+    /// assert!(x.on(1).get(&mut images, [Slice::all().step(0)]).is_err());
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn step(self, step: isize) -> Slice {
         Slice { step, ..self }
     }
@@ -238,6 +383,19 @@ impl From<usize> for Slice {
 /// A `D`-dimensional array of `T` on every image (`T :: x(shape)[*]`), row-major.
 /// Allocated and freed collectively; dropping it without [`free`](Self::free) leaves
 /// its memory allocated until the job ends.
+///
+/// ```
+/// use gaspar::coarray::{Coarray, Images};
+/// let mut images = Images::init()?;
+/// let me = images.this_image();
+/// let x = Coarray::<u32, 1>::new(&mut images, [4])?; // integer :: x(4)[*]
+/// x.on(me).set(&mut images, [2], 7)?; // x(2)[me] = 7
+/// images.sync_all()?;
+/// assert_eq!(x.local(&mut images)?, [0, 0, 7, 0]);
+/// x.free(&mut images)?;
+/// images.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 #[derive(Debug)]
 pub struct Coarray<T: Pod, const D: usize> {
     token: Token,
@@ -248,6 +406,16 @@ pub struct Coarray<T: Pod, const D: usize> {
 impl<T: Pod, const D: usize> Coarray<T, D> {
     /// Collective over the current team: allocates the array, zeroed, on every image
     /// (every image passes the same shape).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<f64, 3>::new(&mut images, [2, 3, 4])?;
+    /// assert_eq!(x.local(&mut images)?, vec![0.0; 24]); // zeroed
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn new(images: &mut Coarrays, shape: [usize; D]) -> CoResult<Self> {
         let bytes = shape
             .iter()
@@ -261,26 +429,76 @@ impl<T: Pod, const D: usize> Coarray<T, D> {
     }
 
     /// Collective over the current team: frees the array on every image.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<u8, 1>::new(&mut images, [1 << 16])?;
+    /// x.free(&mut images)?; // collective
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn free(self, images: &mut Coarrays) -> CoResult<()> {
         images.deallocate(self.token)
     }
 
     /// The shape of each image's array.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<i16, 2>::new(&mut images, [3, 5])?;
+    /// assert_eq!(x.shape(), [3, 5]);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn shape(&self) -> [usize; D] {
         self.shape
     }
 
     /// Elements on each image.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<i16, 2>::new(&mut images, [3, 5])?;
+    /// assert_eq!(x.len(), 15);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.token.len() / std::mem::size_of::<T>().max(1)
     }
 
     /// Whether each image's array has no elements.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<i16, 2>::new(&mut images, [3, 0])?;
+    /// assert!(x.is_empty());
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// A copy of this image's array, row-major.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<i32, 1>::new(&mut images, [3])?;
+    /// x.set_local(&mut images, &[4, 5, 6])?;
+    /// assert_eq!(x.local(&mut images)?, [4, 5, 6]);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn local(&self, images: &mut Coarrays) -> CoResult<Vec<T>> {
         let me = images.this_image();
         self.on(me).read(images)
@@ -288,12 +506,38 @@ impl<T: Pod, const D: usize> Coarray<T, D> {
 
     /// Overwrites this image's array with `values` (row-major, [`len`](Self::len)
     /// elements). Like any write to a coarray, others see it after a sync.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<i32, 2>::new(&mut images, [2, 2])?;
+    /// x.set_local(&mut images, &[1, 2, 3, 4])?;
+    /// assert!(x.set_local(&mut images, &[1, 2, 3]).is_err()); // len() elements
+    /// images.sync_all()?; // now the other images see it
+    /// assert_eq!(x.on(images.this_image()).at(&mut images, [1, 0])?, 3);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn set_local(&self, images: &mut Coarrays, values: &[T]) -> CoResult<()> {
         let me = images.this_image();
         self.on(me).write(images, values)
     }
 
     /// The array of `image` (Fortran's `x[image]`), to read or write sections of.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let (me, n) = (images.this_image(), images.num_images());
+    /// let x = Coarray::<u64, 1>::new(&mut images, [1])?;
+    /// x.on(me % n + 1).write(&mut images, &[u64::from(me)])?; // x[right] = me
+    /// images.sync_all()?;
+    /// assert_eq!(x.local(&mut images)?, [u64::from((me + n - 2) % n + 1)]);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn on(&self, image: Image) -> Remote<'_, T, D> {
         Remote { array: self, image }
     }
@@ -320,6 +564,19 @@ impl<T: Pod, const D: usize> Coarray<T, D> {
 
 /// One image's array of a [`Coarray`]: sections of it are read and written from here.
 /// Writes are complete at the next image control statement (sync, lock, event, ...).
+///
+/// ```
+/// use gaspar::coarray::{Coarray, Images, Remote};
+/// let mut images = Images::init()?;
+/// let x = Coarray::<f32, 1>::new(&mut images, [4])?;
+/// let first: Remote<'_, f32, 1> = x.on(1);
+/// first.set(&mut images, [0], 2.5)?;
+/// images.sync_all()?;
+/// assert_eq!(first.at(&mut images, [0])?, 2.5);
+/// x.free(&mut images)?;
+/// images.finalize()?;
+/// # Ok::<(), gaspar::coarray::CoError>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Remote<'a, T: Pod, const D: usize> {
     array: &'a Coarray<T, D>,
@@ -336,6 +593,20 @@ fn dense<T>(count: usize) -> [Dim; 1] {
 
 impl<T: Pod, const D: usize> Remote<'_, T, D> {
     /// The elements of section `slices` (Fortran's `x(s1, s2, ...)[image]`), row-major.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images, Slice};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<i32, 2>::new(&mut images, [3, 3])?;
+    /// x.set_local(&mut images, &(0..9).collect::<Vec<i32>>())?;
+    /// images.sync_all()?;
+    /// // x(0:2, 1:3)[1], row-major.
+    /// let block = x.on(1).get(&mut images, [Slice::from(0..2), Slice::from(1..3)])?;
+    /// assert_eq!(block, [1, 2, 4, 5]);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn get(&self, images: &mut Coarrays, slices: [Slice; D]) -> CoResult<Vec<T>> {
         let (dims, start) = self.array.section(slices)?;
         let count = dims.iter().map(|d| d.extent).product::<usize>();
@@ -366,6 +637,19 @@ impl<T: Pod, const D: usize> Remote<'_, T, D> {
 
     /// Writes `values` (row-major, one per element of the section, or a single value for
     /// all of them) into section `slices` (Fortran's `x(s1, s2, ...)[image] = values`).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images, Slice};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<i32, 1>::new(&mut images, [6])?;
+    /// x.on(1).put(&mut images, [Slice::from(0..6).step(2)], &[7, 8, 9])?; // x(0:6:2)[1] = ...
+    /// x.on(1).put(&mut images, [Slice::from(1..3)], &[-1])?; // one value for all
+    /// images.sync_all()?;
+    /// assert_eq!(x.local(&mut images)?, [7, -1, -1, 0, 9, 0]);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn put(&self, images: &mut Coarrays, slices: [Slice; D], values: &[T]) -> CoResult<()> {
         let (dims, start) = self.array.section(slices)?;
         let size = std::mem::size_of::<T>();
@@ -392,11 +676,35 @@ impl<T: Pod, const D: usize> Remote<'_, T, D> {
     }
 
     /// The whole array of the image (`x(:, ...)[image]`).
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<u8, 1>::new(&mut images, [3])?;
+    /// x.set_local(&mut images, &[1, 2, 3])?;
+    /// images.sync_all()?;
+    /// assert_eq!(x.on(1).read(&mut images)?, [1, 2, 3]);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn read(&self, images: &mut Coarrays) -> CoResult<Vec<T>> {
         self.get(images, [Slice::all(); D])
     }
 
     /// Overwrites the whole array of the image.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<u8, 1>::new(&mut images, [3])?;
+    /// x.on(1).write(&mut images, &[9, 8, 7])?;
+    /// images.sync_all()?;
+    /// assert_eq!(x.local(&mut images)?, [9, 8, 7]);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn write(&self, images: &mut Coarrays, values: &[T]) -> CoResult<()> {
         if values.len() != self.array.len() {
             return Err(CoError::invalid(
@@ -408,11 +716,35 @@ impl<T: Pod, const D: usize> Remote<'_, T, D> {
     }
 
     /// The element at `index`.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<i64, 2>::new(&mut images, [2, 2])?;
+    /// x.set_local(&mut images, &[1, 2, 3, 4])?;
+    /// images.sync_all()?;
+    /// assert_eq!(x.on(1).at(&mut images, [0, 1])?, 2);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn at(&self, images: &mut Coarrays, index: [usize; D]) -> CoResult<T> {
         Ok(self.get(images, index.map(Slice::at))?[0])
     }
 
     /// Sets the element at `index`.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Coarray, Images};
+    /// let mut images = Images::init()?;
+    /// let x = Coarray::<i64, 2>::new(&mut images, [2, 2])?;
+    /// x.on(1).set(&mut images, [1, 1], -4)?; // x(1, 1)[1] = -4
+    /// images.sync_all()?;
+    /// assert_eq!(x.local(&mut images)?, [0, 0, 0, -4]);
+    /// x.free(&mut images)?;
+    /// images.finalize()?;
+    /// # Ok::<(), gaspar::coarray::CoError>(())
+    /// ```
     pub fn set(&self, images: &mut Coarrays, index: [usize; D], value: T) -> CoResult<()> {
         self.put(images, index.map(Slice::at), &[value])
     }

@@ -39,6 +39,19 @@ const LAYOUT_BYTES: u64 = 64;
 /// as [`SymmetricArray`](crate::SymmetricArray) reports it: the rank's next collective
 /// darray call ([`Darrays::barrier`], an array's construction or `free`,
 /// [`Darrays::finalize`]) ends the job with a message naming the array.
+///
+/// ```
+/// use gaspar::darray::{Darrays, DistArray, Domain};
+/// let ctx = Darrays::init()?;
+/// let a = DistArray::<f32, 2>::new(&ctx, [4, 3])?;
+/// a.write_slice(Domain::new([0, 1], [4, 2]), &[1.0, 2.0, 3.0, 4.0])?;
+/// ctx.barrier()?;
+/// assert_eq!(a.get([2, 1])?, 3.0);
+/// assert_eq!(a.get([2, 2])?, 0.0); // zero-filled
+/// a.free()?;
+/// ctx.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub struct DistArray<'a, T, const D: usize> {
     ctx: &'a Darrays,
     dist: Block<D>,
@@ -55,12 +68,34 @@ pub struct DistArray<'a, T, const D: usize> {
 impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// Collective: a zero-filled array of `extents` on the grid Chapel's `Block` would
     /// choose for the job ([`Grid::for_procs`]).
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray, Domain};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u64, 3>::new(&ctx, [4, 4, 2])?;
+    /// assert_eq!(a.domain(), Domain::of_extents([4, 4, 2]));
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn new(ctx: &'a Darrays, extents: [usize; D]) -> Result<Self> {
         DistArray::on_grid(ctx, extents, Grid::for_procs(ctx.procs()))
     }
 
     /// Collective: a zero-filled array of `extents` on `grid`. Every rank passes the same
     /// extents and grid; a difference is an error on every rank.
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray, Grid};
+    /// let ctx = Darrays::init()?;
+    /// // Every rank a column of blocks: a 1 x procs grid.
+    /// let grid = Grid::new([1, ctx.procs()], ctx.procs())?;
+    /// let a = DistArray::<f64, 2>::on_grid(&ctx, [16, 16], grid)?;
+    /// assert_eq!(a.distribution().grid().dims(), [1, ctx.procs()]);
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn on_grid(ctx: &'a Darrays, extents: [usize; D], grid: Grid<D>) -> Result<Self> {
         if D == 0 || D > 3 {
             return Err(DarrayError::Dimensions { dims: D }.into());
@@ -104,26 +139,80 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     }
 
     /// This rank.
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u8, 1>::new(&ctx, [10])?;
+    /// assert_eq!(a.rank(), ctx.rank());
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn rank(&self) -> u32 {
         self.ctx.rank()
     }
 
     /// The distribution (index space, grid, blocks).
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u8, 1>::new(&ctx, [10])?;
+    /// assert_eq!(a.distribution().block_of(a.rank()), a.local_domain());
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn distribution(&self) -> &Block<D> {
         &self.dist
     }
 
     /// The whole index space.
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u8, 2>::new(&ctx, [10, 5])?;
+    /// assert_eq!(a.domain().len(), 50);
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn domain(&self) -> Domain<D> {
         self.dist.domain()
     }
 
     /// The indices this rank owns (iterate them with [`Domain::iter`]).
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u32, 1>::new(&ctx, [10])?;
+    /// for [i] in a.local_domain().iter() {
+    ///     a.set([i], i as u32 * 10)?;
+    /// }
+    /// assert_eq!(a.local_domain().len(), 10); // one rank owns everything
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn local_domain(&self) -> Domain<D> {
         self.mine
     }
 
     /// The rank owning `index` (an error outside the index space).
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u32, 1>::new(&ctx, [10])?;
+    /// assert_eq!(a.owner([9])?, ctx.procs() - 1);
+    /// assert!(a.owner([10]).is_err());
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn owner(&self, index: [usize; D]) -> Result<u32> {
         self.dist.owner(index).ok_or_else(|| {
             DarrayError::IndexOutside {
@@ -136,6 +225,19 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
 
     /// Reads element `index`: from the local block, prefetched data, or the owner, tried
     /// in that order. A fresh prefetched element is read without a lock.
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<i64, 2>::new(&ctx, [3, 3])?;
+    /// a.set([1, 2], -5)?;
+    /// ctx.barrier()?;
+    /// assert_eq!(a.get([1, 2])?, -5);
+    /// assert!(a.get([3, 0]).is_err()); // outside the array
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline(always)]
     pub fn get(&self, index: [usize; D]) -> Result<T> {
         if self.mine.contains(index) {
@@ -159,9 +261,13 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// The element `at` bytes after `first`.
     #[inline(always)]
     fn read_element(&self, first: GlobalAddr, at: u64) -> Result<T> {
-        let src = first.offset(at).ok_or(Error::LengthOverflow {
-            what: "distributed array element",
-        })?;
+        // A `let else`, not `ok_or`: the error is built (and dropped) only on failure, off
+        // the path of every element read.
+        let Some(src) = first.offset(at) else {
+            return Err(Error::LengthOverflow {
+                what: "distributed array element",
+            });
+        };
         let mut value = T::zeroed();
         self.ctx
             .runtime()
@@ -171,16 +277,29 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
 
     /// Writes element `index` at its owner (visible there on return) and in this rank's
     /// prefetched copy of it, if any (write-through).
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u16, 1>::new(&ctx, [4])?;
+    /// if ctx.rank() == 0 {
+    ///     a.set([3], 9)?; // at its owner on return
+    /// }
+    /// ctx.barrier()?;
+    /// assert_eq!(a.get([3])?, 9);
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline]
     pub fn set(&self, index: [usize; D], value: T) -> Result<()> {
         if self.mine.contains(index) {
             let at = (self.mine.linear(index) * std::mem::size_of::<T>()) as u64;
-            let dst = self
-                .local_elements
-                .offset(at)
-                .ok_or(Error::LengthOverflow {
+            let Some(dst) = self.local_elements.offset(at) else {
+                return Err(Error::LengthOverflow {
                     what: "distributed array element",
-                })?;
+                });
+            };
             return self
                 .ctx
                 .runtime()
@@ -197,12 +316,36 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     }
 
     /// Element reads so far that went to another rank (neither local nor prefetched).
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u8, 1>::new(&ctx, [4])?;
+    /// a.get([0])?;
+    /// assert_eq!(a.remote_reads(), 0); // one rank: every read is local
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn remote_reads(&self) -> u64 {
         self.remote_reads.load(Ordering::Relaxed)
     }
 
     /// Reads the elements of `slice` (inside the array), stored densely over it,
     /// dimension 0 fastest: one strided get per rank whose block it meets.
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray, Domain};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u32, 2>::new(&ctx, [3, 3])?;
+    /// a.set([1, 1], 5)?;
+    /// a.set([2, 1], 6)?;
+    /// ctx.barrier()?;
+    /// assert_eq!(a.read_slice(Domain::new([1, 1], [3, 2]))?, [5, 6]);
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn read_slice(&self, slice: Domain<D>) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); slice.len()];
         self.read_slice_into(slice, &mut out)?;
@@ -212,6 +355,20 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// Reads the elements of `slice` (inside the array) into `out`, which holds exactly
     /// its elements, stored densely over it (dimension 0 fastest): one strided get per
     /// rank whose block it meets.
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray, Domain};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u32, 1>::new(&ctx, [8])?;
+    /// a.write_slice(Domain::new([2], [5]), &[1, 2, 3])?;
+    /// ctx.barrier()?;
+    /// let mut out = [0u32; 4];
+    /// a.read_slice_into(Domain::new([1], [5]), &mut out)?;
+    /// assert_eq!(out, [0, 1, 2, 3]);
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn read_slice_into(&self, slice: Domain<D>, out: &mut [T]) -> Result<()> {
         self.check_slice("read_slice", &slice)?;
         if out.len() != slice.len() {
@@ -243,6 +400,21 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// Writes `values` (stored densely over `slice`, dimension 0 fastest) to the elements
     /// of `slice`: one strided put per rank whose block it meets; visible on return.
     /// Prefetched copies are not written: they are refreshed as their consistency says.
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray, Domain};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<f64, 2>::new(&ctx, [2, 2])?;
+    /// if ctx.rank() == 0 {
+    ///     a.write_slice(a.domain(), &[1.0, 2.0, 3.0, 4.0])?;
+    /// }
+    /// ctx.barrier()?;
+    /// assert_eq!(a.get([0, 1])?, 3.0); // dimension 0 fastest
+    /// assert!(a.write_slice(Domain::new([0, 0], [1, 1]), &[1.0, 2.0]).is_err()); // length
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn write_slice(&self, slice: Domain<D>, values: &[T]) -> Result<()> {
         self.check_slice("write_slice", &slice)?;
         if values.len() != slice.len() {
@@ -272,6 +444,18 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     }
 
     /// The whole array, stored densely, dimension 0 fastest.
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u8, 1>::new(&ctx, [3])?;
+    /// a.set([1], 4)?;
+    /// ctx.barrier()?;
+    /// assert_eq!(a.to_vec()?, [0, 4, 0]);
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
         self.read_slice(self.domain())
     }
@@ -279,6 +463,21 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// Low-level prefetch (LAPPS's `requestPrefetch`): prefetch `slice` of `source`'s
     /// block (its whole block with `None`) into this rank's buffer. A slice outside the
     /// source's block, or this rank as the source, is an error.
+    ///
+    /// ```no_run
+    /// use gaspar::darray::{Darrays, DistArray, Domain, Prefetch};
+    /// let ctx = Darrays::init()?; // two ranks or more
+    /// let mut a = DistArray::<u32, 1>::new(&ctx, [100])?;
+    /// let right = (ctx.rank() + 1) % ctx.procs();
+    /// let first = a.distribution().block_of(right).lo[0];
+    /// // The first element of the right neighbour's block, refilled after every barrier.
+    /// a.request_prefetch(right, Some(Domain::new([first], [first + 1])), Prefetch::AUTOMATIC)?;
+    /// ctx.barrier()?;
+    /// assert_eq!(a.access_prefetch(right, [first])?, Some(0));
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn request_prefetch(
         &mut self,
         source: u32,
@@ -327,6 +526,21 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// Low-level access (LAPPS's `accessPrefetch`): the prefetched value of `index` from
     /// `source`, or `None` when it is not prefetched. A stale automatically consistent
     /// entry is refilled first.
+    ///
+    /// ```no_run
+    /// use gaspar::darray::{Darrays, DistArray, Prefetch};
+    /// let ctx = Darrays::init()?; // two ranks or more
+    /// let mut a = DistArray::<u32, 1>::new(&ctx, [100])?;
+    /// let right = (ctx.rank() + 1) % ctx.procs();
+    /// let theirs = a.distribution().block_of(right);
+    /// a.request_prefetch(right, None, Prefetch::AUTOMATIC)?; // its whole block
+    /// ctx.barrier()?;
+    /// assert_eq!(a.access_prefetch(right, theirs.lo)?, Some(0));
+    /// assert_eq!(a.access_prefetch(right, a.local_domain().lo)?, None); // not prefetched
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn access_prefetch(&self, source: u32, index: [usize; D]) -> Result<Option<T>> {
         match self.prefetched.find_from(source, index) {
             Some((entry, at)) => entry
@@ -338,12 +552,44 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
 
     /// Refills every prefetched slice of this array now (the only refresh of manually
     /// consistent data).
+    ///
+    /// ```no_run
+    /// use gaspar::darray::{Darrays, DistArray, Prefetch};
+    /// let ctx = Darrays::init()?; // two ranks or more
+    /// let mut a = DistArray::<u32, 1>::new(&ctx, [100])?;
+    /// let right = (ctx.rank() + 1) % ctx.procs();
+    /// a.request_prefetch(right, None, Prefetch::MANUAL)?; // filled now
+    /// for [i] in a.local_domain().iter() {
+    ///     a.set([i], 1)?;
+    /// }
+    /// ctx.barrier()?;
+    /// let theirs = a.distribution().block_of(right).lo;
+    /// assert_eq!(a.get(theirs)?, 0); // manual: still the data of the fill
+    /// a.update_prefetch()?;
+    /// assert_eq!(a.get(theirs)?, 1);
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn update_prefetch(&self) -> Result<()> {
         self.prefetched
             .update(self.ctx.runtime(), self.ctx.acquires())
     }
 
     /// Drops this rank's prefetched data of this array; returns the bytes it freed.
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray, Prefetch};
+    /// let ctx = Darrays::init()?;
+    /// let mut a = DistArray::<u32, 2>::new(&ctx, [8, 8])?;
+    /// a.all_to_all_prefetch(Prefetch::AUTOMATIC)?;
+    /// let held = a.prefetch_bytes();
+    /// assert_eq!(a.evict_prefetch(), held);
+    /// assert_eq!(a.prefetch_bytes(), 0);
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn evict_prefetch(&mut self) -> usize {
         let bytes = self.prefetched.evict();
         self.ctx.remove_prefetched(bytes);
@@ -351,12 +597,32 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     }
 
     /// Bytes of this rank's prefetched data of this array.
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray, Prefetch};
+    /// let ctx = Darrays::init()?;
+    /// let mut a = DistArray::<u32, 2>::new(&ctx, [8, 8])?;
+    /// a.stencil_prefetch(1, true, Prefetch::AUTOMATIC)?;
+    /// assert_eq!(a.prefetch_bytes(), ctx.prefetch_bytes()); // the only array
+    /// a.free()?;
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn prefetch_bytes(&self) -> usize {
         self.prefetched.bytes()
     }
 
     /// Collective: evicts this rank's prefetched data of the array and frees the array on
     /// every rank once every rank is done with it.
+    ///
+    /// ```
+    /// use gaspar::darray::{Darrays, DistArray};
+    /// let ctx = Darrays::init()?;
+    /// let a = DistArray::<u8, 1>::new(&ctx, [1 << 20])?;
+    /// a.free()?; // collective
+    /// ctx.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn free(mut self) -> Result<()> {
         self.evict_prefetch();
         self.ctx.barrier()?;
@@ -371,7 +637,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
         let layout = self
             .block
             .as_ref()
-            .ok_or(Error::invalid("DistArray", "the array was freed"))?
+            .ok_or_else(|| Error::invalid("DistArray", "the array was freed"))?
             .ga(rank)?;
         let elements = layout.offset(LAYOUT_BYTES).ok_or(Error::LengthOverflow {
             what: "distributed array block",

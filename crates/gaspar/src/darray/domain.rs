@@ -2,6 +2,13 @@
 
 /// The indices `lo[k] <= i[k] < hi[k]` in every dimension k (empty when some
 /// `hi[k] <= lo[k]`). Global indices of a distributed array count from 0.
+///
+/// ```
+/// use gaspar::darray::Domain;
+/// let halo = Domain::new([4, 0], [8, 4]).grown(1, [true, true]);
+/// assert_eq!(halo, Domain::new([3, 0], [9, 5]));
+/// assert_eq!(halo.intersect(&Domain::of_extents([8, 8])).extents(), [5, 5]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Domain<const D: usize> {
     /// First index in each dimension.
@@ -12,11 +19,22 @@ pub struct Domain<const D: usize> {
 
 impl<const D: usize> Domain<D> {
     /// The indices `lo..hi` (per dimension).
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// let d = Domain::new([1, 2], [3, 5]);
+    /// assert_eq!(d.extents(), [2, 3]);
+    /// ```
     pub fn new(lo: [usize; D], hi: [usize; D]) -> Domain<D> {
         Domain { lo, hi }
     }
 
     /// The indices `0..extents` (per dimension).
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// assert_eq!(Domain::of_extents([4, 3]), Domain::new([0, 0], [4, 3]));
+    /// ```
     pub fn of_extents(extents: [usize; D]) -> Domain<D> {
         Domain {
             lo: [0; D],
@@ -25,31 +43,68 @@ impl<const D: usize> Domain<D> {
     }
 
     /// Indices along each dimension (0 where empty).
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// assert_eq!(Domain::new([5, 0], [2, 3]).extents(), [0, 3]);
+    /// ```
     pub fn extents(&self) -> [usize; D] {
         std::array::from_fn(|k| self.hi[k].saturating_sub(self.lo[k]))
     }
 
     /// Number of indices.
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// assert_eq!(Domain::of_extents([4, 3]).len(), 12);
+    /// ```
     pub fn len(&self) -> usize {
         self.extents().iter().product()
     }
 
     /// Whether the domain holds no index.
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// assert!(Domain::new([2], [2]).is_empty());
+    /// assert!(!Domain::of_extents([1]).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Whether `index` lies in the domain.
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// let d = Domain::new([1, 1], [3, 3]);
+    /// assert!(d.contains([2, 1]));
+    /// assert!(!d.contains([3, 1]));
+    /// ```
     pub fn contains(&self, index: [usize; D]) -> bool {
         (0..D).all(|k| self.lo[k] <= index[k] && index[k] < self.hi[k])
     }
 
     /// Whether every index of `other` lies in this domain (an empty `other` always does).
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// let d = Domain::of_extents([8, 8]);
+    /// assert!(d.contains_domain(&Domain::new([2, 2], [8, 4])));
+    /// assert!(!d.contains_domain(&Domain::new([2, 2], [9, 4])));
+    /// ```
     pub fn contains_domain(&self, other: &Domain<D>) -> bool {
         other.is_empty() || (0..D).all(|k| self.lo[k] <= other.lo[k] && other.hi[k] <= self.hi[k])
     }
 
     /// The indices in both domains.
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// let a = Domain::new([0, 0], [4, 4]);
+    /// let b = Domain::new([2, 3], [6, 6]);
+    /// assert_eq!(a.intersect(&b), Domain::new([2, 3], [4, 4]));
+    /// ```
     pub fn intersect(&self, other: &Domain<D>) -> Domain<D> {
         Domain {
             lo: std::array::from_fn(|k| self.lo[k].max(other.lo[k])),
@@ -59,6 +114,14 @@ impl<const D: usize> Domain<D> {
 
     /// The domain grown by `depth` on both sides of every dimension `k` with
     /// `grow[k]`, clipped at 0 below (not above: intersect with the array's domain).
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// let block = Domain::new([0, 4], [4, 8]);
+    /// // A halo of depth 1 along dimension 1 only, clipped at 0.
+    /// assert_eq!(block.grown(1, [false, true]), Domain::new([0, 3], [4, 9]));
+    /// assert_eq!(block.grown(1, [true, false]), Domain::new([0, 4], [5, 8]));
+    /// ```
     pub fn grown(&self, depth: usize, grow: [bool; D]) -> Domain<D> {
         Domain {
             lo: std::array::from_fn(|k| {
@@ -79,6 +142,11 @@ impl<const D: usize> Domain<D> {
     }
 
     /// Element strides of the domain stored densely, dimension 0 varying fastest.
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// assert_eq!(Domain::of_extents([4, 3, 2]).dense_strides(), [1, 4, 12]);
+    /// ```
     pub fn dense_strides(&self) -> [usize; D] {
         let extents = self.extents();
         let mut strides = [1; D];
@@ -89,12 +157,25 @@ impl<const D: usize> Domain<D> {
     }
 
     /// Position of `index` (inside the domain) in the domain stored densely.
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// let d = Domain::new([10, 20], [14, 23]);
+    /// assert_eq!(d.linear([10, 20]), 0);
+    /// assert_eq!(d.linear([11, 21]), 1 + 4);
+    /// ```
     pub fn linear(&self, index: [usize; D]) -> usize {
         let strides = self.dense_strides();
         (0..D).map(|k| (index[k] - self.lo[k]) * strides[k]).sum()
     }
 
     /// Every index, in dense storage order (dimension 0 varying fastest).
+    ///
+    /// ```
+    /// use gaspar::darray::Domain;
+    /// let all: Vec<[usize; 2]> = Domain::of_extents([2, 2]).iter().collect();
+    /// assert_eq!(all, [[0, 0], [1, 0], [0, 1], [1, 1]]);
+    /// ```
     pub fn iter(&self) -> DomainIter<D> {
         DomainIter {
             domain: *self,
@@ -104,6 +185,12 @@ impl<const D: usize> Domain<D> {
 }
 
 /// The indices of a [`Domain`], dimension 0 varying fastest (from [`Domain::iter`]).
+///
+/// ```
+/// use gaspar::darray::{Domain, DomainIter};
+/// let mut it: DomainIter<1> = Domain::new([3], [5]).iter();
+/// assert_eq!((it.next(), it.next(), it.next()), (Some([3]), Some([4]), None));
+/// ```
 #[derive(Debug, Clone)]
 pub struct DomainIter<const D: usize> {
     domain: Domain<D>,

@@ -2,6 +2,21 @@
 //! array (wrapped in [`crate::Error::Darray`]), so that a caller can tell the cases apart.
 
 /// A distributed-array call that cannot be done as asked. Nothing was moved.
+///
+/// ```
+/// use gaspar::darray::{Darrays, DarrayError, DistArray};
+/// let ctx = Darrays::init()?;
+/// let a = DistArray::<u8, 1>::new(&ctx, [4])?;
+/// match a.get([4]) {
+///     Err(gaspar::Error::Darray(DarrayError::IndexOutside { index, extents })) => {
+///         assert_eq!((index, extents), (vec![4], vec![4]));
+///     }
+///     other => panic!("expected IndexOutside, got {other:?}"),
+/// }
+/// a.free()?;
+/// ctx.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DarrayError {

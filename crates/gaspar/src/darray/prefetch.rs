@@ -30,6 +30,12 @@ const MAPPED_STAGE_BYTES: usize = 64 * 1024;
 const REMOTE_STAGE_BYTES: usize = 1024 * 1024;
 
 /// How a prefetch keeps its data consistent and how it finds the source's data.
+///
+/// ```
+/// use gaspar::darray::Prefetch;
+/// let how = Prefetch { consistent: true, static_domain: true };
+/// assert_eq!(how, Prefetch::AUTOMATIC.with_static_domain());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Prefetch {
     /// Automatic consistency: the data is refilled on its first read after each
@@ -44,17 +50,33 @@ pub struct Prefetch {
 
 impl Prefetch {
     /// Automatic consistency, the layout read at every fill.
+    ///
+    /// ```
+    /// use gaspar::darray::Prefetch;
+    /// assert!(Prefetch::AUTOMATIC.consistent);
+    /// ```
     pub const AUTOMATIC: Prefetch = Prefetch {
         consistent: true,
         static_domain: false,
     };
     /// Manual consistency, the layout read at every fill.
+    ///
+    /// ```
+    /// use gaspar::darray::Prefetch;
+    /// assert!(!Prefetch::MANUAL.consistent);
+    /// ```
     pub const MANUAL: Prefetch = Prefetch {
         consistent: false,
         static_domain: false,
     };
 
     /// The same, with a static domain.
+    ///
+    /// ```
+    /// use gaspar::darray::Prefetch;
+    /// let how = Prefetch::MANUAL.with_static_domain();
+    /// assert!(how.static_domain && !how.consistent);
+    /// ```
     pub const fn with_static_domain(self) -> Prefetch {
         Prefetch {
             static_domain: true,

@@ -6,10 +6,24 @@ use super::domain::Domain;
 
 /// Words of a domain's metadata: the lows of dimensions 0..3, then the highs (unused
 /// dimensions 0).
+///
+/// ```
+/// use gaspar::darray::{domain_words, Domain, METADATA_WORDS};
+/// assert_eq!(domain_words(&Domain::of_extents([7])).len(), METADATA_WORDS);
+/// ```
 pub const METADATA_WORDS: usize = 6;
 
 /// A slice of `T` elements stored densely (dimension 0 varying fastest) in a buffer: the
 /// layout of prefetched data, and of the data a block's owner sends for a slice.
+///
+/// ```
+/// use gaspar::darray::{Domain, SerialLayout};
+/// let layout = SerialLayout::new(Domain::new([1, 1], [3, 3]), 4);
+/// for index in layout.slice().iter() {
+///     let at = layout.byte_offset(index).expect("inside the slice");
+///     assert_eq!(layout.index_at(at), Some(index));
+/// }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SerialLayout<const D: usize> {
     slice: Domain<D>,
@@ -18,6 +32,12 @@ pub struct SerialLayout<const D: usize> {
 
 impl<const D: usize> SerialLayout<D> {
     /// `slice` of elements of `element_bytes` bytes.
+    ///
+    /// ```
+    /// use gaspar::darray::{Domain, SerialLayout};
+    /// let layout = SerialLayout::new(Domain::new([2, 0], [4, 3]), 8);
+    /// assert_eq!(layout.data_bytes(), 2 * 3 * 8);
+    /// ```
     pub fn new(slice: Domain<D>, element_bytes: usize) -> SerialLayout<D> {
         SerialLayout {
             slice,
@@ -26,22 +46,47 @@ impl<const D: usize> SerialLayout<D> {
     }
 
     /// The slice laid out.
+    ///
+    /// ```
+    /// use gaspar::darray::{Domain, SerialLayout};
+    /// let slice = Domain::new([2], [9]);
+    /// assert_eq!(SerialLayout::new(slice, 4).slice(), slice);
+    /// ```
     pub fn slice(&self) -> Domain<D> {
         self.slice
     }
 
     /// Bytes of the serialized data (LAPPS's `getSerializedSize`).
+    ///
+    /// ```
+    /// use gaspar::darray::{Domain, SerialLayout};
+    /// assert_eq!(SerialLayout::new(Domain::of_extents([5]), 4).data_bytes(), 20);
+    /// ```
     pub fn data_bytes(&self) -> usize {
         self.slice.len() * self.element_bytes
     }
 
     /// The metadata describing the slice (LAPPS's `serializeMetadata`).
+    ///
+    /// ```
+    /// use gaspar::darray::{words_domain, Domain, SerialLayout};
+    /// let slice = Domain::new([1, 2], [3, 4]);
+    /// let words = SerialLayout::new(slice, 8).metadata();
+    /// assert_eq!(words_domain::<2>(&words), slice);
+    /// ```
     pub fn metadata(&self) -> [u64; METADATA_WORDS] {
         domain_words(&self.slice)
     }
 
     /// Byte offset of `index` in the data, `None` outside the slice (LAPPS's
     /// `getByteOffsetFromIdx`).
+    ///
+    /// ```
+    /// use gaspar::darray::{Domain, SerialLayout};
+    /// let layout = SerialLayout::new(Domain::new([2, 0], [4, 3]), 8);
+    /// assert_eq!(layout.byte_offset([3, 1]), Some((1 + 2) * 8));
+    /// assert_eq!(layout.byte_offset([0, 0]), None);
+    /// ```
     #[inline(always)]
     pub fn byte_offset(&self, index: [usize; D]) -> Option<usize> {
         self.slice
@@ -51,6 +96,14 @@ impl<const D: usize> SerialLayout<D> {
 
     /// The index of the element at byte `offset`, `None` past the data or inside an
     /// element (LAPPS's `getIdxFromByteOffset`).
+    ///
+    /// ```
+    /// use gaspar::darray::{Domain, SerialLayout};
+    /// let layout = SerialLayout::new(Domain::new([2, 0], [4, 3]), 8);
+    /// assert_eq!(layout.index_at(24), Some([3, 1]));
+    /// assert_eq!(layout.index_at(25), None); // inside an element
+    /// assert_eq!(layout.index_at(48), None); // past the data
+    /// ```
     pub fn index_at(&self, offset: usize) -> Option<[usize; D]> {
         if self.element_bytes == 0
             || offset % self.element_bytes != 0
@@ -69,6 +122,12 @@ impl<const D: usize> SerialLayout<D> {
 }
 
 /// A domain as metadata words (see [`METADATA_WORDS`]).
+///
+/// ```
+/// use gaspar::darray::{domain_words, Domain, METADATA_WORDS};
+/// let words: [u64; METADATA_WORDS] = domain_words(&Domain::new([1, 2], [3, 4]));
+/// assert_eq!(words, [1, 2, 0, 3, 4, 0]);
+/// ```
 pub fn domain_words<const D: usize>(domain: &Domain<D>) -> [u64; METADATA_WORDS] {
     let mut words = [0u64; METADATA_WORDS];
     for k in 0..D {
@@ -79,6 +138,11 @@ pub fn domain_words<const D: usize>(domain: &Domain<D>) -> [u64; METADATA_WORDS]
 
 /// The domain that metadata `words` describe (LAPPS's `getDeserializationContainer`
 /// starts from it: a dense buffer over this domain).
+///
+/// ```
+/// use gaspar::darray::{words_domain, Domain};
+/// assert_eq!(words_domain::<1>(&[5, 0, 0, 9, 0, 0]), Domain::new([5], [9]));
+/// ```
 pub fn words_domain<const D: usize>(words: &[u64; METADATA_WORDS]) -> Domain<D> {
     Domain {
         lo: std::array::from_fn(|k| words[k] as usize),

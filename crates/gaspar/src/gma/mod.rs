@@ -363,7 +363,7 @@ impl Gma {
     }
 
     /// Writes a regular pattern of `src` after `dst`, in one transport call.
-    pub fn put_pattern(
+    pub(crate) fn put_pattern(
         &self,
         dst: GlobalAddr,
         src: &[u8],
@@ -384,7 +384,7 @@ impl Gma {
     }
 
     /// Reads a regular pattern after `src` into `dst`, in one transport call.
-    pub fn get_pattern(
+    pub(crate) fn get_pattern(
         &self,
         dst: &mut [u8],
         src: GlobalAddr,

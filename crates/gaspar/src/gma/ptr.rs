@@ -153,10 +153,26 @@ impl<T: Pod> GlobalPtr<T> {
 /// ```
 pub trait AtomicWord: Pod {
     /// Width of the word.
+    ///
+    /// ```
+    /// use gaspar::{AtomicWord, Width};
+    /// assert_eq!(i64::WIDTH, Width::W8);
+    /// ```
     const WIDTH: Width;
     /// The bits, zero-extended.
+    ///
+    /// ```
+    /// use gaspar::AtomicWord;
+    /// assert_eq!((-2i64).to_bits(), u64::MAX - 1);
+    /// assert_eq!(1.0f32.to_bits(), 0x3f80_0000);
+    /// ```
     fn to_bits(self) -> u64;
     /// The value from the low bits.
+    ///
+    /// ```
+    /// use gaspar::AtomicWord;
+    /// assert_eq!(<u32 as AtomicWord>::from_bits(0x1_0000_0005), 5); // the low bits
+    /// ```
     fn from_bits(bits: u64) -> Self;
 }
 

@@ -131,7 +131,7 @@ impl SymmetricAlloc {
 /// registered. Dropped without [`GlobalMemory::unregister_owned`], it stays registered
 /// and its memory is leaked (never freed under other ranks' transfers).
 #[derive(Debug)]
-pub struct OwnedRegistration {
+pub(crate) struct OwnedRegistration {
     memory: std::mem::ManuallyDrop<Box<[u128]>>,
     key: Key,
     ga: GlobalAddr,
@@ -139,18 +139,8 @@ pub struct OwnedRegistration {
 
 impl OwnedRegistration {
     /// The global address of the memory's first byte.
-    pub fn ga(&self) -> GlobalAddr {
+    pub(crate) fn ga(&self) -> GlobalAddr {
         self.ga
-    }
-
-    /// Length in bytes.
-    pub fn len(&self) -> u64 {
-        std::mem::size_of_val(&**self.memory) as u64
-    }
-
-    /// Whether the memory is empty.
-    pub fn is_empty(&self) -> bool {
-        self.memory.is_empty()
     }
 }
 
@@ -238,7 +228,7 @@ impl Collective {
             Collective::Finalize => return FINALIZE_AGREEMENT,
             Collective::Barrier => (1, 0),
             Collective::Alloc { len } => (2, len),
-            Collective::Free { offset } => (3, offset),
+            Collective::Free { heap_offset } => (3, heap_offset),
             Collective::Reset { rank } => (4, u64::from(rank)),
             Collective::Exchange { tag } => (6, tag.bits()),
             _ => (0, 0),
@@ -260,7 +250,7 @@ impl Collective {
         match word >> Self::KIND_SHIFT {
             1 => Collective::Barrier,
             2 => Collective::Alloc { len: value },
-            3 => Collective::Free { offset: value },
+            3 => Collective::Free { heap_offset: value },
             // A rank is a u32: the low bits are all of it.
             4 => Collective::Reset { rank: value as u32 },
             6 => ExchangeTag::from_bits(value)
@@ -634,6 +624,18 @@ impl GlobalMemory {
     /// with the same `tag`: a rank in another collective call, or in an exchange with
     /// another tag, is reported on every rank ([`Error::MismatchedCollective`], naming the
     /// tags). `out` must hold one word per rank.
+    ///
+    /// ```
+    /// use gaspar::gmem::ExchangeTag;
+    /// let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let mut lens = vec![0u64; rt.procs() as usize];
+    /// let tag = ExchangeTag::new("lens").expect("a valid tag");
+    /// acp.exchange_u64(tag, 100 + u64::from(rt.rank()), &mut lens)?;
+    /// assert_eq!(lens[0], 100);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn exchange_u64(&self, tag: ExchangeTag, value: u64, out: &mut [u64]) -> Result<()> {
         let _serialized = self.agree(Collective::Exchange { tag })?;
         self.world.allgather_u64(value, out)
@@ -706,7 +708,7 @@ impl GlobalMemory {
     pub fn free(&self, block: SymmetricAlloc) -> Result<()> {
         self.check_live(&block.heap, &block.allocation)?;
         self.agree(Collective::Free {
-            offset: block.allocation.offset,
+            heap_offset: block.allocation.offset,
         })
         .map(drop)?;
         self.release(|heap| heap.free(&block.allocation))
@@ -807,7 +809,7 @@ impl GlobalMemory {
     /// registered (the safe form of [`register`](Self::register)): the registration owns
     /// it, so it stays allocated, and no Rust reference into it exists while other ranks
     /// may write it. [`unregister_owned`](Self::unregister_owned) gives it back.
-    pub fn register_owned(&self, mut memory: Box<[u128]>) -> Result<OwnedRegistration> {
+    pub(crate) fn register_owned(&self, mut memory: Box<[u128]>) -> Result<OwnedRegistration> {
         let len = std::mem::size_of_val(&*memory) as u64;
         let addr = memory.as_mut_ptr().cast::<u8>();
         // SAFETY: the registration keeps `memory` (a heap block that moving the box does
@@ -829,7 +831,7 @@ impl GlobalMemory {
     }
 
     /// Ends `registration` and gives its memory back.
-    pub fn unregister_owned(&self, registration: OwnedRegistration) -> Result<Box<[u128]>> {
+    pub(crate) fn unregister_owned(&self, registration: OwnedRegistration) -> Result<Box<[u128]>> {
         self.unregister(registration.key)?;
         let mut registration = std::mem::ManuallyDrop::new(registration);
         Ok(std::mem::take(&mut *registration.memory))
@@ -1033,7 +1035,7 @@ mod tests {
             },
             Collective::Barrier,
             Collective::Alloc { len: 64 },
-            Collective::Free { offset: 0x40 },
+            Collective::Free { heap_offset: 0x40 },
             Collective::Reset { rank: 3 },
         ];
         for call in calls {
@@ -1054,7 +1056,7 @@ mod tests {
         assert!(!Collective::Alloc { len: 64 }.agrees_with(Collective::Alloc { len: 128 }));
         assert!(!Collective::Barrier.agrees_with(Collective::Alloc { len: 64 }));
         assert_eq!(
-            Collective::Free { offset: 0x40 }.to_string(),
+            Collective::Free { heap_offset: 0x40 }.to_string(),
             "free(the block at heap offset 0x40)"
         );
     }
@@ -1069,8 +1071,8 @@ mod tests {
             Collective::Alloc { len: 128 },
             Collective::Alloc { len: u64::MAX },
             Collective::Alloc { len: u64::MAX - 1 },
-            Collective::Free { offset: 0x40 },
-            Collective::Free { offset: 64 },
+            Collective::Free { heap_offset: 0x40 },
+            Collective::Free { heap_offset: 64 },
             Collective::Reset { rank: 0 },
             Collective::Reset { rank: 3 },
             Collective::Finalize,

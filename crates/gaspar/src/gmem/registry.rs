@@ -11,6 +11,20 @@ use crate::error::{Error, Result};
 
 /// A registration key (ACP's `acp_atkey_t`): a slot and a generation, so that a key kept
 /// after its region was unregistered is refused instead of naming a newer region.
+///
+/// ```
+/// let rt = gaspar::init()?;
+/// let acp = rt.acp();
+/// let mut buffer = vec![0u8; 256];
+/// // SAFETY: the buffer outlives the registration, and no reference into it is held while
+/// // other ranks may write it.
+/// let key: gaspar::Key = unsafe { acp.register(buffer.as_mut_ptr(), 256, 0)? };
+/// acp.unregister(key)?;
+/// assert!(acp.unregister(key).is_err()); // a stale key is refused
+/// drop(buffer);
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Key(u64);
 
@@ -28,11 +42,31 @@ impl Key {
     }
 
     /// The raw value (for the C ABI).
+    ///
+    /// ```
+    /// use gaspar::Key;
+    /// let key = Key::from_bits(0x1234);
+    /// assert_eq!(key.to_bits(), 0x1234);
+    /// ```
     pub fn to_bits(self) -> u64 {
         self.0
     }
 
     /// A key from raw bits; checked when used.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let mut buffer = vec![0u8; 64];
+    /// // SAFETY: the buffer outlives the registration and no reference into it is held.
+    /// let key = unsafe { acp.register(buffer.as_mut_ptr(), 64, 0)? };
+    /// // Through the C ABI as a plain integer and back.
+    /// let again = gaspar::Key::from_bits(key.to_bits());
+    /// acp.unregister(again)?;
+    /// drop(buffer);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn from_bits(bits: u64) -> Key {
         Key(bits)
     }

@@ -34,6 +34,14 @@ struct Scratch {
 
 /// The strided layer of one rank: the top of the layers under [`Runtime`](crate::Runtime),
 /// reached by [`Runtime::acp`](crate::Runtime::acp); derefs to [`Gma`].
+///
+/// ```
+/// let rt = gaspar::init()?;
+/// let acp: &gaspar::strided::Strided = rt.acp();
+/// acp.put_blocking(acp.starter_ga(0)?, &[5u8; 4])?;
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub struct Strided {
     gma: Gma,
     policy: Policy,
@@ -54,6 +62,14 @@ fn overflow(what: &'static str) -> Error {
 
 impl Strided {
     /// The strided layer on top of `gma`, configured from the environment.
+    ///
+    /// ```
+    /// use gaspar::{gmem::GlobalMemory, strided::Strided, world::World, Gma};
+    /// let acp = Strided::new(Gma::new(GlobalMemory::new(World::init()?)?))?;
+    /// assert_eq!(acp.procs(), 1);
+    /// acp.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn new(gma: Gma) -> Result<Strided> {
         Ok(Strided {
             gma,
@@ -65,12 +81,33 @@ impl Strided {
 
     /// Overrides the environment's method policy and buffer size (ARMCI programs set
     /// them per run, tests per case).
+    ///
+    /// ```
+    /// use gaspar::strided::{Descriptor, Method, Policy, Side};
+    /// let mut rt = gaspar::init()?;
+    /// rt.acp_mut().set_policy(Policy::Direct, 4096);
+    /// let rows = Descriptor::new(&[8, 100], &[8], &[64])?;
+    /// assert!(matches!(rt.acp().plan(&rows, Side::Src), Method::Direct { unit: 8 }));
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn set_policy(&mut self, policy: Policy, buffer_len: u64) {
         self.policy = policy;
         self.buffer_len = buffer_len.max(1);
     }
 
     /// The method a put (`local = Side::Src`) or get (`local = Side::Dst`) of `desc` uses.
+    ///
+    /// ```
+    /// use gaspar::strided::{Descriptor, Method, Policy, Side};
+    /// let mut rt = gaspar::init()?;
+    /// rt.acp_mut().set_policy(Policy::Buffered, 4096);
+    /// // 100 rows of 8 bytes, dense here and 64 bytes apart at the target.
+    /// let rows = Descriptor::new(&[8, 100], &[8], &[64])?;
+    /// assert!(matches!(rt.acp().plan(&rows, Side::Src), Method::Buffered { .. }));
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn plan(&self, desc: &Descriptor, local: Side) -> Method {
         let remote = if local == Side::Src {
             Side::Dst
@@ -90,6 +127,21 @@ impl Strided {
 
     /// Strided put (ARMCI_PutS): `desc`'s source side in `src`, its destination side
     /// after `dst`. Returns when `src` may be reused.
+    ///
+    /// ```
+    /// use gaspar::{strided::Descriptor, Handle};
+    /// let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// // Two rows of 4 bytes, dense here, 16 bytes apart at the target.
+    /// let desc = Descriptor::new(&[4, 2], &[4], &[16])?;
+    /// let h = acp.put_strided(&[1, 1, 1, 1, 2, 2, 2, 2], &desc, acp.starter_ga(0)?, Handle::NULL)?;
+    /// acp.complete(h)?;
+    /// let mut row = [0u8; 4];
+    /// acp.get_blocking(&mut row, acp.starter_ga(0)?.offset(16).expect("inside the segment"))?;
+    /// assert_eq!(row, [2; 4]);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn put_strided(
         &self,
         src: &[u8],
@@ -167,6 +219,22 @@ impl Strided {
 
     /// Strided get (ARMCI_GetS): `desc`'s source side after `src`, its destination side
     /// in `dst`. Returns when the data is in `dst`.
+    ///
+    /// ```
+    /// use gaspar::{strided::Descriptor, Handle};
+    /// let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let start = acp.starter_ga(0)?;
+    /// acp.put_blocking(start, &[1, 2, 3, 4, 5, 6, 7, 8])?;
+    /// // Every other pair of bytes: 2 bytes, 2 times, 4 bytes apart there, dense here.
+    /// let desc = Descriptor::new(&[2, 2], &[4], &[2])?;
+    /// let mut out = [0u8; 4];
+    /// let h = acp.get_strided(&mut out, &desc, start, Handle::NULL)?;
+    /// acp.complete(h)?;
+    /// assert_eq!(out, [1, 2, 5, 6]);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn get_strided(
         &self,
         dst: &mut [u8],
@@ -291,6 +359,21 @@ impl Strided {
 
     /// I/O-vector put (ARMCI_PutV): `bytes` from each `src` offset to the matching offset
     /// after `dst`, in order.
+    ///
+    /// ```
+    /// use gaspar::Handle;
+    /// let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let start = acp.starter_ga(0)?;
+    /// // Bytes 0..2 and 2..4 of the source to offsets 10 and 0 at the target.
+    /// let h = acp.put_vector(&[1, 1, 2, 2], &[0, 2], start, &[10, 0], 2, Handle::NULL)?;
+    /// acp.complete(h)?;
+    /// let mut out = [0u8; 2];
+    /// acp.get_blocking(&mut out, start.offset(10).expect("inside the segment"))?;
+    /// assert_eq!(out, [1, 1]);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn put_vector(
         &self,
         src: &[u8],
@@ -306,6 +389,21 @@ impl Strided {
     }
 
     /// I/O-vector get (ARMCI_GetV).
+    ///
+    /// ```
+    /// use gaspar::Handle;
+    /// let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let start = acp.starter_ga(0)?;
+    /// acp.put_blocking(start, &[1, 2, 3, 4, 5, 6])?;
+    /// let mut out = [0u8; 4];
+    /// // 2 bytes from offsets 4 and 0 there to 0 and 2 here.
+    /// let h = acp.get_vector(&mut out, &[0, 2], start, &[4, 0], 2, Handle::NULL)?;
+    /// acp.complete(h)?;
+    /// assert_eq!(out, [5, 6, 1, 2]);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn get_vector(
         &self,
         dst: &mut [u8],
@@ -321,11 +419,31 @@ impl Strided {
     }
 
     /// Completes every operation to `rank` (ARMCI_Fence).
+    ///
+    /// ```
+    /// use gaspar::Handle;
+    /// let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// acp.put(acp.starter_ga(0)?, &[9u8; 8], Handle::NULL)?;
+    /// acp.fence(0)?; // every put to rank 0 is complete there
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn fence(&self, rank: u32) -> Result<()> {
         self.gma.fence(rank)
     }
 
     /// Completes every operation (ARMCI_AllFence).
+    ///
+    /// ```
+    /// use gaspar::Handle;
+    /// let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// acp.put(acp.starter_ga(rt.procs() - 1)?, &[9u8; 8], Handle::NULL)?;
+    /// acp.all_fence()?; // every put to every rank is complete
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn all_fence(&self) -> Result<()> {
         self.gma.complete(Handle::ALL)
     }
@@ -333,6 +451,19 @@ impl Strided {
     /// Typed strided put of a `D`-dimensional section: `shape[k]` elements along
     /// dimension k (k = 0 varies fastest), `src_strides`/`dst_strides` in elements.
     /// Blocking: returns when the data is visible at the target.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let grid = rt.alloc::<u32>(16)?; // a 4 x 4 array on every rank
+    /// let src = [1u32, 2, 3, 4];
+    /// // A 2 x 2 block (dense here) to rows 1..3, columns 1..3 of rank 0's array.
+    /// let at = grid.ptr(0, 1 + 4)?;
+    /// rt.acp().put_section(&src, [1, 2], [2, 2], at, [1, 4])?;
+    /// assert_eq!(grid.get(0, 1 + 4 * 2)?, 3);
+    /// grid.free()?;
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn put_section<T: Pod, const D: usize>(
         &self,
         src: &[T],
@@ -349,6 +480,19 @@ impl Strided {
     }
 
     /// Typed strided get of a `D`-dimensional section (see [`put_section`](Self::put_section)).
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let grid = rt.alloc::<u32>(16)?; // a 4 x 4 array on every rank
+    /// grid.put_slice(0, 0, &(0..16).collect::<Vec<u32>>())?;
+    /// // Column 2 of rank 0's array: 4 elements, 4 apart there, dense here.
+    /// let mut column = [0u32; 4];
+    /// rt.acp().get_section(&mut column, [1], [4], grid.ptr(0, 2)?, [4])?;
+    /// assert_eq!(column, [2, 6, 10, 14]);
+    /// grid.free()?;
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn get_section<T: Pod, const D: usize>(
         &self,
         dst: &mut [T],
@@ -365,17 +509,50 @@ impl Strided {
     }
 
     /// Completes everything and leaves the job.
+    ///
+    /// ```
+    /// let acp = gaspar::init()?.into_acp();
+    /// acp.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn finalize(self) -> Result<()> {
         self.gma.finalize()
     }
 
     /// Collective rank remap (see [`Gma::reset`]).
+    ///
+    /// ```
+    /// let mut acp = gaspar::init()?.into_acp();
+    /// let me = acp.rank();
+    /// acp.reset(me)?; // collective; every allocation is forgotten
+    /// assert_eq!(acp.rank(), me);
+    /// acp.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn reset(&mut self, new_rank: u32) -> Result<()> {
         self.gma.reset(new_rank)
     }
 
     /// Strided accumulate (ARMCI_AccS): `dst += scale * src` over `desc`, atomic with
     /// respect to other accumulates to the same rank.
+    ///
+    /// ```
+    /// use gaspar::{strided::{AccKind, Descriptor}, Handle};
+    /// let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let start = acp.starter_ga(0)?;
+    /// acp.put_blocking(start, bytemuck::cast_slice(&[1.0f64, 1.0]))?;
+    /// // dst += 2 * src over one contiguous run of two doubles.
+    /// let desc = Descriptor::contiguous(16)?;
+    /// let src = [0.5f64, 1.5];
+    /// let h = acp.acc_strided(AccKind::Double, &2.0f64.to_ne_bytes(), bytemuck::cast_slice(&src), &desc, start, Handle::NULL)?;
+    /// acp.complete(h)?;
+    /// let mut out = [0.0f64; 2];
+    /// acp.get_blocking(bytemuck::cast_slice_mut(&mut out), start)?;
+    /// assert_eq!(out, [2.0, 4.0]);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn acc_strided(
         &self,
         kind: AccKind,
@@ -401,6 +578,23 @@ impl Strided {
     }
 
     /// I/O-vector accumulate (ARMCI_AccV).
+    ///
+    /// ```
+    /// use gaspar::{strided::AccKind, Handle};
+    /// let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// let start = acp.starter_ga(0)?;
+    /// acp.put_blocking(start, bytemuck::cast_slice(&[10i32, 20, 30]))?;
+    /// // Add 1 * src[0] to element 2 and 1 * src[1] to element 0.
+    /// let src = [5i32, 7];
+    /// let h = acp.acc_vector(AccKind::Int, &1i32.to_ne_bytes(), bytemuck::cast_slice(&src), &[0, 4], start, &[8, 0], 4, Handle::NULL)?;
+    /// acp.complete(h)?;
+    /// let mut out = [0i32; 3];
+    /// acp.get_blocking(bytemuck::cast_slice_mut(&mut out), start)?;
+    /// assert_eq!(out, [17, 20, 35]);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[allow(clippy::too_many_arguments)]
     pub fn acc_vector(
         &self,

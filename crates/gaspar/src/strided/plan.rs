@@ -14,6 +14,15 @@ use crate::config;
 use crate::error::{Error, Result};
 
 /// How a strided transfer moves its bytes.
+///
+/// ```
+/// use gaspar::strided::{Descriptor, Method, Side};
+/// let rt = gaspar::init()?;
+/// let contiguous = Descriptor::contiguous(4096)?;
+/// assert_eq!(rt.acp().plan(&contiguous, Side::Src), Method::Direct { unit: 4096 });
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// One remote operation per chunk contiguous on both sides.
@@ -32,6 +41,14 @@ pub enum Method {
 }
 
 /// Which methods may be used (`GASPAR_STRIDED_METHOD`).
+///
+/// ```
+/// use gaspar::strided::Policy;
+/// let mut rt = gaspar::init()?;
+/// rt.acp_mut().set_policy(Policy::Auto, 64 << 10); // as GASPAR_STRIDED_METHOD=auto
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
     /// Pick per transfer.
@@ -44,7 +61,7 @@ pub enum Policy {
 
 impl Policy {
     /// The policy from the environment.
-    pub fn from_env() -> Result<Policy> {
+    pub(crate) fn from_env() -> Result<Policy> {
         match config::STRIDED_METHOD.raw().as_str() {
             "auto" => Ok(Policy::Auto),
             "direct" => Ok(Policy::Direct),
@@ -60,10 +77,10 @@ impl Policy {
 /// Below this many bytes a local piece costs more as its own remote operation than as a
 /// copy into the buffer (a remote operation has fixed costs: address checks, a call into
 /// the transport, on MPI a message).
-pub const PACK_BELOW: u64 = 64;
+pub(crate) const PACK_BELOW: u64 = 64;
 
 /// The buffering case of the table for `n_l`, `n_r` and `b`.
-pub fn buffered(n_l: u64, n_r: u64, b: u64) -> Method {
+pub(crate) fn buffered(n_l: u64, n_r: u64, b: u64) -> Method {
     let b = b.max(1);
     if n_r <= b && n_r <= n_l {
         Method::Buffered { case: 1, unit: n_r }
@@ -82,7 +99,7 @@ pub fn buffered(n_l: u64, n_r: u64, b: u64) -> Method {
 /// The method for a transfer with contiguous lengths `n_l` (local) and `n_r` (remote).
 /// Automatic choice: packing pays only when it lengthens the remote unit (N_L < N_R) and
 /// the local pieces are small; otherwise a direct copy moves every byte once.
-pub fn choose(n_l: u64, n_r: u64, b: u64, policy: Policy) -> Method {
+pub(crate) fn choose(n_l: u64, n_r: u64, b: u64, policy: Policy) -> Method {
     match policy {
         Policy::Direct => Method::Direct { unit: n_l.min(n_r) },
         Policy::Buffered => buffered(n_l, n_r, b),

@@ -10,9 +10,24 @@ use crate::error::{Error, Result};
 use crate::transport::Pattern;
 
 /// Most stride levels a descriptor may have.
+///
+/// ```
+/// use gaspar::strided::{Descriptor, MAX_STRIDE_LEVELS};
+/// let counts = vec![1u64; MAX_STRIDE_LEVELS + 2];
+/// let strides = vec![1u64; MAX_STRIDE_LEVELS + 1];
+/// assert!(Descriptor::new(&counts, &strides, &strides).is_err()); // one level too many
+/// ```
 pub const MAX_STRIDE_LEVELS: usize = 15;
 
 /// A validated strided transfer: both sides' strides and the common counts.
+///
+/// ```
+/// use gaspar::strided::Descriptor;
+/// // 3 rows of 8 bytes: 8 apart at the source (dense), 32 apart at the destination.
+/// let d = Descriptor::new(&[8, 3], &[8], &[32])?;
+/// assert_eq!((d.total(), d.src_extent(), d.dst_extent()), (24, 24, 72));
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Descriptor {
     levels: usize,
@@ -60,6 +75,15 @@ fn non_overlapping(count: &[u64], strides: &[u64]) -> bool {
 impl Descriptor {
     /// Checks and stores a descriptor (`count.len()` = levels + 1, each strides array
     /// has `levels` entries). The destination may not overlap itself.
+    ///
+    /// ```
+    /// use gaspar::strided::Descriptor;
+    /// let d = Descriptor::new(&[4, 2, 3], &[4, 8], &[16, 64])?;
+    /// assert_eq!(d.levels(), 2);
+    /// // A destination that writes a byte twice is refused.
+    /// assert!(Descriptor::new(&[8, 2], &[8], &[4]).is_err());
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn new(count: &[u64], src_strides: &[u64], dst_strides: &[u64]) -> Result<Descriptor> {
         let mut d = Descriptor {
             levels: 0,
@@ -77,6 +101,16 @@ impl Descriptor {
     /// Checks a descriptor as [`new`](Self::new) does and stores it in place of this one
     /// (which stays as it was on error). A descriptor is ~400 bytes: code that builds one
     /// per transfer (the C interface) refills one instead of moving new ones around.
+    ///
+    /// ```
+    /// use gaspar::strided::Descriptor;
+    /// let mut d = Descriptor::contiguous(1)?;
+    /// d.set(&[2, 5], &[2], &[10])?;
+    /// assert_eq!(d.total(), 10);
+    /// assert!(d.set(&[0], &[], &[]).is_err());
+    /// assert_eq!(d.total(), 10); // unchanged on error
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn set(&mut self, count: &[u64], src_strides: &[u64], dst_strides: &[u64]) -> Result<()> {
         let bad = |reason: String| Err(Error::invalid("strided transfer", reason));
         if count.is_empty() || count.len() > MAX_STRIDE_LEVELS + 1 {
@@ -128,31 +162,68 @@ impl Descriptor {
     }
 
     /// A contiguous transfer of `bytes`.
+    ///
+    /// ```
+    /// use gaspar::strided::Descriptor;
+    /// let d = Descriptor::contiguous(100)?;
+    /// assert_eq!((d.levels(), d.total()), (0, 100));
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn contiguous(bytes: u64) -> Result<Descriptor> {
         Descriptor::new(&[bytes], &[], &[])
     }
 
     /// Number of stride levels.
+    ///
+    /// ```
+    /// use gaspar::strided::Descriptor;
+    /// assert_eq!(Descriptor::new(&[8, 2], &[8], &[16])?.levels(), 1);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn levels(&self) -> usize {
         self.levels
     }
 
     /// Bytes moved.
+    ///
+    /// ```
+    /// use gaspar::strided::Descriptor;
+    /// assert_eq!(Descriptor::new(&[8, 2, 3], &[8, 16], &[16, 32])?.total(), 48);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn total(&self) -> u64 {
         self.total
     }
 
     /// Bytes spanned on the source side.
+    ///
+    /// ```
+    /// use gaspar::strided::Descriptor;
+    /// assert_eq!(Descriptor::new(&[8, 2], &[100], &[8])?.src_extent(), 108);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn src_extent(&self) -> u64 {
         self.src_extent
     }
 
     /// Bytes spanned on the destination side.
+    ///
+    /// ```
+    /// use gaspar::strided::Descriptor;
+    /// assert_eq!(Descriptor::new(&[8, 2], &[100], &[8])?.dst_extent(), 16);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn dst_extent(&self) -> u64 {
         self.dst_extent
     }
 
     /// The counts.
+    ///
+    /// ```
+    /// use gaspar::strided::Descriptor;
+    /// assert_eq!(Descriptor::new(&[8, 2], &[8], &[8])?.count(), [8, 2]);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn count(&self) -> &[u64] {
         &self.count[..=self.levels]
     }
@@ -165,7 +236,7 @@ impl Descriptor {
     }
 
     /// Contiguous length of one side and the level it reaches.
-    pub fn contiguous_length(&self, side: Side) -> (u64, usize) {
+    pub(crate) fn contiguous_length(&self, side: Side) -> (u64, usize) {
         let strides = self.strides(side);
         let mut len = self.count[0];
         let mut level = 0;
@@ -180,7 +251,7 @@ impl Descriptor {
     }
 
     /// The transfer as a transport pattern, with `local` as the local side.
-    pub fn pattern(&self, local: Side) -> Pattern<'_> {
+    pub(crate) fn pattern(&self, local: Side) -> Pattern<'_> {
         let (chunk, level) = self.chunk_shape();
         let (local_strides, remote_strides) = match local {
             Side::Src => (
@@ -201,7 +272,7 @@ impl Descriptor {
     }
 
     /// Length of the chunks contiguous on both sides, and the level they span.
-    pub fn chunk_shape(&self) -> (u64, usize) {
+    pub(crate) fn chunk_shape(&self) -> (u64, usize) {
         let (src_len, src_level) = self.contiguous_length(Side::Src);
         let (dst_len, dst_level) = self.contiguous_length(Side::Dst);
         if src_len <= dst_len {
@@ -213,6 +284,16 @@ impl Descriptor {
 
     /// The transfer as chunks contiguous on both sides: `(chunk length, iterator of
     /// (source offset, destination offset))` in issue order.
+    ///
+    /// ```
+    /// use gaspar::strided::Descriptor;
+    /// // Rows of 4 bytes, 4 apart at the source, 8 apart at the destination.
+    /// let d = Descriptor::new(&[4, 3], &[4], &[8])?;
+    /// let (len, offsets) = d.chunks();
+    /// assert_eq!(len, 4);
+    /// assert_eq!(offsets.collect::<Vec<_>>(), [(0, 0), (4, 8), (8, 16)]);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn chunks(&self) -> (u64, Chunks<'_>) {
         let (len, level) = self.chunk_shape();
         let chunks = Chunks {
@@ -228,6 +309,16 @@ impl Descriptor {
 }
 
 /// Which side of a descriptor.
+///
+/// ```
+/// use gaspar::strided::{Descriptor, Method, Side};
+/// let rt = gaspar::init()?;
+/// let d = Descriptor::contiguous(64)?;
+/// // A put reads the local source; a get writes the local destination.
+/// assert_eq!(rt.acp().plan(&d, Side::Src), rt.acp().plan(&d, Side::Dst));
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
     /// The source.
@@ -238,6 +329,15 @@ pub enum Side {
 
 /// Offsets of a transfer's chunks, in order (an odometer over the levels above the
 /// chunk).
+///
+/// ```
+/// use gaspar::strided::{shape::Chunks, Descriptor};
+/// let d = Descriptor::new(&[2, 2, 2], &[2, 4], &[4, 8])?;
+/// let (len, offsets): (u64, Chunks<'_>) = d.chunks();
+/// assert_eq!(len, 2);
+/// assert_eq!(offsets.count(), 4);
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Chunks<'d> {
     d: &'d Descriptor,

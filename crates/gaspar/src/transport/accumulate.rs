@@ -10,6 +10,11 @@ use super::{Location, Pattern, Run, Transport};
 use crate::error::{Error, Result};
 
 /// The element type of an accumulate (ARMCI_ACC_INT ... ARMCI_ACC_DCP, in that order).
+///
+/// ```
+/// use gaspar::strided::AccKind;
+/// assert_eq!(AccKind::ComplexDouble.size(), 16);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccKind {
     /// C `int`.
@@ -28,6 +33,12 @@ pub enum AccKind {
 
 impl AccKind {
     /// The kind for ARMCI's datatype number.
+    ///
+    /// ```
+    /// use gaspar::strided::AccKind;
+    /// assert_eq!(AccKind::from_armci(3), Some(AccKind::Double)); // ARMCI_ACC_DBL
+    /// assert_eq!(AccKind::from_armci(9), None);
+    /// ```
     pub fn from_armci(code: i32) -> Option<AccKind> {
         Some(match code {
             0 => AccKind::Int,
@@ -41,6 +52,12 @@ impl AccKind {
     }
 
     /// Bytes per element (and of the scale factor).
+    ///
+    /// ```
+    /// use gaspar::strided::AccKind;
+    /// assert_eq!(AccKind::Int.size(), 4);
+    /// assert_eq!(AccKind::ComplexFloat.size(), 8);
+    /// ```
     pub fn size(self) -> usize {
         match self {
             AccKind::Int | AccKind::Float => 4,
@@ -193,6 +210,24 @@ impl AccKind {
 }
 
 /// Where the elements of an accumulate lie on both sides.
+///
+/// ```
+/// use gaspar::{AccShape, Handle, Pattern};
+/// use gaspar::strided::AccKind;
+/// let rt = gaspar::init()?;
+/// let acp = rt.acp();
+/// let start = acp.starter_ga(0)?;
+/// acp.put_blocking(start, bytemuck::cast_slice(&[0i64; 4]))?;
+/// // Elements 0 and 2 of the target += 3 * [1, 2]: 8-byte chunks, 16 bytes apart there.
+/// let shape = AccShape::Pattern(Pattern { chunk: 8, counts: &[2], local_strides: &[8], remote_strides: &[16] });
+/// let h = acp.accumulate(start, bytemuck::cast_slice(&[1i64, 2]), shape, AccKind::Long, &3i64.to_ne_bytes(), Handle::NULL)?;
+/// acp.complete(h)?;
+/// let mut out = [0i64; 4];
+/// acp.get_blocking(bytemuck::cast_slice_mut(&mut out), start)?;
+/// assert_eq!(out, [3, 0, 6, 0]);
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub enum AccShape<'a> {
     /// A regular pattern (contiguous when it has no level; ARMCI_Acc and ARMCI_AccS).

@@ -49,6 +49,12 @@ pub struct Location {
 }
 
 /// Width of an atomic word.
+///
+/// ```
+/// use gaspar::{AtomicWord, Width};
+/// assert_eq!(u32::WIDTH, Width::W4);
+/// assert_eq!(Width::W8.bytes(), 8);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Width {
     /// 4 bytes.
@@ -59,6 +65,11 @@ pub enum Width {
 
 impl Width {
     /// Bytes in the word.
+    ///
+    /// ```
+    /// use gaspar::Width;
+    /// assert_eq!(Width::W4.bytes(), 4);
+    /// ```
     pub const fn bytes(self) -> u32 {
         match self {
             Width::W4 => 4,
@@ -68,6 +79,21 @@ impl Width {
 }
 
 /// A read-modify-write on one word. Operands of 4-byte atomics use the low 32 bits.
+///
+/// ```
+/// use gaspar::{AtomicOp, Width};
+/// let rt = gaspar::init()?;
+/// let acp = rt.acp();
+/// let word = acp.starter_ga(0)?;
+/// acp.atomic_blocking(word, Width::W8, AtomicOp::Store(5))?;
+/// // Returns the previous value.
+/// assert_eq!(acp.atomic_blocking(word, Width::W8, AtomicOp::Add(2))?, 5);
+/// let cas = AtomicOp::CompareSwap { expected: 7, new: 0 };
+/// assert_eq!(acp.atomic_blocking(word, Width::W8, cas)?, 7);
+/// assert_eq!(acp.atomic_blocking(word, Width::W8, AtomicOp::Load)?, 0);
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AtomicOp {
     /// Store `new` if the word equals `expected`.
@@ -95,6 +121,20 @@ pub enum AtomicOp {
 
 /// One contiguous piece of a noncontiguous transfer: `len` bytes at byte `local` of the
 /// local buffer and at byte `remote` after the remote location.
+///
+/// ```
+/// use gaspar::{Handle, Run};
+/// let rt = gaspar::init()?;
+/// let acp = rt.acp();
+/// let runs = [Run { local: 0, remote: 8, len: 2 }, Run { local: 2, remote: 0, len: 2 }];
+/// let h = acp.put_runs(acp.starter_ga(0)?, &[1, 1, 2, 2], &runs, Handle::NULL)?;
+/// acp.complete(h)?;
+/// let mut out = [0u8; 2];
+/// acp.get_blocking(&mut out, acp.starter_ga(0)?)?;
+/// assert_eq!(out, [2, 2]);
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Run {
     /// Offset in the local buffer.
@@ -125,6 +165,13 @@ pub(crate) fn runs_extent(runs: &[Run], local_len: usize, what: &'static str) ->
 /// A regular noncontiguous transfer: `chunk` contiguous bytes, repeated over levels whose
 /// counts are `counts` (innermost first), `local_strides[k]` / `remote_strides[k]` bytes
 /// apart on each side. (On MPI this is a derived datatype; on shared memory, nested loops.)
+///
+/// ```
+/// use gaspar::Pattern;
+/// // 3 chunks of 4 bytes: dense locally, 10 bytes apart remotely.
+/// let p = Pattern { chunk: 4, counts: &[3], local_strides: &[4], remote_strides: &[10] };
+/// assert_eq!(p.extent(p.remote_strides), Some(24));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Pattern<'a> {
     /// Contiguous bytes per chunk.
@@ -139,6 +186,13 @@ pub struct Pattern<'a> {
 
 impl Pattern<'_> {
     /// Bytes from the first to one past the last byte of one side, or `None` on overflow.
+    ///
+    /// ```
+    /// use gaspar::Pattern;
+    /// let p = Pattern { chunk: 8, counts: &[2, 3], local_strides: &[8, 16], remote_strides: &[32, 128] };
+    /// assert_eq!(p.extent(p.local_strides), Some(48));
+    /// assert_eq!(p.extent(p.remote_strides), Some(8 + 32 + 256));
+    /// ```
     pub fn extent(&self, strides: &[u64]) -> Option<u64> {
         self.counts
             .iter()
@@ -151,7 +205,7 @@ impl Pattern<'_> {
     /// Checks the pattern's shape and returns its (local, remote) extents; the local one
     /// must fit a buffer of `local_len` bytes. Every transport checks a pattern this way
     /// before moving anything.
-    pub fn checked_extents(&self, local_len: usize) -> Result<(u64, u64)> {
+    pub(crate) fn checked_extents(&self, local_len: usize) -> Result<(u64, u64)> {
         if self.local_strides.len() != self.counts.len()
             || self.remote_strides.len() != self.counts.len()
             || self.counts.len() > 31
@@ -177,6 +231,18 @@ impl Pattern<'_> {
     }
 
     /// Calls `f(local offset, remote offset)` for every chunk, in order.
+    ///
+    /// ```
+    /// use gaspar::Pattern;
+    /// let p = Pattern { chunk: 4, counts: &[2, 2], local_strides: &[4, 8], remote_strides: &[100, 1000] };
+    /// let mut chunks = Vec::new();
+    /// p.for_each(|local, remote| {
+    ///     chunks.push((local, remote));
+    ///     Ok::<(), ()>(())
+    /// })
+    /// .unwrap();
+    /// assert_eq!(chunks, [(0, 0), (4, 100), (8, 1000), (12, 1100)]);
+    /// ```
     #[inline]
     pub fn for_each<E>(&self, mut f: impl FnMut(u64, u64) -> Result<(), E>) -> Result<(), E> {
         let levels = self.counts.len();

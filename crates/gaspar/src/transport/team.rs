@@ -7,6 +7,16 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A builtin reduction operator.
+///
+/// ```
+/// use gaspar::ReduceOp;
+/// let rt = gaspar::init()?;
+/// let mut flags = [0b0110u8];
+/// rt.team().allreduce(rt.world(), &mut flags, ReduceOp::Or)?;
+/// assert_eq!(flags[0], 0b0110);
+/// rt.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReduceOp {
     /// Sum (wrapping for integers).
@@ -24,6 +34,12 @@ pub enum ReduceOp {
 }
 
 /// The element types builtin operators reduce.
+///
+/// ```
+/// use gaspar::world::Scalar;
+/// use gaspar::Reducible;
+/// assert_eq!(<i16 as Reducible>::SCALAR, Scalar::I16);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scalar {
     /// `i8`.

@@ -15,10 +15,33 @@ use crate::transport::Transport;
 
 /// An element type the builtin operators ([`ReduceOp`]) reduce: the integer types of up
 /// to 64 bits and the floats (which have no bitwise operators).
+///
+/// ```
+/// use gaspar::{ReduceOp, Reducible};
+/// fn total<T: Reducible>(values: &[T]) -> Option<T> {
+///     let mut it = values.iter().copied();
+///     let first = it.next()?;
+///     it.try_fold(first, |acc, v| T::combine(ReduceOp::Sum, acc, v))
+/// }
+/// assert_eq!(total(&[1.5f64, 2.0]), Some(3.5));
+/// ```
 pub trait Reducible: Pod {
     /// The type, as the transport names it.
+    ///
+    /// ```
+    /// use gaspar::world::Scalar;
+    /// use gaspar::Reducible;
+    /// assert_eq!(<f32 as Reducible>::SCALAR, Scalar::F32);
+    /// ```
     const SCALAR: Scalar;
     /// `acc ⊕ other`, or `None` when the type has no such operator.
+    ///
+    /// ```
+    /// use gaspar::{ReduceOp, Reducible};
+    /// assert_eq!(u8::combine(ReduceOp::Sum, 250, 10), Some(4)); // wrapping
+    /// assert_eq!(i32::combine(ReduceOp::Max, -3, 2), Some(2));
+    /// assert_eq!(f64::combine(ReduceOp::Xor, 1.0, 2.0), None); // not defined on floats
+    /// ```
     fn combine(op: ReduceOp, acc: Self, other: Self) -> Option<Self>;
 }
 
@@ -172,11 +195,35 @@ impl Team {
 
     /// Collective over the members: copies `buf` of team rank `root` into every member's
     /// `buf`. Every member passes the same length and root.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let mut config = [0.0f64; 2];
+    /// if rt.rank() == 0 {
+    ///     config = [0.5, 2.0];
+    /// }
+    /// rt.team().broadcast(rt.world(), &mut config, 0)?;
+    /// assert_eq!(config, [0.5, 2.0]);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn broadcast<T: Pod>(&self, world: &World, buf: &mut [T], root: u32) -> Result<()> {
         self.broadcast_bytes(world, bytemuck::cast_slice_mut(buf), root)
     }
 
     /// [`broadcast`](Self::broadcast) of bytes.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let mut name = *b"........";
+    /// if rt.rank() == 0 {
+    ///     name = *b"gaspar!!";
+    /// }
+    /// rt.team().broadcast_bytes(rt.world(), &mut name, 0)?;
+    /// assert_eq!(&name, b"gaspar!!");
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn broadcast_bytes(&self, world: &World, buf: &mut [u8], root: u32) -> Result<()> {
         self.broadcast_as(world, buf, root, false)
     }
@@ -218,6 +265,18 @@ impl Team {
     /// `op` of every member's `buf` (the others' `buf` is left as it was). Floats are
     /// combined in team rank order along a tree fixed by the team's size, so the result
     /// has the same bits in every run.
+    ///
+    /// ```
+    /// use gaspar::ReduceOp;
+    /// let rt = gaspar::init()?;
+    /// let mut hi = [rt.rank(), 7];
+    /// rt.team().reduce(rt.world(), &mut hi, ReduceOp::Max, 0)?;
+    /// if rt.rank() == 0 {
+    ///     assert_eq!(hi, [rt.procs() - 1, 7]);
+    /// }
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn reduce<T: Reducible>(
         &self,
         world: &World,
@@ -231,6 +290,16 @@ impl Team {
 
     /// Collective over the members: `buf` becomes the element-wise `op` of every member's
     /// `buf`, with the same bits on every member (see [`reduce`](Self::reduce)).
+    ///
+    /// ```
+    /// use gaspar::ReduceOp;
+    /// let rt = gaspar::init()?;
+    /// let mut sum = [0.25f64];
+    /// rt.team().allreduce(rt.world(), &mut sum, ReduceOp::Sum)?;
+    /// assert_eq!(sum[0], 0.25 * f64::from(rt.procs()));
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn allreduce<T: Reducible>(
         &self,
         world: &World,
@@ -274,6 +343,21 @@ impl Team {
     /// `acc` the combination `acc ⊕ other` of the two elements, where `acc` comes from
     /// lower team ranks than `other`. The result goes to team rank `root`, or to every
     /// member when `root` is `None`. `f` must be associative; it need not be commutative.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// // 2 x 2 matrix products (associative, not commutative), in team rank order.
+    /// let mut m = [[[1u64, 1], [0, 1]]];
+    /// rt.team().reduce_with(rt.world(), &mut m, None, |acc, other| {
+    ///     let [[a, b], [c, d]] = *acc;
+    ///     let [[e, f], [g, h]] = *other;
+    ///     *acc = [[a * e + b * g, a * f + b * h], [c * e + d * g, c * f + d * h]];
+    /// })?;
+    /// // [[1, 1], [0, 1]] to the power procs.
+    /// assert_eq!(m[0], [[1, u64::from(rt.procs())], [0, 1]]);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn reduce_with<T: Pod>(
         &self,
         world: &World,
@@ -296,6 +380,21 @@ impl Team {
 
     /// [`reduce_with`](Self::reduce_with) of bytes: `buf` holds elements of `elem_len`
     /// bytes each, and `combine(acc, other)` combines one element `other` into `acc`.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// // Two 3-byte elements, combined byte by byte with the larger byte.
+    /// let mut buf = [1u8, 9, 3, 4, 4, 4];
+    /// let mut larger = |acc: &mut [u8], other: &[u8]| {
+    ///     for (a, b) in acc.iter_mut().zip(other) {
+    ///         *a = (*a).max(*b);
+    ///     }
+    /// };
+    /// rt.team().reduce_bytes(rt.world(), &mut buf, 3, &mut larger, None)?;
+    /// assert_eq!(buf, [1, 9, 3, 4, 4, 4]);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn reduce_bytes(
         &self,
         world: &World,
@@ -359,6 +458,15 @@ impl Team {
 
     /// Collective over the members: `out` (one block of `mine.len()` elements per member)
     /// receives every member's `mine`, in team rank order.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let mut all = vec![0u32; 2 * rt.procs() as usize];
+    /// rt.team().allgather(rt.world(), &[rt.rank(), 100 + rt.rank()], &mut all)?;
+    /// assert_eq!(&all[..2], [0, 100]); // team rank 0's part first
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn allgather<T: Pod>(&self, world: &World, mine: &[T], out: &mut [T]) -> Result<()> {
         if out.len() != mine.len() * self.size() as usize {
             return Err(Error::invalid(
@@ -385,6 +493,18 @@ impl Team {
     /// Collective over the members: `send` holds one block per member (block r for team
     /// rank r); block r of `recv` receives team rank r's block for this member. Both hold
     /// the same number of elements, a multiple of the team's size.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let n = rt.procs();
+    /// // Element r goes to team rank r; recv[r] comes from team rank r.
+    /// let send: Vec<u32> = (0..n).map(|to| 100 * rt.rank() + to).collect();
+    /// let mut recv = vec![0u32; n as usize];
+    /// rt.team().alltoall(rt.world(), &send, &mut recv)?;
+    /// assert_eq!(recv[0], rt.rank());
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn alltoall<T: Pod>(&self, world: &World, send: &[T], recv: &mut [T]) -> Result<()> {
         let size = self.size() as usize;
         if send.len() != recv.len() || send.len() % size != 0 {

@@ -21,6 +21,14 @@ static ALIVE: AtomicBool = AtomicBool::new(false);
 /// dropping it unfinalized (an early return, say by `?`) ends the whole job with a
 /// message, since the other ranks would otherwise wait for this one in their next
 /// collective (a drop while panicking just lets the panic end the process).
+///
+/// ```
+/// use gaspar::world::World;
+/// let world = World::init()?;
+/// world.barrier()?;
+/// world.finalize()?;
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub struct World {
     transport: AnyTransport,
     /// Number of ranks.
@@ -38,6 +46,13 @@ pub struct World {
 
 impl World {
     /// Joins the job this process was started in (ACP's `acp_init`).
+    ///
+    /// ```
+    /// let world = gaspar::world::World::init()?; // alone: one rank on shm
+    /// assert_eq!(world.procs(), 1);
+    /// world.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn init() -> Result<World> {
         if ALIVE.swap(true, Ordering::AcqRel) {
             return Err(Error::AlreadyInitialized);
@@ -62,18 +77,42 @@ impl World {
     }
 
     /// This process's rank (ACP's `acp_rank`).
+    ///
+    /// ```
+    /// let world = gaspar::world::World::init()?;
+    /// assert!(world.rank() < world.procs());
+    /// world.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline]
     pub fn rank(&self) -> u32 {
         self.rank
     }
 
     /// Number of ranks in the job (ACP's `acp_procs`).
+    ///
+    /// ```
+    /// let world = gaspar::world::World::init()?;
+    /// assert_eq!(world.team().size(), world.procs());
+    /// world.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline]
     pub fn procs(&self) -> u32 {
         self.procs
     }
 
     /// The team of every rank, numbered as the world: the team every other is split from.
+    ///
+    /// ```
+    /// use gaspar::ReduceOp;
+    /// let world = gaspar::world::World::init()?;
+    /// let mut n = [1u32];
+    /// world.team().allreduce(&world, &mut n, ReduceOp::Sum)?;
+    /// assert_eq!(n[0], world.procs());
+    /// world.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     #[inline]
     pub fn team(&self) -> &Team {
         &self.team
@@ -81,6 +120,13 @@ impl World {
 
     /// Waits until every rank has reached the barrier (ACP's `acp_sync`). Every put
     /// issued before it is visible everywhere after it.
+    ///
+    /// ```
+    /// let world = gaspar::world::World::init()?;
+    /// world.barrier()?; // every rank arrived
+    /// world.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn barrier(&self) -> Result<()> {
         Ok(self.transport.barrier()?)
     }
@@ -91,6 +137,19 @@ impl World {
     /// with [`Error::JobAborted`] when the job is aborted and with [`Error::RankGone`] when
     /// rank `awaited` (whose action the wait expects, if one rank's) finalizes or exits
     /// first.
+    ///
+    /// ```
+    /// let world = gaspar::world::World::init()?;
+    /// let mut polls = 0;
+    /// // Waits for memory of rank 0 (here a counter stands in for a flag a put would set).
+    /// world.wait(0, None, || {
+    ///     polls += 1;
+    ///     Ok(polls == 3)
+    /// })?;
+    /// assert_eq!(polls, 3);
+    /// world.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn wait(
         &self,
         watched: u32,
@@ -107,12 +166,12 @@ impl World {
     /// [`Error::RankGone`], instead of ending the job (`gaspar run` only; a coarray job's
     /// failed images); without, its death ends the job again. Returns whether the
     /// transport does so (under MPI the job always ends).
-    pub fn report_failure_instead_of_abort(&self, report: bool) -> bool {
+    pub(crate) fn report_failure_instead_of_abort(&self, report: bool) -> bool {
         self.transport.report_failure_instead_of_abort(report)
     }
 
     /// Whether rank `rank` exited without finalizing (always `false` under MPI).
-    pub fn rank_failed(&self, rank: u32) -> Result<bool> {
+    pub(crate) fn rank_failed(&self, rank: u32) -> Result<bool> {
         let physical = self.physical(rank)?;
         Ok(self.transport.rank_failed(physical))
     }
@@ -136,17 +195,33 @@ impl World {
     /// Whether rank `rank` has taken in every message this rank sent it without waiting
     /// for it (a one-way broadcast's): a rank that leaves the job waits for this first
     /// (with [`wait`](Self::wait) on its own memory: the taking in wakes it).
-    pub fn sent_messages_taken(&self, rank: u32) -> Result<bool> {
+    pub(crate) fn sent_messages_taken(&self, rank: u32) -> Result<bool> {
         let physical = self.physical(rank)?;
         Ok(self.transport.sent_messages_taken(physical))
     }
 
     /// Ends the whole job with `message` (ACP's `acp_abort`).
+    ///
+    /// ```no_run
+    /// let world = gaspar::world::World::init()?;
+    /// if std::env::args().count() > 5 {
+    ///     world.abort("too many arguments"); // ends every rank of the job
+    /// }
+    /// world.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn abort(&self, message: &str) -> ! {
         self.transport.abort(message)
     }
 
     /// Whether the job is being ended (another rank aborted it, or the launcher).
+    ///
+    /// ```
+    /// let world = gaspar::world::World::init()?;
+    /// assert!(!world.job_aborted());
+    /// world.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn job_aborted(&self) -> bool {
         self.transport.job_aborted()
     }
@@ -154,13 +229,13 @@ impl World {
     /// Ends the whole job on purpose (a Fortran ERROR STOP); the job's exit status is
     /// `status`. `line` is printed unless another rank ended the job first, so that a job
     /// says why it ended once.
-    pub fn end_job(&self, status: i32, line: Option<&str>) -> ! {
+    pub(crate) fn end_job(&self, status: i32, line: Option<&str>) -> ! {
         self.transport.end_job(status, line)
     }
 
     /// The transport rank of logical rank `rank`, or an error if there is none.
     #[inline]
-    pub fn physical(&self, rank: u32) -> Result<u32> {
+    pub(crate) fn physical(&self, rank: u32) -> Result<u32> {
         // Compared widened, as when ranks arrived as u64: the same result, and the form
         // the transfers' inlined path was measured in (`gaspar bench`, put_bw 8 B: the
         // 32-bit compare built ~4% slower, most likely by code placement).
@@ -179,6 +254,15 @@ impl World {
 
     /// Collective: every rank contributes one word; `out[r]` receives (logical) rank r's
     /// word. `out` must hold one word per rank.
+    ///
+    /// ```
+    /// let world = gaspar::world::World::init()?;
+    /// let mut all = vec![0u64; world.procs() as usize];
+    /// world.allgather_u64(u64::from(world.rank()) * 10, &mut all)?;
+    /// assert_eq!(all[world.rank() as usize], u64::from(world.rank()) * 10);
+    /// world.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn allgather_u64(&self, value: u64, out: &mut [u64]) -> Result<()> {
         self.transport.allgather_u64(value, out)?;
         if let Some(physical) = &self.physical {
@@ -190,6 +274,19 @@ impl World {
         Ok(())
     }
 
+    /// The transport this process reaches the other ranks through, named as
+    /// [`crate::transports`] names it: `"shm"` (where [`mapped_address`] reaches every
+    /// rank and the runtime's atomics are the CPU's atomics on that memory) or `"mpi"`.
+    ///
+    /// [`mapped_address`]: crate::gmem::GlobalMemory::mapped_address
+    pub fn transport_name(&self) -> &'static str {
+        match &self.transport {
+            AnyTransport::Shm(_) => "shm",
+            #[cfg(feature = "mpi")]
+            AnyTransport::Mpi(_) => "mpi",
+        }
+    }
+
     /// The transport under this world.
     #[inline]
     pub(crate) fn transport(&self) -> &AnyTransport {
@@ -199,7 +296,7 @@ impl World {
     /// Collective: this process becomes logical rank `new_rank` (ACP's `acp_reset` rank
     /// remap). Every rank must pass a different rank in `0..procs`; otherwise every rank
     /// gets the same error and the old numbering stays.
-    pub fn remap(&mut self, new_rank: u32) -> Result<()> {
+    pub(crate) fn remap(&mut self, new_rank: u32) -> Result<()> {
         let procs = self.procs();
         let mut wanted = vec![0u64; procs as usize];
         self.transport
@@ -229,6 +326,12 @@ impl World {
     }
 
     /// Leaves the job (ACP's `acp_finalize`): waits until every rank finalizes.
+    ///
+    /// ```
+    /// let world = gaspar::world::World::init()?;
+    /// world.finalize()?; // collective: waits for every rank
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn finalize(mut self) -> Result<()> {
         self.finalize_once()
     }
@@ -236,7 +339,7 @@ impl World {
     /// Leaves the job without waiting for the other ranks, when a rank failed and the
     /// others went on without it (that rank never joins a finalize); the process must then
     /// exit without using the runtime again.
-    pub fn finalize_alone(&self) -> Result<()> {
+    pub(crate) fn finalize_alone(&self) -> Result<()> {
         Ok(self.transport.finalize_alone()?)
     }
 

@@ -50,16 +50,41 @@ impl Team {
     }
 
     /// This process's rank in the team.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// assert_eq!(rt.team().rank(), rt.rank()); // the world's team numbers as the world
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn rank(&self) -> u32 {
         self.transport.rank
     }
 
     /// Number of members.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let odd = rt.team().split(rt.world(), Some(rt.rank() % 2), 0)?.expect("a member");
+    /// assert_eq!(odd.size(), (rt.procs() + 1 - rt.rank() % 2) / 2);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn size(&self) -> u32 {
         self.transport.size()
     }
 
     /// The world rank of team rank `team_rank`.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// // Reversed numbering: key = procs - rank.
+    /// let team = rt.team().split(rt.world(), Some(0), rt.procs() - rt.rank())?.expect("a member");
+    /// assert_eq!(team.world_rank(0)?, rt.procs() - 1);
+    /// assert!(team.world_rank(rt.procs()).is_err());
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn world_rank(&self, team_rank: u32) -> Result<u32> {
         self.world_ranks
             .get(team_rank as usize)
@@ -71,6 +96,15 @@ impl Team {
     }
 
     /// The team rank of world rank `world_rank`, or `None` when it is not a member.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let team = rt.team().split(rt.world(), Some(0), 0)?.expect("a member");
+    /// assert_eq!(team.team_rank(rt.rank()), Some(team.rank()));
+    /// assert_eq!(team.team_rank(rt.procs()), None);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn team_rank(&self, world_rank: u32) -> Option<u32> {
         self.world_ranks
             .iter()
@@ -79,6 +113,14 @@ impl Team {
     }
 
     /// The world ranks of the members, by team rank.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let all: Vec<u32> = (0..rt.procs()).collect();
+    /// assert_eq!(rt.team().world_ranks(), all);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn world_ranks(&self) -> &[u32] {
         &self.world_ranks
     }
@@ -87,6 +129,16 @@ impl Team {
     /// members of a new team are numbered by ascending `key`, ties broken by their rank in
     /// this team. A member passing `None` joins no team and gets `None`. Colors and keys
     /// must lie in `0..=i32::MAX` (MPI's range).
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// // Color None: this rank joins no new team.
+    /// assert!(rt.team().split(rt.world(), None, 0)?.is_none());
+    /// let rows = rt.team().split(rt.world(), Some(rt.rank() / 2), rt.rank())?.expect("a member");
+    /// assert_eq!(rows.rank(), rt.rank() % 2);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn split(&self, world: &World, color: Option<u32>, key: u32) -> Result<Option<Team>> {
         const LARGEST: u32 = i32::MAX as u32;
         if color.is_some_and(|c| c > LARGEST) || key > LARGEST {
@@ -154,6 +206,14 @@ impl Team {
 
     /// Collective over the members: waits until every member has reached the barrier.
     /// Every put a member issued before it is visible to every member after it.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// let team = rt.team().split(rt.world(), Some(rt.rank() % 2), 0)?.expect("a member");
+    /// team.barrier(rt.world())?; // every member arrived; other teams go on
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
     pub fn barrier(&self, world: &World) -> Result<()> {
         self.agree(world, Collective::Barrier, true)
     }

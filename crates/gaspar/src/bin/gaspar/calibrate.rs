@@ -1,6 +1,7 @@
 //! `gaspar calibrate`: measures the copy engine's method table on this processor again
 //! and stores it where every rank of a later job reads it.
 
+use std::fmt::Write;
 use std::process::ExitCode;
 
 use gaspar::copy_engine;
@@ -10,19 +11,20 @@ pub(crate) fn run() -> ExitCode {
     let cpu = copy_engine::CpuKey::current();
     match copy_engine::calibrate() {
         Ok(calibration) => {
-            println!(
-                "copy engine calibrated on {} in {:.2} s",
+            let mut text = format!(
+                "copy engine calibrated on {} in {:.2} s\n",
                 cpu.model,
                 calibration.took.as_secs_f64()
             );
             match &calibration.path {
-                Some(path) => println!("stored in {}", path.display()),
+                Some(path) => text += &format!("stored in {}\n", path.display()),
                 None => {
-                    println!("not stored: no cache directory ($XDG_CACHE_HOME and $HOME are unset)")
+                    text += "not stored: no cache directory ($XDG_CACHE_HOME and $HOME are unset)\n"
                 }
             }
-            print!("{}", calibration.table);
-            ExitCode::SUCCESS
+            // Writing into a String cannot fail.
+            let _ = write!(text, "{}", calibration.table);
+            crate::output::emit("calibrate", &text)
         }
         Err(e) => {
             eprintln!("gaspar calibrate: {e}");

@@ -7,6 +7,7 @@ mod caf;
 mod calibrate;
 mod demo;
 mod info;
+mod output;
 mod report;
 
 use std::ffi::OsString;

@@ -91,6 +91,32 @@ fn bandwidth_series(figures: &[Figure]) -> Vec<Series> {
     series
 }
 
+/// The rows that put the 4 MiB put and get beside a local copy of the same size
+/// (`memcpy_4MiB`): each runtime's bandwidth as a fraction of its own memcpy figure.
+fn memcpy_fractions(figures: &[Figure]) -> Vec<Figure> {
+    let find = |name: &str| figures.iter().find(|f| f.name == name);
+    let Some(memcpy) = find("memcpy_4MiB") else {
+        return Vec::new();
+    };
+    let fraction = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    ["put_bw_4MiB", "get_bw_4MiB"]
+        .iter()
+        .filter_map(|&name| {
+            let f = find(name)?;
+            Some(Figure {
+                name: format!("{name}/memcpy"),
+                unit: "x".into(),
+                opencoarrays: fraction(f.opencoarrays, memcpy.opencoarrays),
+                gaspar: fraction(f.gaspar, memcpy.gaspar),
+                advantage: None,
+            })
+        })
+        .collect()
+}
+
 pub(super) fn section(context: &Context) -> Result<Section, String> {
     let mut script = Script::new("bench-caf");
     if context.quick {
@@ -101,7 +127,9 @@ pub(super) fn section(context: &Context) -> Result<Section, String> {
     section.note(
         "advantage: OpenCoarrays' time / gaspar's (for MB/s, gaspar's / OpenCoarrays'); \
          above 1: gaspar is faster. startup_trivial: the wall time of a job of a trivial \
-         program, launcher included.",
+         program, launcher included. put_bw_4MiB/memcpy, get_bw_4MiB/memcpy: each \
+         runtime's 4 MiB bandwidth as a fraction of its memcpy_4MiB (a local copy of the \
+         same size).",
     );
     let tables = parse(&output);
     if tables.is_empty() {
@@ -117,7 +145,8 @@ pub(super) fn section(context: &Context) -> Result<Section, String> {
             format!("{count} images"),
             &["figure", "unit", "OpenCoarrays", "gaspar", "advantage"],
         );
-        for figure in figures {
+        let fractions = memcpy_fractions(&figures);
+        for figure in figures.into_iter().chain(fractions) {
             table.row(vec![
                 figure.name,
                 figure.unit,
@@ -159,6 +188,24 @@ mod tests {
         );
         assert_eq!(tables[0].1[1].gaspar, None);
         assert_eq!((tables[1].0, tables[1].1[0].name.as_str()), (4, "sync_all"));
+    }
+
+    #[test]
+    fn the_4_mib_figures_are_put_beside_memcpy() {
+        let output = "== 2 images: x ==\n\
+            put_bw_4MiB    MB/s   1e+04  9000   0.90x\n\
+            get_bw_4MiB    MB/s   5000   n/a    n/a\n\
+            memcpy_4MiB    MB/s   2e+04  1e+04  0.50x\n";
+        let tables = parse(output);
+        let rows = super::memcpy_fractions(&tables[0].1);
+        let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["put_bw_4MiB/memcpy", "get_bw_4MiB/memcpy"]);
+        assert_eq!(
+            (rows[0].opencoarrays, rows[0].gaspar),
+            (Some(0.5), Some(0.9))
+        );
+        assert_eq!((rows[1].opencoarrays, rows[1].gaspar), (Some(0.25), None));
+        assert!(super::memcpy_fractions(&tables[0].1[..2]).is_empty());
     }
 
     #[test]

@@ -11,6 +11,11 @@ const MAGIC: &str = "gaspar copy table v1";
 
 /// What a table is valid for: this machine and this processor, as `/proc/cpuinfo` and the
 /// host name describe them.
+///
+/// ```
+/// let cpu = gaspar::copy_engine::CpuKey::current();
+/// println!("tables for {} are filed under {}", cpu.model, cpu.hash);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CpuKey {
     /// The processor's model name.
@@ -22,6 +27,11 @@ pub struct CpuKey {
 
 impl CpuKey {
     /// The key of the processor this process runs on.
+    ///
+    /// ```
+    /// use gaspar::copy_engine::CpuKey;
+    /// assert_eq!(CpuKey::current(), CpuKey::current()); // stable on one machine
+    /// ```
     pub fn current() -> CpuKey {
         use std::io::Read;
         // The first processor's block is all the key needs: on a machine of hundreds of
@@ -36,7 +46,7 @@ impl CpuKey {
     }
 
     /// The key from the text of `/proc/cpuinfo` (its first processor) and a host name.
-    pub fn from_cpuinfo(cpuinfo: &str, host: &str) -> CpuKey {
+    pub(crate) fn from_cpuinfo(cpuinfo: &str, host: &str) -> CpuKey {
         const FIELDS: [&str; 11] = [
             "vendor_id",
             "cpu family",
@@ -92,7 +102,7 @@ impl Fnv {
 
 /// The directory of gaspar's cache: `$XDG_CACHE_HOME/gaspar`, else `$HOME/.cache/gaspar`;
 /// `None` when neither is set to an absolute path.
-pub fn cache_dir() -> Option<PathBuf> {
+pub(crate) fn cache_dir() -> Option<PathBuf> {
     let absolute = |var: &str| {
         std::env::var_os(var)
             .map(PathBuf::from)
@@ -106,7 +116,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 /// The table file in `dir`, one per host (a home directory may be shared by machines)
 /// and per build profile (the inline routines of a debug build are slower, so that a
 /// debug build's choices would be wrong for an optimized one).
-pub fn table_path(dir: &Path) -> PathBuf {
+pub(crate) fn table_path(dir: &Path) -> PathBuf {
     let profile = if cfg!(debug_assertions) {
         "debug"
     } else {
@@ -123,7 +133,7 @@ pub fn table_path(dir: &Path) -> PathBuf {
 
 /// What reading the cache file found.
 #[derive(Debug)]
-pub enum Cached {
+pub(crate) enum Cached {
     /// A table measured on this machine and processor.
     Valid(Box<MethodTable>),
     /// No file.
@@ -135,7 +145,7 @@ pub enum Cached {
 }
 
 /// Reads the table at `path`, valid only for `key`.
-pub fn read(path: &Path, key: &CpuKey) -> Cached {
+pub(crate) fn read(path: &Path, key: &CpuKey) -> Cached {
     let text = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Cached::Missing,
@@ -164,7 +174,7 @@ pub fn read(path: &Path, key: &CpuKey) -> Cached {
 
 /// Writes `table` for `key` to `path` (creating its directory), through a temporary file
 /// renamed into place, so that a reader never sees half a table.
-pub fn write(path: &Path, key: &CpuKey, table: &MethodTable) -> std::io::Result<()> {
+pub(crate) fn write(path: &Path, key: &CpuKey, table: &MethodTable) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }

@@ -7,7 +7,7 @@
 //! or no cache directory) copies with memcpy and says so in the log, so that no job ever
 //! has all its ranks measuring at once.
 
-pub mod cache;
+pub(crate) mod cache;
 mod measure;
 
 use std::fs::File;
@@ -21,6 +21,14 @@ use crate::error::{Error, Result};
 use crate::transport::shm::copy::table::{self, MethodTable};
 
 /// This machine's calibration as the cache holds it.
+///
+/// ```
+/// let status = gaspar::copy_engine::status();
+/// match &status.table {
+///     Ok(table) => print!("{table}"),
+///     Err(why) => println!("copies use memcpy: {why}"),
+/// }
+/// ```
 #[derive(Debug)]
 pub struct Status {
     /// The processor this process runs on.
@@ -32,6 +40,12 @@ pub struct Status {
 }
 
 /// Reads this machine's table from the cache, measuring nothing.
+///
+/// ```
+/// use gaspar::copy_engine::{status, CpuKey};
+/// let status = status(); // reads the cache, measures nothing
+/// assert_eq!(status.cpu, CpuKey::current());
+/// ```
 pub fn status() -> Status {
     let cpu = CpuKey::current();
     let Some(dir) = cache::cache_dir() else {
@@ -58,6 +72,13 @@ pub fn status() -> Status {
 }
 
 /// A table just measured.
+///
+/// ```no_run
+/// let calibration = gaspar::copy_engine::calibrate()?;
+/// println!("measured in {:?}, stored in {:?}", calibration.took, calibration.path);
+/// print!("{}", calibration.table);
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Calibration {
     /// The table.
@@ -70,6 +91,13 @@ pub struct Calibration {
 
 /// Measures the table now and stores it in the cache (`gaspar calibrate`). Calibrations
 /// of several processes on one machine take turns.
+///
+/// ```no_run
+/// // `gaspar calibrate`: about a second, then every later job's ranks read the table.
+/// let calibration = gaspar::copy_engine::calibrate()?;
+/// assert!(gaspar::copy_engine::status().table.is_ok() || calibration.path.is_none());
+/// # Ok::<(), gaspar::Error>(())
+/// ```
 pub fn calibrate() -> Result<Calibration> {
     let cpu = CpuKey::current();
     let Some(dir) = cache::cache_dir() else {
@@ -87,7 +115,7 @@ pub fn calibrate() -> Result<Calibration> {
 /// Makes sure the cache holds a valid table for this machine, measuring one if it does
 /// not (the launcher, before it starts a job's ranks). Returns the table, and whether it
 /// was measured just now.
-pub fn ensure_calibrated() -> Result<(MethodTable, Option<Calibration>)> {
+pub(crate) fn ensure_calibrated() -> Result<(MethodTable, Option<Calibration>)> {
     let cpu = CpuKey::current();
     let Some(dir) = cache::cache_dir() else {
         return Err(Error::Environment(

@@ -7,7 +7,7 @@ use std::sync::atomic::{compiler_fence, Ordering};
 /// on the processor, the size and where the two ranges sit relative to each other in their
 /// pages; the calibration measures them (`calibrate`), the table picks one per case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Method {
+pub(crate) enum Method {
     /// The C library's memcpy (`ptr::copy_nonoverlapping`): the reference, and the choice
     /// where nothing was measured.
     Memcpy,
@@ -28,7 +28,7 @@ pub enum Method {
 
 impl Method {
     /// Every method, in the order of their codes.
-    pub const ALL: [Method; 5] = [
+    pub(crate) const ALL: [Method; 5] = [
         Method::Memcpy,
         Method::Inline16,
         Method::Pieces2K,
@@ -37,7 +37,7 @@ impl Method {
     ];
 
     /// The name in the cache file and in `gaspar info`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Method::Memcpy => "memcpy",
             Method::Inline16 => "inline16",
@@ -48,14 +48,14 @@ impl Method {
     }
 
     /// The method named `name` (as [`Method::name`] writes it).
-    pub fn from_name(name: &str) -> Option<Method> {
+    pub(crate) fn from_name(name: &str) -> Option<Method> {
         Method::ALL.into_iter().find(|m| m.name() == name)
     }
 
     /// Whether this method is worth measuring (and may be chosen) for `len` bytes on this
     /// build: the inline loop only for short copies, the pieces only where there are
     /// several, the x86-64 instructions only there, streaming stores only for large copies.
-    pub fn candidate(self, len: usize) -> bool {
+    pub(crate) fn candidate(self, len: usize) -> bool {
         match self {
             Method::Memcpy => true,
             Method::Inline16 => len <= 8192,
@@ -71,7 +71,7 @@ impl Method {
     /// # Safety
     /// `src..src+len` readable, `dst..dst+len` writable, the two disjoint, `len >= 16`.
     #[inline(always)]
-    pub unsafe fn copy(self, src: *const u8, dst: *mut u8, len: usize) {
+    pub(crate) unsafe fn copy(self, src: *const u8, dst: *mut u8, len: usize) {
         // SAFETY: (every arm) the caller's contract is each routine's.
         unsafe {
             match self {

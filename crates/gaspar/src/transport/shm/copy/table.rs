@@ -11,13 +11,13 @@ const FIRST_CLASS: u32 = 6;
 /// Largest size class: 2^23 bytes (8 MiB) and more.
 const LAST_CLASS: u32 = 23;
 /// Number of size classes.
-pub const CLASSES: usize = (LAST_CLASS - FIRST_CLASS + 1) as usize;
+pub(crate) const CLASSES: usize = (LAST_CLASS - FIRST_CLASS + 1) as usize;
 
 /// Where the destination sits relative to the source within a 4 KiB page, and whether the
 /// two are equally aligned within a 64-byte line: what decides, besides the size, which
 /// copy is fastest (4K aliasing, split lines).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Placement {
+pub(crate) enum Placement {
     /// Same page offset.
     Same,
     /// Destination 64..1023 bytes ahead of the source (mod 4096), whole lines apart.
@@ -36,7 +36,7 @@ pub enum Placement {
 
 impl Placement {
     /// Every placement, in the table's column order.
-    pub const ALL: [Placement; 7] = [
+    pub(crate) const ALL: [Placement; 7] = [
         Placement::Same,
         Placement::AheadLine,
         Placement::AheadOdd,
@@ -48,7 +48,7 @@ impl Placement {
 
     /// The placement of a copy from `src` to `dst`.
     #[inline(always)]
-    pub fn of(src: usize, dst: usize) -> Placement {
+    pub(crate) fn of(src: usize, dst: usize) -> Placement {
         let ahead = dst.wrapping_sub(src) % 4096;
         let line = ahead % 64 == 0;
         match (ahead, line) {
@@ -63,7 +63,7 @@ impl Placement {
     }
 
     /// How far ahead (mod 4096) the calibration puts the destination for this placement.
-    pub fn measured_ahead(self) -> usize {
+    pub(crate) fn measured_ahead(self) -> usize {
         match self {
             Placement::Same => 0,
             Placement::AheadLine => 128,
@@ -76,7 +76,7 @@ impl Placement {
     }
 
     /// The column name in the cache file and in `gaspar info`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Placement::Same => "same",
             Placement::AheadLine => "ahead",
@@ -95,24 +95,24 @@ impl Placement {
 
 /// The size class of a copy of `len` (> 64) bytes: floor(log2(len)), clamped to the table.
 #[inline(always)]
-pub fn class_of(len: usize) -> usize {
+pub(crate) fn class_of(len: usize) -> usize {
     let log = usize::BITS - 1 - len.max(1).leading_zeros();
     (log.clamp(FIRST_CLASS, LAST_CLASS) - FIRST_CLASS) as usize
 }
 
 /// The size the calibration measures for class `class` (its lower bound).
-pub fn class_size(class: usize) -> usize {
+pub(crate) fn class_size(class: usize) -> usize {
     1 << (FIRST_CLASS as usize + class)
 }
 
 /// One entry: the method, and how much faster than memcpy it was measured (memcpy's time
 /// over the method's; 1.0 for memcpy itself or where nothing was measured).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Choice {
+pub(crate) struct Choice {
     /// The method.
-    pub method: Method,
+    pub(crate) method: Method,
     /// memcpy's time / this method's time, as measured.
-    pub speedup: f64,
+    pub(crate) speedup: f64,
 }
 
 impl Choice {
@@ -123,6 +123,13 @@ impl Choice {
 }
 
 /// The copy method per (size class, placement).
+///
+/// ```
+/// if let Ok(table) = gaspar::copy_engine::status().table {
+///     // One line per size class, one method:speed-up cell per placement.
+///     println!("{table}");
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct MethodTable {
     choices: [[Choice; 7]; CLASSES],
@@ -140,23 +147,18 @@ impl Default for MethodTable {
 impl MethodTable {
     /// The method for copying `len` (> 64) bytes from `src` to `dst`.
     #[inline(always)]
-    pub fn method(&self, len: usize, src: usize, dst: usize) -> Method {
+    pub(crate) fn method(&self, len: usize, src: usize, dst: usize) -> Method {
         self.choices[class_of(len)][Placement::of(src, dst).index()].method
     }
 
-    /// The entry of a class and placement.
-    pub fn choice(&self, class: usize, placement: Placement) -> Choice {
-        self.choices[class][placement.index()]
-    }
-
     /// Sets the entry of a class and placement.
-    pub fn set(&mut self, class: usize, placement: Placement, choice: Choice) {
+    pub(crate) fn set(&mut self, class: usize, placement: Placement, choice: Choice) {
         self.choices[class][placement.index()] = choice;
     }
 
     /// The table as text: a header line, then one line per size class with one
     /// `method:speedup` cell per placement. [`MethodTable::parse`] reads it back.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut text = String::from("size");
         for p in Placement::ALL {
             text.push(' ');
@@ -175,7 +177,7 @@ impl MethodTable {
 
     /// Reads what [`MethodTable::to_text`] wrote; `None` if anything is missing, extra or
     /// unknown, or names a method that cannot be used for its size on this build.
-    pub fn parse(text: &str) -> Option<MethodTable> {
+    pub(crate) fn parse(text: &str) -> Option<MethodTable> {
         let mut lines = text.lines();
         let header: Vec<&str> = lines.next()?.split_whitespace().collect();
         let expected: Vec<&str> = std::iter::once("size")
@@ -242,14 +244,14 @@ static INSTALLED: OnceLock<MethodTable> = OnceLock::new();
 
 /// Makes `table` the one this process copies with, unless one already is (a process
 /// keeps its first table: copies in flight must not change method).
-pub fn install(table: MethodTable) {
+pub(crate) fn install(table: MethodTable) {
     let _ = INSTALLED.set(table);
 }
 
 /// The method for copying `len` (> 64) bytes from `src` to `dst`: the installed table's
 /// choice, memcpy if none is installed.
 #[inline(always)]
-pub fn method_for(len: usize, src: usize, dst: usize) -> Method {
+pub(crate) fn method_for(len: usize, src: usize, dst: usize) -> Method {
     match INSTALLED.get() {
         Some(table) => table.method(len, src, dst),
         None => Method::Memcpy,
