@@ -3,7 +3,7 @@
 use crate::transport::{AtomicOp as WordOp, Width};
 
 use super::error::{CoError, CoResult};
-use super::{Coarrays, Image, Token};
+use super::{atomic_at, Coarrays, Image, Token};
 
 /// The read-modify-write operations of `atomic_add`, `atomic_and`, `atomic_or`,
 /// `atomic_xor` and their fetching forms.
@@ -67,7 +67,8 @@ impl Coarrays {
             ));
         }
         self.before_read(rank)?;
-        Ok(self.rt.atomic_blocking(token.ga(rank, offset)?, w, op)?)
+        let word = token.location(&self.rt, rank, offset)?;
+        Ok(atomic_at(&self.rt, word, w, op)?)
     }
 
     /// `atomic_define`: stores `value` (its low `width` bytes).

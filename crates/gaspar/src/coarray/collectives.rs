@@ -196,6 +196,7 @@ impl Coarrays {
     /// co.finalize()?;
     /// # Ok::<(), gaspar::coarray::CoError>(())
     /// ```
+    #[inline]
     pub fn co_sum(
         &mut self,
         buf: &mut [u8],
@@ -219,6 +220,7 @@ impl Coarrays {
     /// co.finalize()?;
     /// # Ok::<(), gaspar::coarray::CoError>(())
     /// ```
+    #[inline]
     pub fn co_min(
         &mut self,
         buf: &mut [u8],
@@ -241,6 +243,7 @@ impl Coarrays {
     /// co.finalize()?;
     /// # Ok::<(), gaspar::coarray::CoError>(())
     /// ```
+    #[inline]
     pub fn co_max(
         &mut self,
         buf: &mut [u8],
@@ -283,6 +286,7 @@ impl Coarrays {
             .reduce_bytes(&self.rt, buf, elem_len, op, root)?)
     }
 
+    #[inline]
     fn co_intrinsic(
         &mut self,
         what: Intrinsic,
@@ -318,6 +322,7 @@ impl Coarrays {
     /// The team's builtin reduction on `buf` as `T`s, after the check that every image
     /// runs; `false` (nothing done) when `buf` is not a whole number of `T`s aligned for
     /// `T` (the caller checks and combines bytes then).
+    #[inline]
     fn builtin<T: Reducible + Pod>(
         &self,
         what: Intrinsic,

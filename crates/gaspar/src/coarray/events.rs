@@ -3,7 +3,7 @@
 use crate::transport::AtomicOp as WordOp;
 
 use super::error::{CoError, CoResult};
-use super::{Coarrays, Image, Purpose, Token};
+use super::{control_atomic, Coarrays, Image, Purpose, Token};
 
 impl Coarrays {
     /// Collective: a token of `n` event variables per image, all with count 0.
@@ -43,7 +43,7 @@ impl Coarrays {
         self.usable(token)?;
         let rank = self.team.rank_of(image)?;
         self.complete_puts()?;
-        self.word_op(token.ga(rank, offset)?, WordOp::Add(1))
+        self.word_op(token.location(&self.rt, rank, offset)?, WordOp::Add(1))
             .map(drop)
     }
 
@@ -70,25 +70,24 @@ impl Coarrays {
         self.complete_puts()?;
         let threshold = until_count.max(1);
         let me = self.rt.rank();
-        let ga = token.ga(me, offset)?;
+        let word = token.location(&self.rt, me, offset)?;
         let mut stranded = None;
         let waited = self.rt.wait(me, None, || {
-            if self
-                .rt
-                .atomic_blocking(ga, crate::Width::W8, WordOp::Load)?
-                >= threshold
-            {
+            if control_atomic(&self.rt, word, WordOp::Load)? >= threshold {
                 return Ok(true);
             }
-            // No image left that could post: an error, not a wait forever.
-            stranded = self.no_other_image_running();
+            // No image left that could post: an error, not a wait forever. (While no
+            // image left the job, nobody needs a look.)
+            if self.rt.departures() != Some(0) {
+                stranded = self.no_other_image_running();
+            }
             Ok(stranded.is_some())
         });
         waited?;
         if let Some(gone) = stranded {
             return Err(gone);
         }
-        self.word_op(ga, WordOp::Add(threshold.wrapping_neg()))
+        self.word_op(word, WordOp::Add(threshold.wrapping_neg()))
             .map(drop)
     }
 
@@ -108,6 +107,6 @@ impl Coarrays {
         let offset = token.word("event_query", Purpose::Events, index)?;
         self.usable(token)?;
         let rank = self.team.rank_of(image)?;
-        self.word_op(token.ga(rank, offset)?, WordOp::Load)
+        self.word_op(token.location(&self.rt, rank, offset)?, WordOp::Load)
     }
 }

@@ -51,11 +51,11 @@ impl Coarrays {
         self.usable(token)?;
         let rank = self.team.rank_of(image)?;
         self.complete_puts()?;
-        let ga = token.ga(rank, offset)?;
+        let word = token.location(&self.rt, rank, offset)?;
         let me = u64::from(self.rt.rank()) + 1;
         loop {
             let holder = self.word_op(
-                ga,
+                word,
                 WordOp::CompareSwap {
                     expected: 0,
                     new: me,
@@ -72,7 +72,7 @@ impl Coarrays {
             }
             // Until the holder unlocks, or announces that it stopped or failed.
             self.wait_on(rank, (holder - 1) as u32, || {
-                Ok(self.word_op(ga, WordOp::Load)? != holder)
+                Ok(self.word_op(word, WordOp::Load)? != holder)
             })?;
         }
     }
@@ -98,7 +98,7 @@ impl Coarrays {
         self.complete_puts()?;
         let me = u64::from(self.rt.rank()) + 1;
         let old = self.word_op(
-            token.ga(rank, offset)?,
+            token.location(&self.rt, rank, offset)?,
             WordOp::CompareSwap {
                 expected: me,
                 new: 0,

@@ -183,10 +183,7 @@ impl Token {
             Placement::Symmetric(block) => heap_ga(rank, block.heap_offset(), offset),
             Placement::Team { offsets, .. } => match offsets.get(rank as usize) {
                 Some(&block) if block != NOT_MEMBER => heap_ga(rank, block, offset),
-                _ => Err(CoError::invalid(
-                    "coarray access",
-                    format!("rank {rank} is not in the team that allocated the coarray"),
-                )),
+                _ => Err(not_member(rank)),
             },
             Placement::Registered { parts, .. } => parts
                 .get(rank as usize)
@@ -195,6 +192,44 @@ impl Token {
                     CoError::invalid("coarray access", format!("offset {offset} overflows"))
                 }),
         }
+    }
+
+    /// The place of byte `offset` of `rank`'s part, resolved for the transport without
+    /// the memory layer's look-up of the live allocation, which the token makes
+    /// redundant: the caller has checked that the token is usable (a token lives until
+    /// `deallocate` consumes it, a team's until its END TEAM) and the bytes it moves
+    /// against the token's size. The transport still checks them against the segment.
+    #[inline]
+    fn location(&self, rt: &Strided, rank: u32, offset: usize) -> CoResult<Location> {
+        if let Placement::Symmetric(block) = &self.placement {
+            let at = (offset as u64).checked_add(block.heap_offset());
+            if let Some(location) = at.and_then(|at| heap_location(rt, rank, at)) {
+                return Ok(location);
+            }
+        }
+        self.location_otherwise(rt, rank, offset)
+    }
+
+    /// [`location`](Self::location) of a team's or registered coarray, or the error.
+    #[inline(never)]
+    fn location_otherwise(&self, rt: &Strided, rank: u32, offset: usize) -> CoResult<Location> {
+        let block = match &self.placement {
+            Placement::Symmetric(block) => block.heap_offset(),
+            Placement::Team { offsets, .. } => match offsets.get(rank as usize) {
+                Some(&block) if block != NOT_MEMBER => block,
+                _ => return Err(not_member(rank)),
+            },
+            Placement::Registered { .. } => return Ok(rt.locate(self.ga(rank, offset)?)?),
+        };
+        (offset as u64)
+            .checked_add(block)
+            .and_then(|at| heap_location(rt, rank, at))
+            .ok_or_else(|| {
+                CoError::invalid(
+                    "coarray access",
+                    format!("offset {offset} of rank {rank}'s part has no address"),
+                )
+            })
     }
 
     /// Bytes of the part after `offset` (an error when `offset` lies past the end).
@@ -224,6 +259,16 @@ impl Token {
         }
         Ok(index * 8)
     }
+}
+
+/// The error for an access to job rank `rank`'s part of a coarray that a team without
+/// it allocated.
+#[cold]
+fn not_member(rank: u32) -> CoError {
+    CoError::invalid(
+        "coarray access",
+        format!("rank {rank} is not in the team that allocated the coarray"),
+    )
 }
 
 /// Where one image's part of a coarray is: see [`Coarrays::part`].
@@ -258,10 +303,28 @@ fn heap_ga(rank: u32, block: u64, offset: usize) -> CoResult<GlobalAddr> {
         .ok_or_else(|| CoError::invalid("coarray access", format!("offset {offset} overflows")))
 }
 
+/// The place of byte `at` of job rank `rank`'s heap, built directly (see
+/// [`Token::location`]); `None` for a rank or offset no address has.
+#[inline]
+fn heap_location(rt: &Strided, rank: u32, at: u64) -> Option<Location> {
+    Some(Location {
+        rank: rt.physical(rank).ok()?,
+        segment: Segment::Heap,
+        offset: at,
+        ga: GlobalAddr::new(rank, 0, Segment::Heap, at)?,
+    })
+}
+
 /// An 8-byte atomic on a resolved control word (see [`Coarrays::control_word`]).
 #[inline]
 fn control_atomic(rt: &Strided, word: Location, op: WordOp) -> crate::Result<u64> {
-    Ok(rt.transport().atomic(word, Width::W8, op)?)
+    atomic_at(rt, word, Width::W8, op)
+}
+
+/// An atomic on the `width`-byte word at a resolved place, complete on return.
+#[inline]
+fn atomic_at(rt: &Strided, word: Location, width: Width, op: WordOp) -> crate::Result<u64> {
+    Ok(rt.transport().atomic(word, width, op)?)
 }
 
 /// The coarray engine of one image: owns the runtime's layers.
@@ -297,7 +360,10 @@ pub struct Coarrays {
     signals_seen: Vec<u64>,
     /// Ranks this image has puts to that may be incomplete.
     pending: Vec<bool>,
-    any_pending: bool,
+    /// How many of `pending` are set.
+    pending_ranks: u32,
+    /// The rank of the last put recorded.
+    last_put: u32,
     /// Where data coarrays' memory comes from.
     memory: MemoryMethod,
     /// Live registered coarrays (RA, CA): id and this image's registration.
@@ -375,7 +441,8 @@ impl Coarrays {
             announcements,
             signals_seen: vec![0; procs as usize],
             pending: vec![false; procs as usize],
-            any_pending: false,
+            pending_ranks: 0,
+            last_put: 0,
             memory,
             registrations: Vec::new(),
             next_registration: 0,
@@ -601,21 +668,34 @@ impl Coarrays {
         Ok(())
     }
 
-    /// Completes every outstanding put (the part of every image control statement).
+    /// Completes every outstanding put (the part of every image control statement): a
+    /// flush of the one rank they went to when there is one (the usual halo or
+    /// neighbour put, as a blocking put completes it), else of every rank.
     fn complete_puts(&mut self) -> CoResult<()> {
-        if self.any_pending {
+        if self.pending_ranks == 0 {
+            return Ok(());
+        }
+        let last = self.last_put as usize;
+        if self.pending_ranks == 1 && self.pending[last] {
+            self.rt.fence(self.last_put)?;
+            self.pending[last] = false;
+        } else {
             self.rt.complete(Handle::ALL)?;
             self.pending.iter_mut().for_each(|p| *p = false);
-            self.any_pending = false;
         }
+        self.pending_ranks = 0;
         Ok(())
     }
 
     /// Records a put to `rank` that may still be in flight.
     #[inline]
     fn put_issued(&mut self, rank: u32) {
-        self.pending[rank as usize] = true;
-        self.any_pending = true;
+        let pending = &mut self.pending[rank as usize];
+        if !*pending {
+            *pending = true;
+            self.pending_ranks += 1;
+        }
+        self.last_put = rank;
     }
 
     /// Completes the puts to `rank` before this image reads memory there.
@@ -624,6 +704,7 @@ impl Coarrays {
         if self.pending[rank as usize] {
             self.rt.fence(rank)?;
             self.pending[rank as usize] = false;
+            self.pending_ranks -= 1;
         }
         Ok(())
     }
@@ -655,8 +736,10 @@ impl Coarrays {
         )?)
     }
 
-    /// An 8-byte atomic on `ga`, complete on return.
-    fn word_op(&self, ga: GlobalAddr, op: WordOp) -> CoResult<u64> {
-        Ok(self.rt.atomic_blocking(ga, Width::W8, op)?)
+    /// An 8-byte atomic on a lock or event variable (see [`Token::location`]), complete
+    /// on return.
+    #[inline]
+    fn word_op(&self, word: Location, op: WordOp) -> CoResult<u64> {
+        Ok(control_atomic(&self.rt, word, op)?)
     }
 }

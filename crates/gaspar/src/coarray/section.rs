@@ -112,6 +112,15 @@ impl<'a> Section<'a> {
             // A scalar inside the buffer (the common case, checked without the loop).
             return Ok(self.start);
         }
+        let run_inside = self.dims.len() <= MAX_RANK
+            && self
+                .run_len()
+                .and_then(|bytes| self.start.checked_add(bytes))
+                .is_some_and(|end| end <= len);
+        if run_inside {
+            // One run inside the buffer (whole arrays, rows): its bytes are start..end.
+            return Ok(self.start);
+        }
         self.check_dims(call, len)
     }
 
@@ -187,6 +196,20 @@ impl<'a> Section<'a> {
             }
             Some(here)
         })
+    }
+
+    /// The bytes of the section when its elements lie one after another in Fortran order
+    /// (a single run from `start`), `None` when they do not (or their count overflows).
+    #[inline]
+    pub fn run_len(&self) -> Option<usize> {
+        let mut bytes = self.elem_len;
+        for d in self.dims.iter().filter(|d| d.extent != 1) {
+            if d.stride != bytes as isize {
+                return None;
+            }
+            bytes = bytes.checked_mul(d.extent)?;
+        }
+        Some(bytes)
     }
 
     /// Whether the elements lie one after another in Fortran order (a single run).

@@ -196,7 +196,17 @@ impl Coarrays {
 
     /// Checks that `token` may still be used: a coarray allocated inside a team is gone
     /// after its `end team`.
+    #[inline]
     pub(crate) fn usable(&self, token: &Token) -> CoResult<()> {
+        match token.placement {
+            Placement::Symmetric(_) => Ok(()),
+            _ => self.usable_otherwise(token),
+        }
+    }
+
+    /// [`usable`](Self::usable) for a team's or registered coarray.
+    #[inline(never)]
+    fn usable_otherwise(&self, token: &Token) -> CoResult<()> {
         match token.placement {
             Placement::Symmetric(_) => Ok(()),
             Placement::Registered { id, .. } if self.registered_live(id) => Ok(()),

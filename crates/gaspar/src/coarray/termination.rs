@@ -29,13 +29,17 @@ const STOPPED: u64 = 1;
 const FAILED: u64 = 2;
 
 impl Coarrays {
-    /// Counts an announcement in every image's control block (see
-    /// [`ControlWord::Announcements`]), writes `status` into this image's word there,
-    /// then sets [`GONE`] in this image's signal word there: in that order, so that an
-    /// image that saw the status (in a sync) finds the count non-zero in its next
-    /// collective, and an image whose sync saw the bit finds the status.
+    /// Counts a departure in the transport (see [`World::departures`]) and an
+    /// announcement in every image's control block (see [`ControlWord::Announcements`]),
+    /// writes `status` into this image's word there, then sets [`GONE`] in this image's
+    /// signal word there: in that order, so that an image that saw the status (in a sync)
+    /// finds the counts non-zero in its next collective, and an image whose sync saw the
+    /// bit finds the status.
+    ///
+    /// [`World::departures`]: crate::world::World::departures
     fn announce(&self, status: u64) {
         let me = self.rt.rank();
+        self.rt.note_departure();
         for rank in 0..self.rt.procs() {
             let _ = self.control_op(rank, ControlWord::Announcements, WordOp::Add(1));
             let _ = self.control_op(rank, ControlWord::Status(me), WordOp::Store(status));
@@ -264,7 +268,12 @@ impl Coarrays {
             if ready().map_err(runtime)? {
                 return Ok(true);
             }
-            let status = self.status_at(watched, rank).map_err(runtime)?;
+            // While no image left the job, the status needs no look (see
+            // `images_running_for`): a poll costs what the bare wait's does.
+            let status = match self.rt.departures() {
+                Some(0) => RUNNING,
+                _ => self.status_at(watched, rank).map_err(runtime)?,
+            };
             // What the image did before it announced is visible now: look once more.
             if status != RUNNING && !ready().map_err(runtime)? {
                 gone = Some(status);
@@ -302,9 +311,13 @@ impl Coarrays {
     /// (allocate, deallocate, co_*) needs every image, and an image that stopped waits in
     /// the runtime's finalize barrier, where the collective must not meet it.
     ///
-    /// Every call of a collective asks, so it costs one load of this image's count of
-    /// announcements while no image announced anything, plus a look at whether each
-    /// member's process has ended (a crash announces nothing).
+    /// Every call of a collective asks, so while no image left it costs one load of one
+    /// word: the transport's count of departures (stops and failures announced, and
+    /// processes that ended, which the launcher counts: a crash announces nothing), or
+    /// where the transport keeps none (MPI, where a process that ends ends the job) this
+    /// image's count of announcements. Only when the count moved does it look at each
+    /// member.
+    #[inline]
     pub(crate) fn all_images_running(&self) -> CoResult<()> {
         self.images_running_for(None)
     }
@@ -313,7 +326,22 @@ impl Coarrays {
     /// every image to run (`None`) or, of the images that stopped, only job rank
     /// `needed` (a one-way co_broadcast's source, on an image that receives): a failed
     /// image fails it either way.
+    #[inline]
     pub(crate) fn images_running_for(&self, needed: Option<u32>) -> CoResult<()> {
+        let quiet = match self.rt.departures() {
+            Some(departures) => departures == 0,
+            None => control_atomic(&self.rt, self.announcements, WordOp::Load)? == 0,
+        };
+        if quiet {
+            return Ok(());
+        }
+        self.check_each_member(needed)
+    }
+
+    /// The rest of [`images_running_for`](Self::images_running_for), once an image may
+    /// have left: a look at each member.
+    #[inline(never)]
+    fn check_each_member(&self, needed: Option<u32>) -> CoResult<()> {
         let announced = control_atomic(&self.rt, self.announcements, WordOp::Load)? != 0;
         for &rank in self.team.ranks() {
             let status = if self.rt.rank_failed(rank).unwrap_or(false) {

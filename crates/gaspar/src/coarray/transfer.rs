@@ -8,9 +8,9 @@ use crate::transport::Run;
 
 use super::convert::{check_conversion, convert, convert_common, is_plain_copy};
 use super::error::{CoError, CoResult};
-use super::section::{dense, pair, Dim, Section};
-use super::{Coarrays, Elem, Image, Placement, Token};
-use crate::gmem::{GlobalAddr, Segment};
+use super::section::{dense, pair, Dim, Section, MAX_RANK};
+use super::{heap_location, Coarrays, Elem, Image, Placement, Token};
+use crate::transport::Location;
 
 /// The largest element a transfer of one element converts on the stack (complex(16)).
 const ONE_ELEMENT: usize = 32;
@@ -133,7 +133,7 @@ impl Coarrays {
         ) {
             if let Some(bytes) = src_buf.get(src.start..src.start.wrapping_add(src.elem_len)) {
                 if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
-                    self.rt.put(target, bytes, Handle::NULL)?;
+                    self.rt.put_located(target, bytes)?;
                     self.put_issued(rank);
                     return Ok(());
                 }
@@ -149,6 +149,39 @@ impl Coarrays {
                 }
             }
         }
+        self.put_run(token, offset, image, dst, dst_elem, src_buf, src, src_elem)
+    }
+
+    /// [`put`](Self::put) past its scalar fast path: one run of one type into a
+    /// symmetric coarray (a row, a whole array) checked as the scalar is, without
+    /// building a `CoResult`, and anything else (or anything wrong) in
+    /// [`put_general`](Self::put_general). Small, so that the run pays no more than the
+    /// raw put does for its call.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn put_run(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        dst: &Section<'_>,
+        dst_elem: Elem,
+        src_buf: &[u8],
+        src: &Section<'_>,
+        src_elem: Elem,
+    ) -> CoResult<()> {
+        if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+            if let Some(len) = Self::same_run(dst, src) {
+                let end = src.start.checked_add(len);
+                let bytes = end.and_then(|end| src_buf.get(src.start..end));
+                let target = self.run_target(token, offset, image, dst.start, len);
+                if let (Some(bytes), Some((rank, target))) = (bytes, target) {
+                    self.rt.put_located(target, bytes)?;
+                    self.put_issued(rank);
+                    return Ok(());
+                }
+            }
+        }
         self.put_general(token, offset, image, dst, dst_elem, src_buf, src, src_elem)
     }
 
@@ -158,7 +191,7 @@ impl Coarrays {
     fn put_one_converted(
         &mut self,
         rank: u32,
-        target: GlobalAddr,
+        target: Location,
         src_elem: Elem,
         src: &[u8],
         dst_elem: Elem,
@@ -170,7 +203,7 @@ impl Coarrays {
             check_conversion(src_elem, src.len(), dst_elem, dst_len)?;
             convert(src_elem, src, dst_elem, one);
         }
-        self.rt.put(target, one, Handle::NULL)?;
+        self.rt.put_located(target, one)?;
         self.put_issued(rank);
         Ok(())
     }
@@ -195,18 +228,16 @@ impl Coarrays {
         self.usable(token)?;
         let low = dst.check("put (remote side)", token.after("put", offset)?)?;
         let src_low = src.check("put (source)", src_buf.len())?;
-        if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len)
-            && src.is_contiguous()
-            && dst.is_contiguous()
-        {
-            let n = dst.count()?;
-            if n == src.count()? {
-                // One run (scalars, whole arrays): no descriptor, no allocation.
-                let bytes = &src_buf[src_low..src_low + n * src.elem_len];
-                self.rt
-                    .put(token.ga(rank, offset + low)?, bytes, Handle::NULL)?;
-                self.put_issued(rank);
-                return Ok(());
+        if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+            if let (Some(len), Some(src_len)) = (dst.run_len(), src.run_len()) {
+                if len == src_len {
+                    // One run (scalars, whole arrays): no descriptor, no allocation.
+                    let bytes = &src_buf[src_low..src_low + len];
+                    let target = token.location(&self.rt, rank, offset + low)?;
+                    self.rt.put_located(target, bytes)?;
+                    self.put_issued(rank);
+                    return Ok(());
+                }
             }
         }
         if dst.elem_len <= ONE_ELEMENT && dst.count()? == 1 && src.count()? == 1 {
@@ -221,7 +252,7 @@ impl Coarrays {
                 one,
             );
             self.rt
-                .put(token.ga(rank, offset + low)?, one, Handle::NULL)?;
+                .put_located(token.location(&self.rt, rank, offset + low)?, one)?;
             self.put_issued(rank);
             return Ok(());
         }
@@ -231,10 +262,11 @@ impl Coarrays {
     }
 
     /// The fast path of one element of a symmetric coarray (`x[i] = v`, `v = x[i]`): the
-    /// job rank of `image` and the address of `section`'s element at `offset` of its part,
-    /// when `section` is a scalar and every check passes; `None` sends the caller down the
-    /// general path, which checks again and names what is wrong. Without building a
-    /// `CoResult` on the way: the coarray layer's goal is the raw put's cost.
+    /// job rank of `image` and the place of `section`'s element at `offset` of its part
+    /// (see [`Token::location`]), when `section` is a scalar and every check passes;
+    /// `None` sends the caller down the general path, which checks again and names what
+    /// is wrong. Without building a `CoResult` on the way: the coarray layer's goal is
+    /// the raw put's cost.
     #[inline(always)]
     fn scalar_target(
         &self,
@@ -242,20 +274,46 @@ impl Coarrays {
         offset: usize,
         image: Image,
         section: &Section<'_>,
-    ) -> Option<(u32, GlobalAddr)> {
-        let Placement::Symmetric(block) = &token.placement else {
-            return None;
-        };
+    ) -> Option<(u32, Location)> {
         if !section.dims.is_empty() {
             return None;
         }
+        self.run_target(token, offset, image, section.start, section.elem_len)
+    }
+
+    /// As [`scalar_target`](Self::scalar_target) for a run of `len` bytes at `start` of a
+    /// section at `offset` (one element, a row, a whole array).
+    #[inline(always)]
+    fn run_target(
+        &self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        start: usize,
+        len: usize,
+    ) -> Option<(u32, Location)> {
+        let Placement::Symmetric(block) = &token.placement else {
+            return None;
+        };
         let rank = *self.team.ranks().get((image as usize).wrapping_sub(1))?;
-        let at = offset.checked_add(section.start)?;
-        if at.checked_add(section.elem_len)? > token.bytes {
+        let at = offset.checked_add(start)?;
+        if at.checked_add(len)? > token.bytes {
             return None;
         }
-        let target = GlobalAddr::new(rank, 0, Segment::Heap, block.heap_offset() + at as u64)?;
+        let target = heap_location(&self.rt, rank, block.heap_offset() + at as u64)?;
         Some((rank, target))
+    }
+
+    /// The dense run both sections describe when they do, of the same bytes: its length.
+    /// Sections of more than [`MAX_RANK`] dimensions are left to the checks that reject
+    /// them.
+    #[inline]
+    fn same_run(a: &Section<'_>, b: &Section<'_>) -> Option<usize> {
+        if a.dims.len() > MAX_RANK || b.dims.len() > MAX_RANK {
+            return None;
+        }
+        let len = a.run_len()?;
+        (b.run_len()? == len).then_some(len)
     }
 
     /// [`put`](Self::put) of anything but one contiguous run of one type.
@@ -364,7 +422,7 @@ impl Coarrays {
             if let Some(into) = dst_buf.get_mut(dst.start..end) {
                 if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
                     self.before_read(rank)?;
-                    self.rt.get_blocking(into, source)?;
+                    self.rt.get_located(into, source)?;
                     return Ok(());
                 }
                 if src.elem_len <= ONE_ELEMENT {
@@ -379,6 +437,37 @@ impl Coarrays {
                 }
             }
         }
+        self.get_run(token, offset, image, src, src_elem, dst_buf, dst, dst_elem)
+    }
+
+    /// [`get`](Self::get) past its scalar fast path: one run of one type from a
+    /// symmetric coarray straight into the destination, anything else in
+    /// [`get_general`](Self::get_general) (see [`put_run`](Self::put_run)).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn get_run(
+        &mut self,
+        token: &Token,
+        offset: usize,
+        image: Image,
+        src: &Section<'_>,
+        src_elem: Elem,
+        dst_buf: &mut [u8],
+        dst: &Section<'_>,
+        dst_elem: Elem,
+    ) -> CoResult<()> {
+        if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+            if let Some(len) = Self::same_run(src, dst) {
+                let end = dst.start.checked_add(len);
+                let into = end.and_then(|end| dst_buf.get_mut(dst.start..end));
+                let source = self.run_target(token, offset, image, src.start, len);
+                if let (Some(into), Some((rank, source))) = (into, source) {
+                    self.before_read(rank)?;
+                    self.rt.get_located(into, source)?;
+                    return Ok(());
+                }
+            }
+        }
         self.get_general(token, offset, image, src, src_elem, dst_buf, dst, dst_elem)
     }
 
@@ -388,7 +477,7 @@ impl Coarrays {
     fn get_one_converted(
         &mut self,
         rank: u32,
-        source: GlobalAddr,
+        source: Location,
         src_elem: Elem,
         src_len: usize,
         into: &mut [u8],
@@ -398,7 +487,7 @@ impl Coarrays {
         self.before_read(rank)?;
         let mut one = [0u8; ONE_ELEMENT];
         let one = &mut one[..src_len];
-        self.rt.get_blocking(one, source)?;
+        self.rt.get_located(one, source)?;
         convert(src_elem, one, dst_elem, into);
         Ok(())
     }
@@ -421,17 +510,16 @@ impl Coarrays {
         self.usable(token)?;
         let low = src.check("get (remote side)", token.after("get", offset)?)?;
         let dst_low = dst.check("get (destination)", dst_buf.len())?;
-        if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len)
-            && src.is_contiguous()
-            && dst.is_contiguous()
-        {
-            let n = dst.count()?;
-            if n == src.count()? {
-                // One run, straight into the destination.
-                self.before_read(rank)?;
-                let into = &mut dst_buf[dst_low..dst_low + n * dst.elem_len];
-                self.rt.get_blocking(into, token.ga(rank, offset + low)?)?;
-                return Ok(());
+        if is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len) {
+            if let (Some(len), Some(src_len)) = (dst.run_len(), src.run_len()) {
+                if len == src_len {
+                    // One run, straight into the destination.
+                    self.before_read(rank)?;
+                    let into = &mut dst_buf[dst_low..dst_low + len];
+                    self.rt
+                        .get_located(into, token.location(&self.rt, rank, offset + low)?)?;
+                    return Ok(());
+                }
             }
         }
         if src.elem_len <= ONE_ELEMENT && dst.count()? == 1 && src.count()? == 1 {
@@ -440,7 +528,8 @@ impl Coarrays {
             self.before_read(rank)?;
             let mut one = [0u8; ONE_ELEMENT];
             let one = &mut one[..src.elem_len];
-            self.rt.get_blocking(one, token.ga(rank, offset + low)?)?;
+            self.rt
+                .get_located(one, token.location(&self.rt, rank, offset + low)?)?;
             convert(
                 src_elem,
                 one,

@@ -44,27 +44,29 @@ thread_local! {
 /// A new handle for an operation this thread just issued.
 #[inline]
 pub(super) fn issue() -> Handle {
+    issue_marking(false)
+}
+
+/// A new handle for a write this thread just issued (complete only after a flush).
+#[inline]
+pub(super) fn issue_write() -> Handle {
+    issue_marking(true)
+}
+
+/// A new handle; with `write`, this thread has a write in flight from now on. One look
+/// at the thread's state, not one per field.
+#[inline]
+fn issue_marking(write: bool) -> Handle {
     MINE.with(|cell| {
         let mut mine = cell.get();
         if mine.slot == 0 {
             mine.slot = 1 + NEXT_SLOT.fetch_add(1, Ordering::Relaxed) % SLOTS;
         }
         mine.issued = (mine.issued + 1) & SEQUENCE_MASK;
+        mine.writes_in_flight |= write;
         cell.set(mine);
         Handle((mine.slot << SEQUENCE_BITS) | mine.issued)
     })
-}
-
-/// A new handle for a write this thread just issued (complete only after a flush).
-#[inline]
-pub(super) fn issue_write() -> Handle {
-    let handle = issue();
-    MINE.with(|cell| {
-        let mut mine = cell.get();
-        mine.writes_in_flight = true;
-        cell.set(mine);
-    });
-    handle
 }
 
 /// Whether a write of this thread may still be in flight.

@@ -16,7 +16,7 @@ pub use self::ptr::{AtomicWord, Compare, GlobalPtr};
 use crate::error::Result;
 use crate::gmem::{GlobalAddr, GlobalMemory};
 use crate::transport::{
-    AccKind, AccShape, AtomicOp, Incoming, Outgoing, Pattern, Run, Transport, Width,
+    AccKind, AccShape, AtomicOp, Incoming, Location, Outgoing, Pattern, Run, Transport, Width,
 };
 
 /// Names an issued operation (ACP's `acp_handle_t`). Handles are issued in increasing
@@ -190,6 +190,23 @@ impl Gma {
         self.wait_for(order)?;
         self.transport().put(d, src)?;
         Ok(self.issue_write())
+    }
+
+    /// [`put`](Self::put) to a place its caller resolved and checked itself (the coarray
+    /// layer: its token is a live allocation, and it checked the bytes against the
+    /// token's size), so without the look-up of the live allocation; the transport still
+    /// checks the bytes against the segment.
+    #[inline(always)]
+    pub(crate) fn put_located(&self, dst: Location, src: &[u8]) -> Result<Handle> {
+        self.transport().put(dst, src)?;
+        Ok(self.issue_write())
+    }
+
+    /// [`get_blocking`](Self::get_blocking) from a place its caller resolved and checked
+    /// itself (see [`put_located`](Self::put_located)).
+    #[inline(always)]
+    pub(crate) fn get_located(&self, dst: &mut [u8], src: Location) -> Result<()> {
+        Ok(self.transport().get(src, dst)?)
     }
 
     /// Writes `src` to `dst` and waits until it is visible at the target (a blocking put:

@@ -64,6 +64,8 @@ impl Transport for AnyTransport {
         fn job_aborted(&self) -> bool;
         fn report_failure_instead_of_abort(&self, report: bool) -> bool;
         fn rank_failed(&self, rank: u32) -> bool;
+        fn note_departure(&self) -> ();
+        fn departures(&self) -> Option<u64>;
         fn sent_messages_taken(&self, rank: u32) -> bool;
         fn broadcasts_one_way(&self, team: &TransportTeam, len: usize) -> bool;
         fn wait(&self, watched: u32, awaited: Option<u32>,

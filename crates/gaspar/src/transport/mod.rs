@@ -507,6 +507,18 @@ pub trait Transport: Send + Sync {
     fn rank_failed(&self, _rank: u32) -> bool {
         false
     }
+    /// Counts a departure of this rank (it is about to stop or fail on purpose) in every
+    /// rank's count of [`departures`](Self::departures); nothing where the transport
+    /// keeps no count.
+    fn note_departure(&self) {}
+    /// How many departures this rank has been told of: ranks that noted one
+    /// ([`note_departure`](Self::note_departure)) and ranks whose process ended without
+    /// finalizing (counted by the launcher after it recorded the exit). 0 while every
+    /// rank runs, so that a check of every rank is needed only once it is not; `None`
+    /// where the transport keeps no count.
+    fn departures(&self) -> Option<u64> {
+        None
+    }
     /// Whether `rank` (a transport rank) has taken in every message this rank sent it
     /// that this rank did not wait for (a one-way broadcast's); `true` where the
     /// transport sends none. A rank that leaves the job first waits for it, so that its

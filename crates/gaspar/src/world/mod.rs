@@ -176,6 +176,22 @@ impl World {
         Ok(self.transport.rank_failed(physical))
     }
 
+    /// Counts a departure of this rank (it is about to stop or fail on purpose) in every
+    /// rank's [`departures`](Self::departures); nothing where the transport keeps no
+    /// count (MPI).
+    pub(crate) fn note_departure(&self) {
+        self.transport.note_departure()
+    }
+
+    /// How many departures of ranks this rank has been told of: ranks that noted one and
+    /// ranks whose process ended without finalizing (`gaspar run`'s launcher counts
+    /// those); `None` where the transport keeps no count (MPI, where a rank's exit ends
+    /// the job).
+    #[inline]
+    pub(crate) fn departures(&self) -> Option<u64> {
+        self.transport.departures()
+    }
+
     /// Whether rank `rank` has taken in every message this rank sent it without waiting
     /// for it (a one-way broadcast's): a rank that leaves the job waits for this first
     /// (with [`wait`](Self::wait) on its own memory: the taking in wakes it).

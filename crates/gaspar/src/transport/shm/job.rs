@@ -111,9 +111,20 @@ impl JobSegments {
             != 0
     }
 
-    /// Records that `rank`'s process ended, unless it finalized first.
+    /// Records that `rank`'s process ended, unless it finalized first. Such an exit is
+    /// counted in every rank's departures first, so that a rank that sees the exit
+    /// recorded finds its count moved (and one that finds its count unchanged knows no
+    /// rank's state needs a look).
     pub(crate) fn record_exit(&self, rank: u32) {
-        self.segments[rank as usize].header().record_exit();
+        let header = self.segments[rank as usize].header();
+        // The process has ended: nothing but this call changes its state now.
+        let now = header.state.load(Ordering::Acquire);
+        if now != state::FINALIZED && now != state::EXITED {
+            for seg in &self.segments {
+                seg.header().departures.0.fetch_add(1, Ordering::Release);
+            }
+        }
+        header.record_exit();
     }
 
     /// The descriptors of the segments, in rank order, for the ranks to inherit.

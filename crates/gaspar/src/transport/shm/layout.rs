@@ -224,6 +224,10 @@ pub(crate) struct Header {
     /// Non-zero once the job is being aborted (1 + rank, possibly with
     /// [`ENDED_ON_PURPOSE`], or [`ABORTED_BY_LAUNCHER`]).
     pub(crate) abort: Padded,
+    /// How many departures of ranks this rank has been told of (see
+    /// `Transport::departures`): each rank that notes one, and the launcher for each rank
+    /// whose exit it records, adds one in every segment.
+    pub(crate) departures: Padded,
     /// Where the barrier's waits sleep (rung by the barrier's signals).
     pub(crate) collective_bell: Doorbell,
     /// Where the other waits on this segment's memory sleep (rung by atomics and

@@ -957,6 +957,17 @@ impl Transport for ShmTransport {
         rank < self.procs && self.header(rank).state.load(Ordering::Acquire) == state::EXITED
     }
 
+    fn note_departure(&self) {
+        for r in 0..self.procs {
+            self.header(r).departures.0.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    #[inline]
+    fn departures(&self) -> Option<u64> {
+        Some(self.header(self.rank).departures.0.load(Ordering::Acquire))
+    }
+
     fn sent_messages_taken(&self, rank: u32) -> bool {
         rank >= self.procs || self.sent_notes_read(rank)
     }
