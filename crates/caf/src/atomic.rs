@@ -8,7 +8,7 @@
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use gaspar::coarray::{AtomicOp, Coarrays, Image, Token};
+use gaspar::coarray::{Coarrays, FetchOp, Image, Token};
 use gaspar::AtomicOp as WordOp;
 
 use crate::abi::atomic_code;
@@ -394,10 +394,10 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_op(
 ) {
     let code = op;
     let op = match code {
-        atomic_code::ADD => Some(AtomicOp::Add),
-        atomic_code::AND => Some(AtomicOp::And),
-        atomic_code::OR => Some(AtomicOp::Or),
-        atomic_code::XOR => Some(AtomicOp::Xor),
+        atomic_code::ADD => Some(FetchOp::Add),
+        atomic_code::AND => Some(FetchOp::And),
+        atomic_code::OR => Some(FetchOp::Or),
+        atomic_code::XOR => Some(FetchOp::Xor),
         _ => None,
     };
     // SAFETY: this function's contract; `value` holds `kind` bytes.
@@ -405,10 +405,10 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_op(
         on_mapped_word(token, offset, image, kind, stat, old, |w| {
             let v = value_at(value, w)?;
             Some(match op? {
-                AtomicOp::Add => WordOp::Add(v),
-                AtomicOp::And => WordOp::And(v),
-                AtomicOp::Or => WordOp::Or(v),
-                AtomicOp::Xor => WordOp::Xor(v),
+                FetchOp::Add => WordOp::Add(v),
+                FetchOp::And => WordOp::And(v),
+                FetchOp::Or => WordOp::Or(v),
+                FetchOp::Xor => WordOp::Xor(v),
             })
         })
     };

@@ -3,8 +3,8 @@
 //! values, prints `image I: NAME ok`, and exits non-zero on the first wrong one.
 
 use gaspar::coarray::{
-    stat, AtomicOp, CoError, CoResult, Coarray, Coarrays, Dim, Elem, ElemType, Images,
-    MemoryMethod, Section, Slice, TeamId, TeamLevel, Token,
+    stat, CoError, CoResult, Coarray, Coarrays, Dim, Elem, ElemType, FetchOp, Images, MemoryMethod,
+    Section, Slice, TeamId, TeamLevel, Token,
 };
 
 const I1: Elem = Elem::new(ElemType::Integer, 1);
@@ -648,10 +648,10 @@ fn atomics(co: &mut Coarrays) -> CoResult<()> {
     // integer(8) :: counter, integer(4) :: small, bits (8 bytes each)
     let t = co.allocate(24)?;
     for _ in 0..500 {
-        co.atomic_fetch(AtomicOp::Add, &t, 0, 1, 8, 1)?;
-        co.atomic_fetch(AtomicOp::Add, &t, 8, 1, 4, u64::from(u32::MAX))?; // -1
+        co.atomic_fetch(FetchOp::Add, &t, 0, 1, 8, 1)?;
+        co.atomic_fetch(FetchOp::Add, &t, 8, 1, 4, u64::from(u32::MAX))?; // -1
     }
-    co.atomic_fetch(AtomicOp::Or, &t, 16, 1, 8, 1 << me)?;
+    co.atomic_fetch(FetchOp::Or, &t, 16, 1, 8, 1 << me)?;
     co.sync_all()?;
     let total = co.atomic_ref(&t, 0, 1, 8)?;
     check(total == 500 * u64::from(n), || format!("add: {total}"))?;
@@ -661,7 +661,7 @@ fn atomics(co: &mut Coarrays) -> CoResult<()> {
     check(bits == ((1u64 << (n + 1)) - 2), || format!("or: {bits:#x}"))?;
     co.sync_all()?;
     // Every image clears its bit with xor, then one CAS wins per value.
-    co.atomic_fetch(AtomicOp::Xor, &t, 16, 1, 8, 1 << me)?;
+    co.atomic_fetch(FetchOp::Xor, &t, 16, 1, 8, 1 << me)?;
     co.sync_all()?;
     check(co.atomic_ref(&t, 16, 1, 8)? == 0, || "xor".into())?;
     co.sync_all()?;
@@ -677,7 +677,7 @@ fn atomics(co: &mut Coarrays) -> CoResult<()> {
     co.sync_all()?;
     if me == 1 {
         co.atomic_define(&t, 16, n, 8, 0xFFFF)?;
-        let kept = co.atomic_fetch(AtomicOp::And, &t, 16, n, 8, 0xF0F0)?;
+        let kept = co.atomic_fetch(FetchOp::And, &t, 16, n, 8, 0xF0F0)?;
         check(kept == 0xFFFF, || "fetch and".into())?;
     }
     co.sync_all()?;

@@ -5,7 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use gaspar::coarray::{AtomicOp, Coarrays, Elem, ElemType, Section};
+use gaspar::coarray::{Coarrays, Elem, ElemType, FetchOp, Section};
 
 struct Counting;
 
@@ -73,7 +73,7 @@ fn scalar_transfers_atomics_and_sync_memory_do_not_allocate() {
         co.get(&token, 16, 1, &scalar, r8k, &mut small, &four, i4k)
             .unwrap();
         assert_eq!(i32::from_ne_bytes(small), i as i32);
-        co.atomic_fetch(AtomicOp::Add, &token, 8, 1, 8, 1).unwrap();
+        co.atomic_fetch(FetchOp::Add, &token, 8, 1, 8, 1).unwrap();
         co.sync_memory().unwrap();
     }
     let after = allocations();

@@ -9,19 +9,19 @@ use super::{atomic_at, Coarrays, Image, Token};
 /// `atomic_xor` and their fetching forms.
 ///
 /// ```
-/// use gaspar::coarray::{AtomicOp, Coarrays};
+/// use gaspar::coarray::{FetchOp, Coarrays};
 /// let mut co = Coarrays::init()?;
 /// let counter = co.allocate(8)?;
 /// let me = co.this_image();
-/// assert_eq!(co.atomic_fetch(AtomicOp::Add, &counter, 0, 1, 8, 5)?, 0);
-/// assert_eq!(co.atomic_fetch(AtomicOp::Or, &counter, 0, 1, 8, 2)?, 5);
+/// assert_eq!(co.atomic_fetch(FetchOp::Add, &counter, 0, 1, 8, 5)?, 0);
+/// assert_eq!(co.atomic_fetch(FetchOp::Or, &counter, 0, 1, 8, 2)?, 5);
 /// assert_eq!(co.atomic_ref(&counter, 0, me, 8)?, 7);
 /// co.deallocate(counter)?;
 /// co.finalize()?;
 /// # Ok::<(), gaspar::coarray::CoError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AtomicOp {
+pub enum FetchOp {
     /// Wrapping add.
     Add,
     /// Bitwise and.
@@ -157,12 +157,12 @@ impl Coarrays {
     /// the old value.
     ///
     /// ```
-    /// use gaspar::coarray::{AtomicOp, Coarrays};
+    /// use gaspar::coarray::{FetchOp, Coarrays};
     /// let mut co = Coarrays::init()?;
     /// let word = co.allocate(8)?;
     /// co.atomic_define(&word, 0, 1, 8, 0b1100)?;
-    /// assert_eq!(co.atomic_fetch(AtomicOp::Xor, &word, 0, 1, 8, 0b0110)?, 0b1100);
-    /// assert_eq!(co.atomic_fetch(AtomicOp::And, &word, 0, 1, 8, 0b0010)?, 0b1010);
+    /// assert_eq!(co.atomic_fetch(FetchOp::Xor, &word, 0, 1, 8, 0b0110)?, 0b1100);
+    /// assert_eq!(co.atomic_fetch(FetchOp::And, &word, 0, 1, 8, 0b0010)?, 0b1010);
     /// assert_eq!(co.atomic_ref(&word, 0, 1, 8)?, 0b0010);
     /// co.deallocate(word)?;
     /// co.finalize()?;
@@ -171,7 +171,7 @@ impl Coarrays {
     #[allow(clippy::too_many_arguments)]
     pub fn atomic_fetch(
         &mut self,
-        op: AtomicOp,
+        op: FetchOp,
         token: &Token,
         offset: usize,
         image: Image,
@@ -179,10 +179,10 @@ impl Coarrays {
         value: u64,
     ) -> CoResult<u64> {
         let op = match op {
-            AtomicOp::Add => WordOp::Add(value),
-            AtomicOp::And => WordOp::And(value),
-            AtomicOp::Or => WordOp::Or(value),
-            AtomicOp::Xor => WordOp::Xor(value),
+            FetchOp::Add => WordOp::Add(value),
+            FetchOp::And => WordOp::And(value),
+            FetchOp::Or => WordOp::Or(value),
+            FetchOp::Xor => WordOp::Xor(value),
         };
         self.atomic_word(token, offset, image, width, op)
     }

@@ -51,7 +51,7 @@ use crate::strided::Strided;
 use crate::transport::{AtomicOp as WordOp, Location, Transport, Width};
 use crate::{Handle, Runtime};
 
-pub use self::atomics::AtomicOp;
+pub use self::atomics::FetchOp;
 pub use self::cobounds::Cobounds;
 pub use self::convert::{Elem, ElemType};
 pub use self::error::{stat, CoError, CoResult};
