@@ -274,10 +274,14 @@ fn global_arrays_test_programs_meet_their_expected_outcomes() {
         );
     }
     let out_dir = target_dir().join("peer-tests-ga");
+    // GA's tests that call ARMCI directly (lock.c) include "armci.h": ours, the library
+    // they are linked with (Debian ships no armci.h beside libga).
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
     let flags: Vec<String> = [
         "-DHAVE_CONFIG_H".to_owned(),
         "-DMPI".to_owned(),
         format!("-I{}", out_dir.display()),
+        format!("-I{}", include.display()),
         format!("-I{}", source.join("global/testing").display()),
         format!("-I{}", source.join("global/src").display()),
         format!("-I{}", source.join("ma").display()),
