@@ -159,6 +159,35 @@ fn release_examples_run_under_the_release_launcher() {
     );
 }
 
+/// `target/release/gaspar run -n 2 valgrind -q --error-exitcode=1
+/// target/release/examples/ring`: a tool between the launcher and the program sees a
+/// whole job (memcheck finds no error in either rank, and the ring completes).
+#[test]
+fn ranks_run_under_valgrind() {
+    let installed = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        return skip("valgrind is not installed (scripts/setup installs it)");
+    }
+    let _tree = ReleaseTree::lock();
+    build("cargo build --release --bins --examples");
+    let out = job(
+        "target/release/gaspar run -n 2 valgrind -q --error-exitcode=1 target/release/examples/ring",
+    );
+    out.assert_success();
+    assert_eq!(
+        sorted_lines(&out.stdout),
+        [
+            "rank 0: ring of 2 ok, last value from rank 1",
+            "rank 1: ring of 2 ok, last value from rank 0"
+        ],
+        "{}",
+        out.stderr
+    );
+}
+
 /// `gaspar run -n 2 hostname`: PROG may be any program.
 #[test]
 fn gaspar_run_n_2_hostname() {

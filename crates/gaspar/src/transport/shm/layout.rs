@@ -81,12 +81,18 @@ pub(crate) struct Doorbell {
     pub(crate) rung_at: AtomicU64,
 }
 
-/// Nanoseconds of the monotonic clock, which every process of the machine shares.
+/// Nanoseconds of the monotonic clock, which every process of the machine shares (0 if
+/// the clock cannot be read, which Linux never refuses for CLOCK_MONOTONIC).
+///
+/// Read through the C library, not rustix's own vDSO parser: that one crashes every
+/// program run under valgrind (rustix issue 1559), and users of an HPC runtime debug
+/// with `gaspar run -n 2 valgrind prog`.
 pub(crate) fn monotonic_ns() -> u64 {
-    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    (now.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(now.tv_nsec as u64)
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).map_or(0, |now| {
+        (now.tv_sec() as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(now.tv_nsec() as u64)
+    })
 }
 
 impl Doorbell {
