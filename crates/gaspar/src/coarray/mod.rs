@@ -671,6 +671,7 @@ impl Coarrays {
     /// Completes every outstanding put (the part of every image control statement): a
     /// flush of the one rank they went to when there is one (the usual halo or
     /// neighbour put, as a blocking put completes it), else of every rank.
+    #[inline]
     fn complete_puts(&mut self) -> CoResult<()> {
         if self.pending_ranks == 0 {
             return Ok(());
@@ -679,10 +680,17 @@ impl Coarrays {
         if self.pending_ranks == 1 && self.pending[last] {
             self.rt.fence(self.last_put)?;
             self.pending[last] = false;
-        } else {
-            self.rt.complete(Handle::ALL)?;
-            self.pending.iter_mut().for_each(|p| *p = false);
+            self.pending_ranks = 0;
+            return Ok(());
         }
+        self.complete_puts_to_every_rank()
+    }
+
+    /// [`complete_puts`](Self::complete_puts) when they went to several ranks.
+    #[inline(never)]
+    fn complete_puts_to_every_rank(&mut self) -> CoResult<()> {
+        self.rt.complete(Handle::ALL)?;
+        self.pending.iter_mut().for_each(|p| *p = false);
         self.pending_ranks = 0;
         Ok(())
     }

@@ -23,6 +23,7 @@ impl Coarrays {
     /// co.finalize()?;
     /// # Ok::<(), gaspar::coarray::CoError>(())
     /// ```
+    #[inline]
     pub fn sync_memory(&mut self) -> CoResult<()> {
         self.complete_puts()
     }
