@@ -430,6 +430,30 @@ fn bench(images: &mut Images) -> CoResult<()> {
         Ok(())
     })?;
     report(me, n, "lock + unlock (every image, image 1's)", c, Some(r));
+    // The same without contention: each image takes the lock on the next image, which
+    // only it takes (the layer's own cost, where the row above is mostly who waits).
+    let right_word = signals.ga(right_rank)?;
+    zero_own(images, &signals, n)?;
+    let (c, r) = paired_in_step(images, 20_000, |images, path| {
+        if path == Path::Coarray {
+            images.lock(&locks, 0, right, false)?;
+            return images.unlock(&locks, 0, right);
+        }
+        let rt = images.runtime();
+        let cas = gaspar::AtomicOp::CompareSwap {
+            expected: 0,
+            new: u64::from(me),
+        };
+        if rt.atomic_blocking(right_word, Width::W8, cas)? != 0 {
+            return Err(gaspar::coarray::CoError::invalid(
+                "bench",
+                "uncontended lock held",
+            ));
+        }
+        rt.atomic_blocking(right_word, Width::W8, gaspar::AtomicOp::Swap(0))?;
+        Ok(())
+    })?;
+    report(me, n, "lock + unlock (the next image's, alone)", c, Some(r));
     images.sync_all()?;
     let events = images.allocate_events(1)?;
     let c = time(1_000, || match me {

@@ -3,7 +3,8 @@
 use crate::transport::AtomicOp as WordOp;
 
 use super::error::{CoError, CoResult};
-use super::{Coarrays, Image, Purpose, Token};
+use super::{atomic_at, Coarrays, Image, Purpose, Token};
+use crate::transport::{Location, Width};
 
 impl Coarrays {
     /// Collective: a token of `n` lock variables per image, all unlocked.
@@ -41,6 +42,42 @@ impl Coarrays {
     /// # Ok::<(), gaspar::coarray::CoError>(())
     /// ```
     pub fn lock(
+        &mut self,
+        token: &Token,
+        index: usize,
+        image: Image,
+        try_only: bool,
+    ) -> CoResult<bool> {
+        if let Some((_, word)) = self.lock_word(token, index, image) {
+            let me = u64::from(self.rt.rank()) + 1;
+            let taken = WordOp::CompareSwap {
+                expected: 0,
+                new: me,
+            };
+            if self.pending_ranks == 0
+                && atomic_at(&self.rt, word, Width::W8, taken).ok() == Some(0)
+            {
+                return Ok(true);
+            }
+        }
+        self.lock_checked(token, index, image, try_only)
+    }
+
+    /// The place of lock `index` of `token` on `image` when all of it is in range, found
+    /// without building an error: the fast paths of [`lock`](Self::lock) and
+    /// [`unlock`](Self::unlock), which leave everything else (and every error) to the
+    /// checked paths.
+    #[inline(always)]
+    fn lock_word(&self, token: &Token, index: usize, image: Image) -> Option<(u32, Location)> {
+        if token.purpose != Purpose::Locks {
+            return None;
+        }
+        self.run_target(token, index.checked_mul(8)?, image, 0, 8)
+    }
+
+    /// [`lock`](Self::lock) with every check, waiting while another image holds it.
+    #[inline(never)]
+    fn lock_checked(
         &mut self,
         token: &Token,
         index: usize,
@@ -92,6 +129,24 @@ impl Coarrays {
     /// # Ok::<(), gaspar::coarray::CoError>(())
     /// ```
     pub fn unlock(&mut self, token: &Token, index: usize, image: Image) -> CoResult<()> {
+        if let Some((_, word)) = self.lock_word(token, index, image) {
+            let me = u64::from(self.rt.rank()) + 1;
+            let free = WordOp::CompareSwap {
+                expected: me,
+                new: 0,
+            };
+            if self.pending_ranks == 0
+                && atomic_at(&self.rt, word, Width::W8, free).ok() == Some(me)
+            {
+                return Ok(());
+            }
+        }
+        self.unlock_checked(token, index, image)
+    }
+
+    /// [`unlock`](Self::unlock) with every check and every error.
+    #[inline(never)]
+    fn unlock_checked(&mut self, token: &Token, index: usize, image: Image) -> CoResult<()> {
         let offset = token.word("unlock", super::Purpose::Locks, index)?;
         self.usable(token)?;
         let rank = self.team.rank_of(image)?;

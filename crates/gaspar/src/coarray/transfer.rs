@@ -298,7 +298,7 @@ impl Coarrays {
     /// As [`scalar_target`](Self::scalar_target) for a run of `len` bytes at `start` of a
     /// section at `offset` (one element, a row, a whole array).
     #[inline(always)]
-    fn run_target(
+    pub(super) fn run_target(
         &self,
         token: &Token,
         offset: usize,
