@@ -9,7 +9,6 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
@@ -52,10 +51,6 @@ const BENCHES: &[Bench] = &[
 
 /// The module every benchmark uses, compiled before it.
 const TIMING: &str = "bench/caf/timing.f90";
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// Whether `field` is a number the benchmark measured (finite, not negative).
 fn is_figure(field: &str) -> bool {
@@ -135,7 +130,7 @@ fn benchmarks_build_with_their_timing_module_and_print_what_their_readers_expect
         return;
     }
     ensure_built();
-    let repo = repo();
+    let repo = manifest_dir().join("../..");
     let path = |p: &str| repo.join(p).to_string_lossy().into_owned();
     let timing = path(TIMING);
     let mut failures = Vec::new();

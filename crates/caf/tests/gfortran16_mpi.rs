@@ -29,10 +29,6 @@ const PROGRAMS: &[&str] = &[
     "stop_code",
 ];
 
-fn manifest_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 #[test]
 fn gfortran_16_programs_meet_their_expectations_under_plain_mpirun() {
     let root = match sid::ready() {
@@ -55,17 +51,7 @@ fn gfortran_16_programs_meet_their_expectations_under_plain_mpirun() {
     for &name in PROGRAMS {
         let source = manifest_dir().join(format!("tests/fortran/{name}.f90"));
         let dir = work_dir("gfortran16-mpi", name);
-        let build = sid::run(
-            &dir,
-            &format!(
-                "FC=gfortran-16 {gaspar} caf {} -o {name}",
-                source.to_string_lossy()
-            ),
-        );
-        let built = match build.code {
-            Some(0) => Ok(()),
-            _ => Err(build.summary()),
-        };
+        let built = sid::gaspar_caf(&dir, "gfortran-16", &source, name);
         let entry = entries
             .iter()
             .find(|e| e.program == name && e.launches.contains(&Launch::Mpirun(2)))
