@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use common::expected::{self, Launch, Verdicts};
@@ -28,20 +27,11 @@ fn runs_here(launch: Launch) -> bool {
 
 #[test]
 fn every_program_has_an_expected_outcome_and_every_line_a_program() {
-    let listed: BTreeSet<String> = expected::read(&list())
-        .into_iter()
-        .map(|e| e.program)
-        .collect();
-    let present: BTreeSet<String> = programs().into_iter().map(|(name, _)| name).collect();
-    let unlisted: Vec<_> = present.difference(&listed).collect();
-    let missing: Vec<_> = listed.difference(&present).collect();
-    assert!(
-        unlisted.is_empty(),
-        "programs without a line in EXPECTED: {unlisted:?}"
-    );
-    assert!(
-        missing.is_empty(),
-        "lines in EXPECTED without a program: {missing:?}"
+    let programs = programs();
+    expected::assert_one_line_each(
+        &expected::read(&list()),
+        programs.iter().map(|(name, _)| name.as_str()),
+        "programs of tests/fortran and examples",
     );
 }
 
