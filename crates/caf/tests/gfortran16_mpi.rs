@@ -14,8 +14,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::expected::{self, Launch};
 use common::*;
 
@@ -43,8 +41,6 @@ fn gfortran_16_programs_meet_their_expectations_under_plain_mpirun() {
         return;
     }
     ensure_built();
-    let gaspar = gaspar();
-    let gaspar = gaspar.to_string_lossy();
     let entries = expected::read(&manifest_dir().join("tests/fortran/EXPECTED"));
     let mut failures = Vec::new();
     let mut checked = 0;
