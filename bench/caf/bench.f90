@@ -4,16 +4,19 @@
 ! Image 1 prints one line per figure, "NAME VALUE UNIT", each the median of REPS timed
 ! loops. Point-to-point figures are between images 1 and 2 (the others wait); collective
 ! ones involve every image. Every put is complete at its target before the loop's time is
-! taken (SYNC MEMORY after the loop, as Fortran's segment ordering asks).
+! taken (SYNC MEMORY after the loop, as Fortran's segment ordering asks). The timing is
+! bench/caf/timing.f90's, compiled first:
 !
+!   gaspar caf -O2 bench/caf/timing.f90 bench/caf/bench.f90 -o bench
 !   bench [REPS]        (default 11)
 program bench
-  use iso_fortran_env, only: int64, real64, atomic_int_kind, lock_type, event_type
+  use iso_fortran_env, only: real64, atomic_int_kind, lock_type, event_type
+  use bench_timing, only: start_round, per_iteration, median
   implicit none
   integer, parameter :: max_bytes = 4 * 1024 * 1024, max_words = max_bytes / 8
   integer, parameter :: big = 1024 * 1024, cols = 256, rows = 256
   real(real64), allocatable :: buf(:)[:], src(:), grid(:, :)[:], local_grid(:, :), vec(:)
-  real(real64) :: x[*], y
+  real(real64) :: x[*], y, t
   integer(atomic_int_kind) :: counter[*]
   type(lock_type) :: lk[*]
   type(event_type) :: ping[*]
@@ -39,26 +42,24 @@ program bench
   ! scalar put and get latency (image 1 -> image 2)
   iters = 20000
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     if (me == 1) then
       do it = 1, iters
         x[2] = it
       end do
       sync memory
     end if
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   call report("put_latency_8B", 1d6 * median(samples), "us")
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     if (me == 1) then
       do it = 1, iters
         y = x[2]
       end do
     end if
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   call report("get_latency_8B", 1d6 * median(samples), "us")
 
@@ -68,26 +69,24 @@ program bench
     words = bytes / 8
     iters = max(10, min(5000, 256 * 1024 * 1024 / 16 / bytes))
     do rep = 1, reps
-      sync all
-      samples(rep) = now()
+      call start_round(t)
       if (me == 1) then
         do it = 1, iters
           buf(1:words)[2] = src(1:words)
         end do
         sync memory
       end if
-      samples(rep) = (now() - samples(rep)) / iters
+      samples(rep) = per_iteration(t, iters)
     end do
     call report("put_bw_" // size_name(bytes), bytes / median(samples) / 1d6, "MB/s")
     do rep = 1, reps
-      sync all
-      samples(rep) = now()
+      call start_round(t)
       if (me == 1) then
         do it = 1, iters
           src(1:words) = buf(1:words)[2]
         end do
       end if
-      samples(rep) = (now() - samples(rep)) / iters
+      samples(rep) = per_iteration(t, iters)
     end do
     call report("get_bw_" // size_name(bytes), bytes / median(samples) / 1d6, "MB/s")
     bytes = bytes * 8
@@ -99,15 +98,14 @@ program bench
   ! iteration, so no copy is the same as the last)
   iters = max(10, 256 * 1024 * 1024 / 16 / max_bytes)
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     if (me == 1) then
       do it = 1, iters
         src(1) = it
         buf(1:max_words) = src(1:max_words)
       end do
     end if
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   if (me == 1 .and. buf(1) /= iters) error stop "bench: memcpy result"
   src(1) = 1
@@ -116,32 +114,29 @@ program bench
   ! strided put: every other column of a 256 x 256 real(8) array (256 KiB moved)
   iters = 50
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     if (me == 1) then
       do it = 1, iters
         grid(:, 1:cols:2)[2] = local_grid(:, 1:cols:2)
       end do
       sync memory
     end if
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   call report("strided_put_256x128", 1d6 * median(samples), "us")
 
   ! sync all, and sync images with the two neighbours of a ring
   iters = 2000
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     do it = 1, iters
       sync all
     end do
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   call report("sync_all", 1d6 * median(samples), "us")
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     do it = 1, iters
       if (left == right) then
         sync images (left)
@@ -149,85 +144,78 @@ program bench
         sync images ([left, right])
       end if
     end do
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   call report("sync_images_ring", 1d6 * median(samples), "us")
 
   ! co_sum of 1 and of 1 Mi doubles; co_broadcast of 1 and of 1 Mi doubles
   iters = 1000
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     do it = 1, iters
       y = me
       call co_sum(y)
     end do
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   if (y /= n * (n + 1) / 2) error stop "bench: co_sum result"
   call report("co_sum_1", 1d6 * median(samples), "us")
   iters = 5
   do rep = 1, reps
-    sync all
     vec = me
-    samples(rep) = now()
+    call start_round(t)
     do it = 1, iters
       call co_sum(vec)
     end do
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   call report("co_sum_1Mi", 1d3 * median(samples), "ms")
   iters = 1000
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     do it = 1, iters
       y = me
       call co_broadcast(y, 1)
     end do
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   if (y /= 1) error stop "bench: co_broadcast result"
   call report("co_broadcast_1", 1d6 * median(samples), "us")
   iters = 2
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     do it = 1, iters
       call co_broadcast(vec, 1)
     end do
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   call report("co_broadcast_1Mi", 1d3 * median(samples), "ms")
 
   ! atomic_add on image 1's counter, and lock/unlock of image 1's lock, by every image
   iters = 5000
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     do it = 1, iters
       call atomic_add(counter[1], 1)
     end do
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   call report("atomic_add", 1d6 * median(samples), "us")
   iters = 2000
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     do it = 1, iters
       lock (lk[1])
       unlock (lk[1])
     end do
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   call report("lock_unlock", 1d6 * median(samples), "us")
 
   ! event ping-pong between images 1 and 2 (a round trip per iteration)
   iters = 2000
   do rep = 1, reps
-    sync all
-    samples(rep) = now()
+    call start_round(t)
     do it = 1, iters
       if (me == 1) then
         event post (ping[2])
@@ -237,37 +225,12 @@ program bench
         event post (ping[1])
       end if
     end do
-    samples(rep) = (now() - samples(rep)) / iters
+    samples(rep) = per_iteration(t, iters)
   end do
   call report("event_pingpong", 1d6 * median(samples), "us")
   sync all
 
 contains
-
-  !> Seconds since some fixed time, from the monotonic clock.
-  real(real64) function now()
-    integer(int64) :: count, rate
-    call system_clock(count, rate)
-    now = real(count, real64) / real(rate, real64)
-  end function
-
-  !> The median of a sample (sorted in place).
-  real(real64) function median(a)
-    real(real64), intent(inout) :: a(:)
-    integer :: i, j
-    real(real64) :: t
-    do i = 2, size(a)
-      t = a(i)
-      j = i - 1
-      do while (j >= 1)
-        if (a(j) <= t) exit
-        a(j + 1) = a(j)
-        j = j - 1
-      end do
-      a(j + 1) = t
-    end do
-    median = a((size(a) + 1) / 2)
-  end function
 
   !> "8B", "4KiB", "4MiB".
   function size_name(b) result(s)

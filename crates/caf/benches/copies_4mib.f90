@@ -1,13 +1,15 @@
-! Run: FC=gfortran-16 target/release/gaspar caf -O2 crates/caf/benches/copies_4mib.f90 -o c4
-!      && target/release/gaspar run -n 2 ./c4   (inside scripts/sid-chroot run -- ...);
-!      beside: gfortran-16 -O2 -fcoarray=shared crates/caf/benches/copies_4mib.f90
-!      -o c4-shmem -lcaf_shmem && GFORTRAN_NUM_IMAGES=2 ./c4-shmem
+! Run: FC=gfortran-16 target/release/gaspar caf -O2 bench/caf/timing.f90
+!      crates/caf/benches/copies_4mib.f90 -o c4 && target/release/gaspar run -n 2 ./c4
+!      (inside scripts/sid-chroot run -- ...); beside: gfortran-16 -O2 -fcoarray=shared
+!      bench/caf/timing.f90 crates/caf/benches/copies_4mib.f90 -o c4-shmem -lcaf_shmem
+!      && GFORTRAN_NUM_IMAGES=2 ./c4-shmem
 ! Three copies of 4 MiB by image 1, alternating in each of 15 rounds: a put to its own part
 ! (buf(:)[1]), a put to image 2's part (buf(:)[2]) and a local copy into its own part;
 ! medians. The three move the same bytes between the same kinds of memory, so a gap between
 ! them that changes from one run to the next is the machine's, not the library's.
 program copies_4mib
-  use iso_fortran_env, only: int64, real64
+  use iso_fortran_env, only: real64
+  use bench_timing, only: start_round, per_iteration, median
   implicit none
   integer, parameter :: words = 524288
   real(real64), allocatable :: buf(:)[:], src(:)
@@ -18,8 +20,7 @@ program copies_4mib
   src = 1
   do rep = 1, 15
     do k = 1, 3
-      sync all
-      t = now()
+      call start_round(t)
       if (me == 1) then
         do it = 1, 10
           if (k == 1) buf(1:words)[1] = src(1:words)
@@ -28,29 +29,8 @@ program copies_4mib
         end do
         sync memory
       end if
-      s(k, rep) = (now() - t) / 10
+      s(k, rep) = per_iteration(t, 10)
     end do
   end do
   if (me == 1) print '(a,3f8.2)', ' put [1], put [2], local (GB/s):', (8 * words / median(s(k, :)) / 1d9, k = 1, 3)
-contains
-  real(real64) function now()
-    integer(int64) :: count, rate
-    call system_clock(count, rate)
-    now = real(count, real64) / real(rate, real64)
-  end function
-  real(real64) function median(a)
-    real(real64), intent(in) :: a(:)
-    real(real64) :: b(size(a)), x
-    integer :: i, j
-    b = a
-    do i = 2, size(b)
-      x = b(i); j = i - 1
-      do while (j >= 1)
-        if (b(j) <= x) exit
-        b(j + 1) = b(j); j = j - 1
-      end do
-      b(j + 1) = x
-    end do
-    median = b((size(b) + 1) / 2)
-  end function
 end program

@@ -13,6 +13,7 @@ use gaspar::AtomicOp as WordOp;
 
 use crate::abi::atomic_code;
 use crate::error::CafError;
+use crate::routes::Route;
 use crate::runtime;
 use crate::stat::StatArgs;
 use crate::token::{self, CafToken, Holds};
@@ -36,11 +37,14 @@ impl Word<'_> {
         }
         if let Ok(part) = engine.part(self.token, self.image) {
             if let Some(base) = part.mapped {
-                let images = engine.runtime().procs() as usize;
-                let len = engine.len(self.token);
+                let route = Route {
+                    base,
+                    len: engine.len(self.token),
+                    rank: part.rank,
+                };
                 self.caf
-                    .words
-                    .record(raw_image, images, base, len, part.rank);
+                    .word_routes
+                    .record(raw_image, engine.runtime().procs() as usize, route);
             }
         }
     }
@@ -109,7 +113,7 @@ unsafe fn mapped_word(
     }
     // SAFETY: a registered token (this function's contract).
     let caf = unsafe { token::borrow(token) }.ok()?;
-    let word = caf.words.word(image, offset, usize::from(width))?;
+    let word = caf.word_routes.word(image, offset, usize::from(width))?;
     Some(MappedWord {
         addr: word.addr,
         width,

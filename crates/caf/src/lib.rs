@@ -31,6 +31,7 @@ mod panic;
 mod random;
 mod reduce;
 mod reference;
+mod routes;
 mod runtime;
 mod section;
 mod setup;

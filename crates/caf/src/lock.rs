@@ -17,10 +17,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use gaspar::coarray::{CoError, Coarrays, Image};
 
+use crate::routes::{MappedWord, Route};
 use crate::runtime;
 use crate::stat::StatArgs;
 use crate::token::{self, CafToken, Holds};
-use crate::words::{self, MappedWord};
+use crate::words;
 
 /// What this image writes in a lock word it holds: its job rank + 1 (0 before start).
 static HOLDER: AtomicU64 = AtomicU64::new(0);
@@ -37,7 +38,7 @@ fn mapped_lock(caf: &CafToken, index: usize, image: c_int) -> Option<MappedWord>
     if caf.holds != Holds::Locks {
         return None;
     }
-    caf.words.word(image, index.checked_mul(8)?, 8)
+    caf.word_routes.word(image, index.checked_mul(8)?, 8)
 }
 
 /// The lock word at `word`.
@@ -61,10 +62,13 @@ fn remember_route(engine: &Coarrays, caf: &CafToken, raw_image: c_int, image: Im
     };
     if let Ok(part) = engine.part(memory, image) {
         if let Some(base) = part.mapped {
-            let len = engine.len(memory).saturating_sub(offset);
-            let images = engine.runtime().procs() as usize;
-            caf.words
-                .record(raw_image, images, base + offset, len, part.rank);
+            let route = Route {
+                base: base + offset,
+                len: engine.len(memory).saturating_sub(offset),
+                rank: part.rank,
+            };
+            caf.word_routes
+                .record(raw_image, engine.runtime().procs() as usize, route);
         }
     }
 }

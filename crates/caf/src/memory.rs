@@ -77,15 +77,13 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                 // Only an allocatable coarray's descriptor outlives this call (a static
                 // coarray is registered with a temporary one).
                 let keep = kind == RegisterType::CoarrayAlloc;
-                let fresh = CafToken {
-                    memory: Memory::Symmetric(memory),
+                let fresh = CafToken::new(
+                    Memory::Symmetric(memory),
                     holds,
-                    desc: if keep { desc } else { std::ptr::null_mut() },
+                    if keep { desc } else { std::ptr::null_mut() },
                     // SAFETY: null or a descriptor gfortran built (this function's contract).
-                    plain: unsafe { intrinsic_elements(desc) },
-                    routes: Default::default(),
-                    words: Default::default(),
-                };
+                    unsafe { intrinsic_elements(desc) },
+                );
                 // SAFETY: `token` is writable (checked non-null; this function's contract).
                 unsafe { *token = fresh.into_raw() };
                 local as *mut c_void
@@ -139,17 +137,15 @@ unsafe fn register_view(
             .ok_or_else(|| {
                 CafError::Argument("a coarray view outside the coarray's memory".into())
             })?;
-    let view = CafToken {
-        memory: Memory::View {
+    let view = CafToken::new(
+        Memory::View {
             of,
             offset: offset - start,
         },
-        holds: coarray.holds,
-        desc: if rank > 0 { desc } else { std::ptr::null_mut() },
-        plain: coarray.plain,
-        routes: Default::default(),
-        words: Default::default(),
-    };
+        coarray.holds,
+        if rank > 0 { desc } else { std::ptr::null_mut() },
+        coarray.plain,
+    );
     // SAFETY: writable (caller's contract).
     unsafe { *slot = view.into_raw() };
     Ok(())
@@ -180,15 +176,8 @@ unsafe fn component_token<'a>(
     let raw = if !fresh && heap.has_token(current as usize) {
         current
     } else {
-        let fresh = CafToken {
-            memory: Memory::Unallocated,
-            holds: Holds::Data,
-            desc: std::ptr::null(),
-            plain: false,
-            routes: Default::default(),
-            words: Default::default(),
-        }
-        .into_raw();
+        let fresh =
+            CafToken::new(Memory::Unallocated, Holds::Data, std::ptr::null(), false).into_raw();
         heap.add_token(fresh as usize);
         // SAFETY: writable (caller's contract).
         unsafe { *slot = fresh };

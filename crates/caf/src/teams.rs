@@ -37,7 +37,7 @@ pub(crate) unsafe fn team_of(state: &State, team: *const *mut c_void) -> Result<
 
 /// What this library remembers by image number is stale once the current team changes.
 pub(crate) fn forget_image_numbers(state: &mut State) {
-    crate::accessor::routes::teams_changed();
+    crate::routes::teams_changed();
     if let (_, Some(heap)) = state.existing_components() {
         heap.forget_remote_bases();
     }

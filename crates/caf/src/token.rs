@@ -7,6 +7,7 @@ use gaspar::coarray::{Image, Token};
 
 use crate::descriptor::Descriptor;
 use crate::error::CafError;
+use crate::routes::Routes;
 
 /// What one registration holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,16 +40,37 @@ pub(crate) enum Memory {
     },
 }
 
+/// The first word of every coarray token ([`CafToken`]).
+pub(crate) const COARRAY_TOKEN: u64 = u64::from_be_bytes(*b"gaspCAF\0");
+/// The first word of every accessor's callback token
+/// ([`crate::accessor::owner::CallbackToken`]).
+pub(crate) const CALLBACK_TOKEN: u64 = u64::from_be_bytes(*b"gaspCBK\0");
+
+/// The first word of the token behind gfortran's pointer: [`COARRAY_TOKEN`] or
+/// [`CALLBACK_TOKEN`].
+///
+/// # Safety
+/// `token` is non-null and points to a coarray token or a callback token (gfortran passes
+/// no other), both `repr(C)` with this word first.
+#[inline]
+pub(crate) unsafe fn kind(token: *const c_void) -> u64 {
+    // SAFETY: this function's contract.
+    unsafe { *token.cast::<u64>() }
+}
+
 /// One registered coarray, lock or event array, or allocatable component.
 #[derive(Debug)]
 #[repr(C)]
 pub(crate) struct CafToken {
-    /// Where accessors for each image's part ran before (the fast path); first, as its
-    /// first word tells this token from an accessor's callback token.
-    pub(crate) routes: crate::accessor::routes::Routes,
+    /// Always [`COARRAY_TOKEN`]: first, as it tells this token from an accessor's callback
+    /// token.
+    kind: u64,
+    /// Where accessors for each image's part ran before (the fast path of coindexed
+    /// reads and writes).
+    pub(crate) accessor_routes: Routes,
     /// Where the atomic and lock words of each image's part are mapped here (the fast
     /// path of the atomic subroutines, LOCK and UNLOCK).
-    pub(crate) words: crate::words::WordRoutes,
+    pub(crate) word_routes: Routes,
     /// The memory.
     pub(crate) memory: Memory,
     /// What the memory holds.
@@ -64,6 +86,24 @@ pub(crate) struct CafToken {
 }
 
 impl CafToken {
+    /// A token of `memory` holding `holds`, without routes yet.
+    pub(crate) fn new(
+        memory: Memory,
+        holds: Holds,
+        desc: *const Descriptor,
+        plain: bool,
+    ) -> CafToken {
+        CafToken {
+            kind: COARRAY_TOKEN,
+            accessor_routes: Routes::default(),
+            word_routes: Routes::default(),
+            memory,
+            holds,
+            desc,
+            plain,
+        }
+    }
+
     /// Boxes a token and returns the pointer gfortran keeps.
     pub(crate) fn into_raw(self) -> *mut c_void {
         Box::into_raw(Box::new(self)).cast()

@@ -9,8 +9,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::expected::{self, Launch};
 use common::*;
 
@@ -18,10 +16,6 @@ use common::*;
 const PROGRAMS: &[&str] = &["pointer_components", "derived_types"];
 /// The job sizes.
 const JOB_SIZES: &[u32] = &[2, 4];
-
-fn manifest_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 #[test]
 fn accessors_reach_their_owners_over_tcp() {
@@ -42,17 +36,7 @@ fn accessors_reach_their_owners_over_tcp() {
     for &name in PROGRAMS {
         let source = manifest_dir().join(format!("tests/fortran/{name}.f90"));
         let dir = work_dir("accessor-tcp", name);
-        let build = sid::run(
-            &dir,
-            &format!(
-                "FC=gfortran-16 {gaspar} caf {} -o {name}",
-                source.to_string_lossy()
-            ),
-        );
-        let built = match build.code {
-            Some(0) => Ok(()),
-            _ => Err(build.summary()),
-        };
+        let built = sid::gaspar_caf(&dir, "gfortran-16", &source, name);
         for &n in JOB_SIZES {
             let entry = entries
                 .iter()

@@ -6,36 +6,14 @@
 
 mod common;
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use common::expected::{self, Launch, Verdicts};
 use common::*;
 
-fn manifest_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The expected-outcome list of the programs.
 fn list() -> PathBuf {
     manifest_dir().join("tests/fortran/EXPECTED")
-}
-
-/// Every program: tests/fortran/*.f90 and examples/*.f90, by name.
-fn programs() -> Vec<(String, PathBuf)> {
-    let mut found = Vec::new();
-    for dir in ["tests/fortran", "examples"] {
-        for entry in std::fs::read_dir(manifest_dir().join(dir)).expect("read a program directory")
-        {
-            let path = entry.expect("a directory entry").path();
-            if path.extension().is_some_and(|e| e == "f90") {
-                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-                found.push((name, path));
-            }
-        }
-    }
-    found.sort();
-    found
 }
 
 /// The jobs this build runs: `gaspar run` and programs alone in the default build, plain
@@ -49,20 +27,11 @@ fn runs_here(launch: Launch) -> bool {
 
 #[test]
 fn every_program_has_an_expected_outcome_and_every_line_a_program() {
-    let listed: BTreeSet<String> = expected::read(&list())
-        .into_iter()
-        .map(|e| e.program)
-        .collect();
-    let present: BTreeSet<String> = programs().into_iter().map(|(name, _)| name).collect();
-    let unlisted: Vec<_> = present.difference(&listed).collect();
-    let missing: Vec<_> = listed.difference(&present).collect();
-    assert!(
-        unlisted.is_empty(),
-        "programs without a line in EXPECTED: {unlisted:?}"
-    );
-    assert!(
-        missing.is_empty(),
-        "lines in EXPECTED without a program: {missing:?}"
+    let programs = programs();
+    expected::assert_one_line_each(
+        &expected::read(&list()),
+        programs.iter().map(|(name, _)| name.as_str()),
+        "programs of tests/fortran and examples",
     );
 }
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -99,22 +99,10 @@ fn gfortran_coarray_tests_meet_their_expected_outcomes() {
     ensure_built();
     let runnable = extract(&tarball);
     let entries = expected::read(&list());
-    let listed: BTreeSet<&str> = entries.iter().map(|e| e.program.as_str()).collect();
-    let unlisted: Vec<_> = runnable
-        .keys()
-        .filter(|k| !listed.contains(k.as_str()))
-        .collect();
-    let gone: Vec<_> = listed
-        .iter()
-        .filter(|l| !runnable.contains_key(**l))
-        .collect();
-    assert!(
-        unlisted.is_empty(),
-        "runnable GCC tests without a line in the list: {unlisted:?}"
-    );
-    assert!(
-        gone.is_empty(),
-        "listed GCC tests not in the tarball: {gone:?}"
+    expected::assert_one_line_each(
+        &entries,
+        runnable.keys().map(String::as_str),
+        "runnable GCC tests of the tarball",
     );
 
     let mut verdicts = Verdicts::default();

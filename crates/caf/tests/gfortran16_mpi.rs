@@ -14,8 +14,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::expected::{self, Launch};
 use common::*;
 
@@ -28,10 +26,6 @@ const PROGRAMS: &[&str] = &[
     "teams",
     "stop_code",
 ];
-
-fn manifest_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 #[test]
 fn gfortran_16_programs_meet_their_expectations_under_plain_mpirun() {
@@ -47,25 +41,13 @@ fn gfortran_16_programs_meet_their_expectations_under_plain_mpirun() {
         return;
     }
     ensure_built();
-    let gaspar = gaspar();
-    let gaspar = gaspar.to_string_lossy();
     let entries = expected::read(&manifest_dir().join("tests/fortran/EXPECTED"));
     let mut failures = Vec::new();
     let mut checked = 0;
     for &name in PROGRAMS {
         let source = manifest_dir().join(format!("tests/fortran/{name}.f90"));
         let dir = work_dir("gfortran16-mpi", name);
-        let build = sid::run(
-            &dir,
-            &format!(
-                "FC=gfortran-16 {gaspar} caf {} -o {name}",
-                source.to_string_lossy()
-            ),
-        );
-        let built = match build.code {
-            Some(0) => Ok(()),
-            _ => Err(build.summary()),
-        };
+        let built = sid::gaspar_caf(&dir, "gfortran-16", &source, name);
         let entry = entries
             .iter()
             .find(|e| e.program == name && e.launches.contains(&Launch::Mpirun(2)))

@@ -8,8 +8,6 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
 use common::expected::{self, Launch, Today};
 use common::*;
 
@@ -52,25 +50,6 @@ const COMPILER_BUGS: &[(&str, &str, &str, bool)] = &[
     ),
 ];
 
-fn manifest_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn programs() -> Vec<(String, PathBuf)> {
-    let mut found = Vec::new();
-    for dir in ["tests/fortran", "examples"] {
-        for entry in std::fs::read_dir(manifest_dir().join(dir)).expect("a program directory") {
-            let path = entry.expect("a directory entry").path();
-            if path.extension().is_some_and(|e| e == "f90") {
-                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-                found.push((name, path));
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
 #[test]
 fn every_program_meets_its_expectation_with_gfortran_13_to_16() {
     if let Err(reason) = sid::ready() {
@@ -87,17 +66,7 @@ fn every_program_meets_its_expectation_with_gfortran_13_to_16() {
     for &(compiler, accessors) in COMPILERS {
         for (name, source) in &sources {
             let dir = work_dir(&format!("gfortran-versions/{compiler}"), name);
-            let build = sid::run(
-                &dir,
-                &format!(
-                    "FC={compiler} {gaspar} caf {} -o {name}",
-                    source.to_string_lossy()
-                ),
-            );
-            let built = match build.code {
-                Some(0) => Ok(()),
-                _ => Err(build.summary()),
-            };
+            let built = sid::gaspar_caf(&dir, compiler, source, name);
             for entry in entries.iter().filter(|e| &e.program == name) {
                 for &n in JOB_SIZES {
                     if !entry.launches.contains(&Launch::Gaspar(n)) {

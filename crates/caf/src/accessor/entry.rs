@@ -12,6 +12,7 @@ use super::service;
 use super::wire::{Op, PartAt, Reply, Request};
 use crate::descriptor::{self, Descriptor};
 use crate::error::CafError;
+use crate::routes::Route;
 use crate::runtime::{self, State};
 use crate::stat::StatArgs;
 use crate::teams;
@@ -72,8 +73,13 @@ unsafe fn locate(
     match here {
         Some(base) => {
             if matches!(team, CoindexTeam::Current) {
-                caf.routes
-                    .record(image_index, engine.runtime().procs() as usize, base);
+                let route = Route {
+                    base,
+                    len: engine.len(memory).saturating_sub(offset),
+                    rank: part.rank,
+                };
+                caf.accessor_routes
+                    .record(image_index, engine.runtime().procs() as usize, route);
             }
             Ok(Where::Here(Target { base, desc }))
         }

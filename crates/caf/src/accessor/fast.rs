@@ -1,4 +1,4 @@
-//! The fast path: a get or send whose target has a route ([`super::routes`]) runs its
+//! The fast path: a get or send whose target has a route ([`crate::routes`]) runs its
 //! accessor right here against the routed address, as GCC's caf_shmem does against its
 //! own mapping: no engine, no lock, no allocation (the coarray's descriptor is copied onto
 //! the stack and pointed at the part; caf_shmem points the caller's own descriptor there
@@ -8,7 +8,6 @@ use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 
 use super::owner;
-use super::routes;
 use crate::descriptor::Descriptor;
 use crate::token;
 
@@ -20,11 +19,14 @@ use crate::token;
 #[inline]
 pub(crate) unsafe fn route(token: *mut c_void, image: c_int) -> Option<usize> {
     // SAFETY: this function's contract: a non-null token starts with its kind.
-    if token.is_null() || unsafe { routes::kind(token) } != routes::COARRAY_TOKEN {
+    if token.is_null() || unsafe { token::kind(token) } != token::COARRAY_TOKEN {
         return None;
     }
     // SAFETY: a coarray token (checked above).
-    unsafe { token::borrow(token) }.ok()?.routes.base(image)
+    unsafe { token::borrow(token) }
+        .ok()?
+        .accessor_routes
+        .base(image)
 }
 
 /// A copy of a coarray's descriptor pointed at the part, on the stack: only the header and

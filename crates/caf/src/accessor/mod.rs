@@ -6,8 +6,8 @@
 //! - in this process when the owner is this image, or when the owner's part is mapped
 //!   here (the shm pool) and the coarray's type is intrinsic (no pointer the accessor could
 //!   follow into the owner's ordinary memory): `local`. The first such access to an image
-//!   is located by the engine; the address is kept in the coarray's token ([`routes`]) and
-//!   later ones run on it without the engine (`fast`);
+//!   is located by the engine; the address is kept in the coarray's token
+//!   ([`crate::routes`]) and later ones run on it without the engine (`fast`);
 //! - otherwise in the owning process, by its [`service`] threads, which answer requests
 //!   (over a Unix socket on the same node, over TCP from other nodes: `peers`) without
 //!   waiting for the owner to reach an image control statement (so pointer and
@@ -22,7 +22,6 @@ mod fast;
 pub(crate) mod owner;
 pub(crate) mod parts;
 mod peers;
-pub(crate) mod routes;
 pub(crate) mod service;
 pub(crate) mod table;
 mod wire;

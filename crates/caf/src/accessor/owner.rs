@@ -5,10 +5,10 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::routes;
 use super::table::{self, AccessorFn};
 use crate::descriptor::{self, Descriptor};
 use crate::error::CafError;
+use crate::token;
 
 /// Bytes of a descriptor header (base_addr, offset, dtype, span) before its dimensions.
 const HEADER_BYTES: usize = 40;
@@ -173,7 +173,7 @@ impl Target {
 /// address of the additional data (valid while the caller waits for the reply).
 #[repr(C)]
 pub(crate) struct CallbackToken {
-    /// Always [`routes::CALLBACK_TOKEN`]: tells this token from a coarray's.
+    /// Always [`token::CALLBACK_TOKEN`]: tells this token from a coarray's.
     kind: u64,
     memptr: *mut c_void,
     desc: *mut c_void,
@@ -197,7 +197,7 @@ pub(crate) fn with_callback<T>(
     f: impl FnOnce(*mut c_void) -> T,
 ) -> T {
     let mut token = CallbackToken {
-        kind: routes::CALLBACK_TOKEN,
+        kind: token::CALLBACK_TOKEN,
         memptr: add_data,
         desc: std::ptr::null_mut(),
         owning_memory: false,
@@ -215,7 +215,7 @@ pub(crate) fn with_callback<T>(
 #[inline]
 pub(crate) unsafe fn callback<'a>(token: *mut c_void) -> Option<&'a CallbackToken> {
     // SAFETY: this function's contract; both kinds of token start with their kind.
-    let is_callback = !token.is_null() && unsafe { routes::kind(token) } == routes::CALLBACK_TOKEN;
+    let is_callback = !token.is_null() && unsafe { token::kind(token) } == token::CALLBACK_TOKEN;
     // SAFETY: a live callback token: the accessor that received it is running.
     is_callback.then(|| unsafe { &*token.cast::<CallbackToken>() })
 }

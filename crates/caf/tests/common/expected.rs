@@ -19,6 +19,7 @@
 //! * OPENCOARRAYS: what Debian's OpenCoarrays does with the same program (`caf`, `cafrun`),
 //!   for the comparison in the README; not checked.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::Outcome;
@@ -84,6 +85,27 @@ pub struct Entry {
     pub today: Today,
     /// The line in the list, for messages.
     pub line: usize,
+}
+
+/// Fails the test unless each of the `present` programs has a line in the list `entries`
+/// and each line one of them; `what` names the programs in the message.
+pub fn assert_one_line_each<'a>(
+    entries: &[Entry],
+    present: impl IntoIterator<Item = &'a str>,
+    what: &str,
+) {
+    let listed: BTreeSet<&str> = entries.iter().map(|e| e.program.as_str()).collect();
+    let present: BTreeSet<&str> = present.into_iter().collect();
+    let unlisted: Vec<_> = present.difference(&listed).collect();
+    let gone: Vec<_> = listed.difference(&present).collect();
+    assert!(
+        unlisted.is_empty(),
+        "{what} without a line in the list: {unlisted:?}"
+    );
+    assert!(
+        gone.is_empty(),
+        "lines in the list without one of the {what}: {gone:?}"
+    );
 }
 
 /// Reads a list; a malformed line fails the test with its number.

@@ -37,6 +37,28 @@ pub fn gfortran_installed() -> bool {
     installed
 }
 
+/// The crate's directory (crates/caf).
+pub fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every program of our own: tests/fortran/*.f90 and examples/*.f90, by name.
+pub fn programs() -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    for dir in ["tests/fortran", "examples"] {
+        for entry in std::fs::read_dir(manifest_dir().join(dir)).expect("read a program directory")
+        {
+            let path = entry.expect("a directory entry").path();
+            if path.extension().is_some_and(|e| e == "f90") {
+                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+                found.push((name, path));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 /// target/<profile>, found from this test executable (target/<profile>/deps/...).
 pub fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test executable");

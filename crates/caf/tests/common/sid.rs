@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{run_in, Outcome};
+use super::{gaspar, run_in, Outcome};
 
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/sid-chroot")
@@ -40,4 +40,22 @@ pub fn run(dir: &Path, script_text: &str) -> Outcome {
     let mut cmd = Command::new(script());
     cmd.args(["run", "--", "sh", "-c", script_text]);
     run_in(dir, cmd)
+}
+
+/// `FC=COMPILER gaspar caf SOURCE -o NAME` inside the chroot, in `dir`: `Err` says how the
+/// build failed.
+pub fn gaspar_caf(dir: &Path, compiler: &str, source: &Path, name: &str) -> Result<(), String> {
+    let gaspar = gaspar();
+    let build = run(
+        dir,
+        &format!(
+            "FC={compiler} {} caf {} -o {name}",
+            gaspar.to_string_lossy(),
+            source.to_string_lossy()
+        ),
+    );
+    match build.code {
+        Some(0) => Ok(()),
+        _ => Err(build.summary()),
+    }
 }
