@@ -114,6 +114,20 @@ pub const COARRAY_MEMORY: Setting = Setting {
                   registered on its own), ca (every data coarray is memory the caller \
                   allocated, registered; locks and events stay in the heap)",
 };
+/// How the mpi transport drives MPI's progress while a rank computes (a thread; see the
+/// README's mpi section).
+///
+/// ```
+/// assert_eq!(gaspar::config::MPI_PROGRESS.default, "auto");
+/// ```
+pub const MPI_PROGRESS: Setting = Setting {
+    name: "GASPAR_MPI_PROGRESS",
+    default: "auto",
+    description: "mpi transport: a thread that makes MPI progress every N microseconds, so \
+                  that one-sided operations on a computing rank's memory complete (osc/ucx \
+                  across hosts needs it); auto = every 100 us when the job spans hosts, off, \
+                  or N",
+};
 /// Log filter.
 ///
 /// ```
@@ -140,6 +154,7 @@ pub const SETTINGS: &[Setting] = &[
     STRIDED_METHOD,
     STRIDED_BUFFER,
     COARRAY_MEMORY,
+    MPI_PROGRESS,
     LOG,
 ];
 

@@ -91,6 +91,11 @@ impl Hosts {
 
     /// Runs `program args` with one rank in each namespace, mpirun in the first.
     fn mpirun(&self, dir: &Path, program: &Path, args: &[&str]) -> Outcome {
+        self.mpirun_with(dir, "", program, args)
+    }
+
+    /// [`mpirun`](Self::mpirun) with more of mpirun's options (`-x NAME=VALUE`, ...).
+    fn mpirun_with(&self, dir: &Path, options: &str, program: &Path, args: &[&str]) -> Outcome {
         let [a, _] = &self.names;
         let agent = dir.join("agent.sh");
         let inner = format!(
@@ -98,7 +103,7 @@ impl Hosts {
              --bind-to none --mca mpi_yield_when_idle 1 --mca plm_rsh_agent {agent} \
              --mca btl tcp,self --mca btl_tcp_if_include veth0 --mca oob_tcp_if_include veth0 \
              --mca osc ucx --mca osc_ucx_tls any --mca osc_ucx_devices any \
-             -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=veth0 {program} {args}",
+             -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=veth0 {options} {program} {args}",
             hostfile = dir.join("hostfile").display(),
             agent = agent.display(),
             program = program.display(),
@@ -198,6 +203,29 @@ fn allgather_and_counter_across_two_hosts() {
         2,
         "{}",
         out.stdout
+    );
+    // A rank computing without calling gaspar: osc/ucx completes another rank's
+    // operations on its memory only inside MPI calls, which the transport's progress
+    // thread makes (on by default across hosts); switched off, they wait for the target.
+    let out = hosts.mpirun(&dir, &example("scenarios"), &["busy-target"]);
+    out.assert_success();
+    assert!(
+        out.stdout
+            .contains("rank 0: cas, put and get on a busy target took"),
+        "{}",
+        out.stdout
+    );
+    let out = hosts.mpirun_with(
+        &dir,
+        "-x GASPAR_MPI_PROGRESS=off",
+        &example("scenarios"),
+        &["busy-target"],
+    );
+    assert!(
+        !out.status.success() && out.stderr.contains("operations on a busy target took"),
+        "without the progress thread the busy target should have held the operations up:\n{}\n{}",
+        out.stdout,
+        out.stderr
     );
     let after = hosts.received_bytes();
     assert!(

@@ -27,6 +27,7 @@ mod atomics;
 mod datatype;
 mod dynamic;
 mod host;
+mod progress;
 mod startup;
 mod team;
 
@@ -292,6 +293,9 @@ pub struct MpiTransport {
     /// `patience` (nonblocking MPI collectives, tested until done) rather than in MPI;
     /// and how many are awake, which decides whether a wait spins or yields.
     host: host::Host,
+    /// The thread that makes MPI progress while this rank computes, when one runs
+    /// (`GASPAR_MPI_PROGRESS`; stopped at finalize).
+    progress: std::sync::Mutex<Option<progress::ProgressThread>>,
 }
 
 // SAFETY: MPI runs at MPI_THREAD_MULTIPLE, so its handles may be used from any thread, or
@@ -1176,6 +1180,14 @@ impl Transport for MpiTransport {
             return Err(Box::new(Error::finalize_during_collective()));
         }
         LIVE_RANK.store(-1, Ordering::Release);
+        if let Some(mut thread) = self
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            thread.stop()?;
+        }
         self.host.release()?;
         let mut win = self.win;
         let mut dynamic = self.dynamic;
