@@ -109,7 +109,7 @@ impl<'a> Crowding<'a> {
     /// Counts the calling rank out of the live count until the guard is dropped (it is
     /// about to sleep); nothing for a decision fixed at start-up.
     #[cfg(feature = "mpi")]
-    fn asleep(&self) -> Option<Asleep<'a>> {
+    pub(crate) fn asleep(&self) -> Option<Asleep<'a>> {
         match *self {
             Crowding::Fixed(_) => None,
             Crowding::Live { awake, .. } => Some(awake.asleep()),
@@ -304,13 +304,19 @@ impl Patience {
         let _slack = ShortTimerSlack::set();
         let _asleep = crowding.asleep();
         loop {
-            let sleep = (start.elapsed() / OVERSLEEP_DIVISOR).clamp(SHORTEST_SLEEP, LONGEST_SLEEP);
-            std::thread::sleep(sleep);
+            std::thread::sleep(progress_interval(start.elapsed()));
             if ready()? {
                 return Ok(());
             }
         }
     }
+}
+
+/// How long a wait that polls with progress and has lasted `waited` may go without a
+/// poll: 1/[`OVERSLEEP_DIVISOR`] of that, between [`SHORTEST_SLEEP`] and [`LONGEST_SLEEP`].
+#[cfg(feature = "mpi")]
+pub(crate) fn progress_interval(waited: Duration) -> Duration {
+    (waited / OVERSLEEP_DIVISOR).clamp(SHORTEST_SLEEP, LONGEST_SLEEP)
 }
 
 /// The calling thread's timer slack lowered to [`SHORT_TIMER_SLACK_NS`] while it lives,
