@@ -320,14 +320,19 @@ impl MpiTransport {
     /// Waits in this rank's [`Patience`] until `request` (of a nonblocking collective)
     /// completes; every poll is an MPI_Test, which makes progress.
     fn complete(&self, mut request: ffi::MPI_Request) -> Result<()> {
-        self.patience.poll_progressing(&self.host.crowding(), || {
-            let mut done: c_int = 0;
-            // SAFETY: a live request of this rank, tested until it completes.
-            check("MPI_Test", unsafe {
-                ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
-            })?;
-            Ok(done != 0)
-        })
+        self.patience.poll_progressing(
+            &self.host.crowding(),
+            || {
+                let mut done: c_int = 0;
+                // SAFETY: a live request of this rank, tested until it completes.
+                check("MPI_Test", unsafe {
+                    ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
+                })?;
+                Ok(done != 0)
+            },
+            // Each MPI_Test drives progress.
+            || {},
+        )
     }
 
     /// Drives MPI's progress once (a rank asleep in a barrier of the host's window calls
@@ -1183,17 +1188,15 @@ impl Transport for MpiTransport {
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()> {
         // MPI ends the whole job when a rank fails or aborts, and offers nothing to sleep
-        // on until a window's memory changes: poll (`Patience::poll_progressing`). Each
-        // poll drives MPI's progress: a one-sided component that needs the target's help (OpenMPI's
-        // osc/ucx on dynamic windows and atomics) would otherwise never finish another
-        // rank's access to this one while it waits.
-        let mut ready_with_progress = || {
-            self.progress();
-            ready()
-        };
+        // on until a window's memory changes: poll (`Patience::poll_progressing`), driving
+        // MPI's progress at each clock read (every few polls) and after each sleep: a
+        // one-sided component that needs the target's help (OpenMPI's osc/ucx on dynamic
+        // windows and atomics) would otherwise never finish another rank's access to this
+        // one while it waits. (At every poll, MPI_Iprobe made a signal ping-pong round
+        // trip under osc/sm twice as long as one that polls with MPI_Win_sync and a load.)
         Ok(self
             .patience
-            .poll_progressing(&self.host.crowding(), &mut ready_with_progress)?)
+            .poll_progressing(&self.host.crowding(), ready, || self.progress())?)
     }
 
     fn split_team(

@@ -38,7 +38,7 @@ struct HostWords {
     /// The barrier's slots: `barrier[k][e % 2]` is written by this rank's source k in
     /// barrier number e (see `transport::barrier`).
     barrier: [[Slot<AtomicU64>; 2]; MAX_ROUNDS],
-    /// This rank's word of allgather number x, in `exchange[x % 2]`.
+    /// This rank's word of the allgather in barrier number e, in `exchange[e % 2]`.
     exchange: [Padded; 2],
 }
 
@@ -71,10 +71,8 @@ pub(super) struct Host {
     /// the barrier needs only a compiler fence before it looks whether to ring (see
     /// `ShmTransport::wait_for`, whose protocol this is).
     asymmetric_fences: bool,
-    /// Barriers run in the window so far.
+    /// Barriers (each an allgather) run in the window so far.
     barriers: AtomicU64,
-    /// Allgathers run in the window so far.
-    exchanges: AtomicU64,
     /// The window was freed (at finalize): waits no longer read the count.
     released: AtomicBool,
 }
@@ -175,7 +173,6 @@ impl Host {
             asymmetric_fences: whole_job
                 && membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok(),
             barriers: AtomicU64::new(0),
-            exchanges: AtomicU64::new(0),
             released: AtomicBool::new(false),
         })
     }
@@ -244,13 +241,12 @@ impl Host {
             unsafe { &*self.words[rank as usize] }
         };
         let own = at(self.host_rank);
-        let exchange = self.exchanges.load(Ordering::Relaxed);
-        self.exchanges.store(exchange + 1, Ordering::Relaxed);
         let epoch = self.barriers.load(Ordering::Relaxed) + 1;
         self.barriers.store(epoch, Ordering::Relaxed);
-        let parity = (exchange % 2) as usize;
-        // Read by the others after the barrier, and not written again before the next one
-        // (which needs every rank, hence after every rank has read it).
+        let parity = (epoch % 2) as usize;
+        // Read by the others after this barrier, and not written again before the one
+        // after the next (which this rank passes only after every rank has entered the
+        // next one, hence has read it).
         own.exchange[parity].0.store(value, Ordering::Relaxed);
         let procs = self.words.len() as u32;
         let arrival = barrier::barrier(
@@ -280,9 +276,9 @@ impl Host {
     }
 
     /// Waits until `flag` says barrier `epoch` (see [`barrier::arrived`]) and returns its
-    /// value: polls it in `patience`, then sleeps on `bell` (this rank's) until a signal
-    /// rings it, waking at least every [`progress_interval`] of the time waited to call
-    /// `progress`. While it sleeps the rank is counted out of the ranks awake.
+    /// value: polls it in `patience` (calling `progress` at each clock read), then sleeps
+    /// on `bell` (this rank's) until a signal rings it, waking at least every
+    /// [`progress_interval`] of the time waited to call `progress`. While it sleeps the rank is counted out of the ranks awake.
     fn wait_for_flag(
         &self,
         patience: &Patience,
@@ -298,7 +294,7 @@ impl Host {
         };
         let crowding = self.crowding();
         let start = Instant::now();
-        if patience.poll(&crowding, &mut ready)? {
+        if patience.poll_and(&crowding, &mut ready, progress)? {
             return Ok(seen);
         }
         let _asleep = crowding.asleep();
