@@ -1192,8 +1192,7 @@ impl Transport for MpiTransport {
         // MPI's progress at each clock read (every few polls) and after each sleep: a
         // one-sided component that needs the target's help (OpenMPI's osc/ucx on dynamic
         // windows and atomics) would otherwise never finish another rank's access to this
-        // one while it waits. (At every poll, MPI_Iprobe made a signal ping-pong round
-        // trip under osc/sm twice as long as one that polls with MPI_Win_sync and a load.)
+        // one while it waits.
         Ok(self
             .patience
             .poll_progressing(&self.host.crowding(), ready, || self.progress())?)
