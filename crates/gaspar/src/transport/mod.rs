@@ -455,7 +455,8 @@ pub trait Transport: Send + Sync {
     /// Collective: a [`barrier`](Self::barrier) that also tells whether every rank passed
     /// the same `value` (every rank gets the same answer). The runtime's collectives
     /// agree on their call through it. By default an [`allgather_u64`](Self::allgather_u64);
-    /// the shm transport carries the words through its barrier's signals instead.
+    /// the shm transport (and mpi, when the job's ranks share one host) carries the words
+    /// through its barrier's signals instead.
     fn agree_u64(&self, value: u64) -> TransportResult<bool> {
         // No allocation for the usual job sizes (a barrier is on many programs' hot path).
         let procs = self.procs() as usize;

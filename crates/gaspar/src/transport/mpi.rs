@@ -289,9 +289,10 @@ pub struct MpiTransport {
     single_thread: Option<(c_int, std::thread::ThreadId)>,
     /// How this rank waits: polls with MPI's progress, sleeping only in long waits.
     patience: &'static Patience,
-    /// The ranks of this host: when they outnumber their cores, collectives wait in
-    /// `patience` (nonblocking MPI collectives, tested until done) rather than in MPI;
-    /// and how many are awake, which decides whether a wait spins or yields.
+    /// The ranks of this host: when they are the whole job, the barriers and allgathers
+    /// run in their shared window, as on `shm`; else, when they outnumber their cores,
+    /// those wait in `patience` (nonblocking MPI collectives, tested until done) rather
+    /// than in MPI; and how many are awake, which decides whether a wait spins or yields.
     host: host::Host,
     /// The thread that makes MPI progress while this rank computes, when one runs
     /// (`GASPAR_MPI_PROGRESS`; stopped at finalize).
@@ -323,19 +324,49 @@ impl MpiTransport {
     /// Waits in this rank's [`Patience`] until `request` (of a nonblocking collective)
     /// completes; every poll is an MPI_Test, which makes progress.
     fn complete(&self, mut request: ffi::MPI_Request) -> Result<()> {
-        self.patience.poll_progressing(&self.host.crowding(), || {
-            let mut done: c_int = 0;
-            // SAFETY: a live request of this rank, tested until it completes.
-            check("MPI_Test", unsafe {
-                ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
-            })?;
-            Ok(done != 0)
-        })
+        self.patience.poll_progressing(
+            &self.host.crowding(),
+            || {
+                let mut done: c_int = 0;
+                // SAFETY: a live request of this rank, tested until it completes.
+                check("MPI_Test", unsafe {
+                    ffi::MPI_Test(&mut request, &mut done, constant::status_ignore())
+                })?;
+                Ok(done != 0)
+            },
+            // Each MPI_Test drives progress.
+            || {},
+        )
     }
 
-    /// MPI_Barrier on the transport's communicator; when the host is crowded, an
-    /// MPI_Ibarrier completed in this rank's patience.
+    /// Drives MPI's progress once (a rank asleep in a barrier of the host's window calls
+    /// it now and then: a one-sided component that needs the target's help would
+    /// otherwise never finish another rank's access to this one).
+    fn progress(&self) {
+        let mut flag: c_int = 0;
+        // SAFETY: MPI is initialized; MPI_Iprobe writes one int and no status.
+        unsafe {
+            ffi::MPI_Iprobe(
+                ffi::RSMPI_ANY_SOURCE,
+                ffi::RSMPI_ANY_TAG,
+                self.comm,
+                &mut flag,
+                ffi::RSMPI_STATUS_IGNORE,
+            )
+        };
+    }
+
+    /// The job's barrier: in the host's window when the host's ranks are the whole job
+    /// (`host::Host::exchange`), else MPI_Barrier on the transport's communicator, or,
+    /// when the host is crowded, an MPI_Ibarrier completed in this rank's patience.
     fn barrier_waiting(&self) -> Result<()> {
+        if self
+            .host
+            .exchange(self.patience, 0, None, &|| self.progress())?
+            .is_some()
+        {
+            return Ok(());
+        }
         if !self.host.crowded() {
             // SAFETY: the communicator lives until finalize.
             return check("MPI_Barrier", unsafe { ffi::MPI_Barrier(self.comm) });
@@ -348,9 +379,17 @@ impl MpiTransport {
         self.complete(request)
     }
 
-    /// [`allgather_words`] on the transport's communicator; when the host is crowded, an
-    /// MPI_Iallgather completed in this rank's patience.
+    /// The job's allgather of one word per rank: in the host's window when the host's
+    /// ranks are the whole job, else [`allgather_words`] on the transport's communicator,
+    /// or, when the host is crowded, an MPI_Iallgather completed in this rank's patience.
     fn allgather_waiting(&self, value: u64, out: &mut [u64]) -> Result<()> {
+        if self
+            .host
+            .exchange(self.patience, value, Some(&mut *out), &|| self.progress())?
+            .is_some()
+        {
+            return Ok(());
+        }
         if !self.host.crowded() {
             // SAFETY: the communicator lives until finalize; `out` has one slot per rank
             // (checked by the callers).
@@ -1065,6 +1104,36 @@ impl Transport for MpiTransport {
             .map_err(Into::into)
     }
 
+    fn agree_u64(&self, value: u64) -> TransportResult<bool> {
+        self.on_mpi_thread()?;
+        let serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.host.runs_collectives() {
+            drop(serialized);
+            // Whether every word is `value`, from an allgather in MPI (no allocation for
+            // the usual job sizes).
+            let procs = self.procs as usize;
+            let (mut small, mut large) = ([0u64; 16], Vec::new());
+            let all = if procs <= small.len() {
+                &mut small[..procs]
+            } else {
+                large.resize(procs, 0);
+                &mut large[..]
+            };
+            self.allgather_u64(value, all)?;
+            return Ok(all.iter().all(|&word| word == value));
+        }
+        // The allgather without reading the words: the barrier tells whether all agree.
+        let mut agreed = false;
+        self.synchronizing(|| {
+            agreed = self
+                .host
+                .exchange(self.patience, value, None, &|| self.progress())?
+                .unwrap_or(false);
+            Ok(())
+        })?;
+        Ok(agreed)
+    }
+
     fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> TransportResult<()> {
         self.attach_region(slot, base, len, color)
     }
@@ -1123,27 +1192,14 @@ impl Transport for MpiTransport {
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()> {
         // MPI ends the whole job when a rank fails or aborts, and offers nothing to sleep
-        // on until a window's memory changes: poll (`Patience::poll_progressing`). Each
-        // poll drives MPI's progress: a one-sided component that needs the target's help (OpenMPI's
-        // osc/ucx on dynamic windows and atomics) would otherwise never finish another
-        // rank's access to this one while it waits.
-        let mut ready_with_progress = || {
-            let mut flag: c_int = 0;
-            // SAFETY: MPI is initialized; MPI_Iprobe writes one int and no status.
-            unsafe {
-                ffi::MPI_Iprobe(
-                    ffi::RSMPI_ANY_SOURCE,
-                    ffi::RSMPI_ANY_TAG,
-                    self.comm,
-                    &mut flag,
-                    ffi::RSMPI_STATUS_IGNORE,
-                )
-            };
-            ready()
-        };
+        // on until a window's memory changes: poll (`Patience::poll_progressing`), driving
+        // MPI's progress at each clock read (every few polls) and after each sleep: a
+        // one-sided component that needs the target's help (OpenMPI's osc/ucx on dynamic
+        // windows and atomics) would otherwise never finish another rank's access to this
+        // one while it waits.
         Ok(self
             .patience
-            .poll_progressing(&self.host.crowding(), &mut ready_with_progress)?)
+            .poll_progressing(&self.host.crowding(), ready, || self.progress())?)
     }
 
     fn split_team(
@@ -1188,7 +1244,11 @@ impl Transport for MpiTransport {
         {
             thread.stop()?;
         }
-        self.host.release()?;
+        {
+            // No barrier of this rank's other threads runs in the host's window as it goes.
+            let _serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
+            self.host.release()?;
+        }
         let mut win = self.win;
         let mut dynamic = self.dynamic;
         let mut comm = self.comm;

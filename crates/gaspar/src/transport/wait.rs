@@ -109,7 +109,7 @@ impl<'a> Crowding<'a> {
     /// Counts the calling rank out of the live count until the guard is dropped (it is
     /// about to sleep); nothing for a decision fixed at start-up.
     #[cfg(feature = "mpi")]
-    fn asleep(&self) -> Option<Asleep<'a>> {
+    pub(crate) fn asleep(&self) -> Option<Asleep<'a>> {
         match *self {
             Crowding::Fixed(_) => None,
             Crowding::Live { awake, .. } => Some(awake.asleep()),
@@ -247,7 +247,19 @@ impl Patience {
     pub(crate) fn poll(
         &self,
         crowding: &Crowding<'_>,
+        ready: impl FnMut() -> Result<bool>,
+    ) -> Result<bool> {
+        self.poll_and(crowding, ready, || {})
+    }
+
+    /// [`poll`](Self::poll), calling `at_clock_read` at each clock read (`mpi`: to drive
+    /// MPI's progress now and then, rather than at every poll).
+    #[inline]
+    pub(crate) fn poll_and(
+        &self,
+        crowding: &Crowding<'_>,
         mut ready: impl FnMut() -> Result<bool>,
+        mut at_clock_read: impl FnMut(),
     ) -> Result<bool> {
         if ready()? {
             return Ok(true);
@@ -267,6 +279,7 @@ impl Patience {
                     }
                 }
             }
+            at_clock_read();
             let now = Instant::now();
             if now >= *deadline.get_or_insert_with(|| now + self.budget()) {
                 return Ok(false);
@@ -275,8 +288,8 @@ impl Patience {
     }
 
     /// A wait with nothing to wake it (`mpi`: a window's memory cannot be watched by a
-    /// futex), whose every poll drives MPI's progress: polls as [`poll`](Self::poll) does
-    /// for the budget (spinning, or yielding the core while `crowding` says that the
+    /// futex), which drives MPI's progress with `progress` at each clock read and after
+    /// each sleep: polls as [`poll`](Self::poll) does for the budget (spinning, or yielding the core while `crowding` says that the
     /// host's ranks awake outnumber its cores), then goes on polling with sleeps in
     /// between, each at most 1/[`OVERSLEEP_DIVISOR`] of the time waited so far (or the
     /// shortest sleep the timer gives) and at most [`LONGEST_SLEEP`]; while it sleeps,
@@ -296,21 +309,29 @@ impl Patience {
         &self,
         crowding: &Crowding<'_>,
         mut ready: impl FnMut() -> Result<bool>,
+        mut progress: impl FnMut(),
     ) -> Result<()> {
         let start = Instant::now();
-        if self.poll(crowding, &mut ready)? {
+        if self.poll_and(crowding, &mut ready, &mut progress)? {
             return Ok(());
         }
         let _slack = ShortTimerSlack::set();
         let _asleep = crowding.asleep();
         loop {
-            let sleep = (start.elapsed() / OVERSLEEP_DIVISOR).clamp(SHORTEST_SLEEP, LONGEST_SLEEP);
-            std::thread::sleep(sleep);
+            std::thread::sleep(progress_interval(start.elapsed()));
+            progress();
             if ready()? {
                 return Ok(());
             }
         }
     }
+}
+
+/// How long a wait that polls with progress and has lasted `waited` may go without a
+/// poll: 1/[`OVERSLEEP_DIVISOR`] of that, between [`SHORTEST_SLEEP`] and [`LONGEST_SLEEP`].
+#[cfg(feature = "mpi")]
+pub(crate) fn progress_interval(waited: Duration) -> Duration {
+    (waited / OVERSLEEP_DIVISOR).clamp(SHORTEST_SLEEP, LONGEST_SLEEP)
 }
 
 /// The calling thread's timer slack lowered to [`SHORT_TIMER_SLACK_NS`] while it lives,

@@ -45,7 +45,10 @@ pub fn example(name: &str) -> PathBuf {
         BUILD.call_once(|| {
             let mut cmd = Command::new(env!("CARGO"));
             // Into the tree this test runs from (also under `--target-dir`).
-            let target_dir = dir.parent().and_then(Path::parent).expect("target/<profile>");
+            let target_dir = dir
+                .parent()
+                .and_then(Path::parent)
+                .expect("target/<profile>");
             cmd.args(["build", "--examples", "-p", "gaspar", "--target-dir"])
                 .arg(target_dir);
             if cfg!(feature = "mpi") {

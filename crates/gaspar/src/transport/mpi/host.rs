@@ -4,56 +4,134 @@
 //! decides from that count, before each look at the clock, whether it spins or yields its
 //! core, as on `shm` ([`Crowding::Live`]): two ranks that answer each other while the
 //! others sleep in a barrier spin on their cores, and yield again when the others wake.
+//!
+//! When the host's ranks are the whole job, the window also holds what the `shm`
+//! transport's barrier runs on (`transport::barrier`: each rank's slots, the doorbell its
+//! barrier waits sleep on, its words of an allgather), and the job's barriers and
+//! allgathers run there as on `shm`, without MPI: a wait polls its flag, then sleeps on a
+//! futex in the window's memory (shared between the host's processes, so the futex is a
+//! shared one) until the rank that sets the flag rings.
 
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use mpi::ffi;
+use rustix::thread::{futex, membarrier, MembarrierCommand};
 
 use super::{check, constant};
 use crate::error::Result;
-use crate::transport::wait::{affinity_mask, cores_in, Crowding, RanksAwake, AFFINITY_WORDS};
+use crate::transport::barrier::{self, Flag, Slot};
+use crate::transport::shm::layout::{self, Bell, Doorbell, Padded, MAX_ROUNDS};
+use crate::transport::wait::{
+    affinity_mask, cores_in, progress_interval, Crowding, Patience, RanksAwake, AFFINITY_WORDS,
+};
 
-/// The bytes host rank 0 allocates for the count: a cache line of its own.
-const COUNT_BYTES: ffi::MPI_Aint = 64;
+/// What each host rank allocates in the window (all atomics: any bytes are valid, and
+/// zeroed ones are the start).
+#[repr(C)]
+struct HostWords {
+    /// In host rank 0's: the count of the host's ranks awake.
+    awake: Padded,
+    /// Where this rank's barrier waits sleep (rung by the barrier's signals to it).
+    bell: Doorbell,
+    /// The barrier's slots: `barrier[k][e % 2]` is written by this rank's source k in
+    /// barrier number e (see `transport::barrier`).
+    barrier: [[Slot<AtomicU64>; 2]; MAX_ROUNDS],
+    /// This rank's word of the allgather in barrier number e, in `exchange[e % 2]`.
+    exchange: [Padded; 2],
+}
 
-/// This rank's host: its communicator, the cores its ranks may run on, and the count of
-/// those awake.
+/// The alignment of [`HostWords`], which the libraries do not promise for a rank's part of
+/// a shared window (OpenMPI's osc/sm returns bases 8 bytes past a cache line).
+const WORDS_ALIGN: usize = std::mem::align_of::<HostWords>();
+/// The bytes each host rank allocates: its words and room to align them.
+const WORDS_BYTES: usize = std::mem::size_of::<HostWords>() + WORDS_ALIGN;
+
+/// This rank's host: its communicator, the cores its ranks may run on, the count of
+/// those awake, and (when they are the whole job) its barriers.
 pub(super) struct Host {
     /// The host's ranks (`MPI_Comm_split_type` with `MPI_COMM_TYPE_SHARED`).
     comm: ffi::MPI_Comm,
-    /// The window holding the count (`win_null` when the library could not make one).
+    /// The window holding the count and the barriers' words (`win_null` when the library
+    /// could not make one).
     win: ffi::MPI_Win,
-    /// The count, in the window's memory (null without a window).
-    awake: *const AtomicU64,
+    /// Every host rank's words, in the window, by host rank (empty without a window).
+    words: Box<[*const HostWords]>,
+    /// This rank's host rank.
+    host_rank: u32,
+    /// The host's ranks are the job's, in the same order, and have the window: the job's
+    /// barriers and allgathers run in it.
+    whole_job: bool,
     /// The host's ranks outnumber their cores (the union of their affinity masks).
     crowded: bool,
     /// How many cores those are.
     cores: usize,
+    /// This process takes part in `membarrier`'s global expedited barriers: a signal of
+    /// the barrier needs only a compiler fence before it looks whether to ring (see
+    /// `ShmTransport::wait_for`, whose protocol this is).
+    asymmetric_fences: bool,
+    /// Barriers (each an allgather) run in the window so far.
+    barriers: AtomicU64,
     /// The window was freed (at finalize): waits no longer read the count.
     released: AtomicBool,
 }
 
-// SAFETY: `awake` points into a window that lives until `release`, after which it is
+// SAFETY: `words` point into a window that lives until `release`, after which they are
 // never read (`released`); the MPI handles are usable from any thread at
 // MPI_THREAD_MULTIPLE, and below it every caller checks the thread first.
 unsafe impl Send for Host {}
-// SAFETY: as above; the count is only touched through atomics.
+// SAFETY: as above; the words are only touched through atomics.
 unsafe impl Sync for Host {}
 
+/// A doorbell whose sleeps end after `timeout` at the latest, so that a rank asleep in a
+/// barrier still drives MPI's progress now and then (see [`Host::wait_for_flag`]).
+struct TimedBell<'a> {
+    bell: &'a Doorbell,
+    timeout: Duration,
+}
+
+impl Bell for TimedBell<'_> {
+    fn seq(&self) -> u32 {
+        self.bell.seq()
+    }
+    fn raise(&self) {
+        self.bell.raise()
+    }
+    fn is_raised(&self) -> bool {
+        self.bell.is_raised()
+    }
+    fn lower(&self) -> bool {
+        self.bell.lower()
+    }
+    fn sleep(&self, seq: u32) -> bool {
+        let timeout = futex::Timespec {
+            tv_sec: self.timeout.as_secs() as _,
+            tv_nsec: self.timeout.subsec_nanos() as _,
+        };
+        // Ok: a ring woke it; EAGAIN (rung since `seq`), EINTR and ETIMEDOUT: look again.
+        futex::wait(&self.bell.seq, futex::Flags::empty(), seq, Some(&timeout)).is_ok()
+    }
+    fn ring(&self) {
+        self.bell.ring()
+    }
+}
+
 impl Host {
-    /// Joins the host's count. Collective over `comm`.
+    /// Joins the host's count (and its barriers, when the host's ranks are the whole job).
+    /// Collective over `comm`.
     ///
     /// # Safety
     /// `comm` is a live communicator.
     pub(super) unsafe fn join(comm: ffi::MPI_Comm) -> Result<Host> {
         let mine = affinity_mask();
         let mut union = [0u64; AFFINITY_WORDS];
-        let (mut host, mut ranks, mut host_rank): (ffi::MPI_Comm, c_int, c_int) =
-            (constant::comm_null(), 0, 0);
+        let (mut host, mut ranks, mut host_rank, mut procs): (ffi::MPI_Comm, c_int, c_int, c_int) =
+            (constant::comm_null(), 0, 0, 0);
         // SAFETY: `comm` is live (caller's contract); every out-pointer is a valid local;
         // both masks hold AFFINITY_WORDS u64s.
         unsafe {
+            check("MPI_Comm_size", ffi::MPI_Comm_size(comm, &mut procs))?;
             check(
                 "MPI_Comm_split_type",
                 ffi::MPI_Comm_split_type(
@@ -80,13 +158,21 @@ impl Host {
         }
         let cores = cores_in(&union);
         // SAFETY: `host` is live and was just made by this call.
-        let (win, awake) = unsafe { shared_count(host, host_rank)? };
+        let (win, words) = unsafe { shared_words(host, host_rank, ranks)? };
+        // With the key 0 of every rank, the split keeps `comm`'s order: when the host has
+        // all of the job's ranks, host rank r is rank r.
+        let whole_job = ranks == procs && !words.is_empty();
         Ok(Host {
             comm: host,
             win,
-            awake,
+            words,
+            host_rank: host_rank as u32,
+            whole_job,
             crowded: ranks as usize > cores,
             cores,
+            asymmetric_fences: whole_job
+                && membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok(),
+            barriers: AtomicU64::new(0),
             released: AtomicBool::new(false),
         })
     }
@@ -96,19 +182,144 @@ impl Host {
         self.crowded
     }
 
+    /// The words of host rank `rank`, while the window lives (a wait's look at the count;
+    /// the barrier checks once, see [`Host::exchange`]).
+    #[inline]
+    fn words(&self, rank: u32) -> Option<&HostWords> {
+        if self.released.load(Ordering::Acquire) {
+            return None;
+        }
+        // SAFETY: the words live in the window until `release`, which was not called
+        // (checked just above); they are only touched through atomics.
+        self.words
+            .get(rank as usize)
+            .map(|&words| unsafe { &*words })
+    }
+
     /// How a wait decides between spinning and yielding: from the live count, or from
     /// the start-up fact when there is no count (or no longer).
     #[inline]
     pub(super) fn crowding(&self) -> Crowding<'_> {
-        if self.awake.is_null() || self.released.load(Ordering::Acquire) {
-            return Crowding::Fixed(self.crowded);
+        match self.words(0) {
+            Some(words) => Crowding::Live {
+                awake: RanksAwake(&words.awake.0),
+                cores: self.cores,
+            },
+            None => Crowding::Fixed(self.crowded),
         }
-        // SAFETY: the count lives in the window until `release`, which was not called
-        // (checked just above); it is only touched through atomics.
-        let awake = unsafe { &*self.awake };
-        Crowding::Live {
-            awake: RanksAwake(awake),
-            cores: self.cores,
+    }
+
+    /// Whether the job's barriers and allgathers run in the window (the host's ranks are
+    /// the job's, and the window lives).
+    #[inline]
+    pub(super) fn runs_collectives(&self) -> bool {
+        self.whole_job && !self.released.load(Ordering::Acquire)
+    }
+
+    /// The job's next allgather, in the window: every rank passes `value`, and `out[r]`,
+    /// when given, receives rank r's. Returns whether every rank passed the same value, or
+    /// `None` when the job's collectives do not run in the window (see
+    /// [`Host::runs_collectives`]): the caller then runs them in MPI. A barrier as well: no rank returns before every rank
+    /// has called it, and what a rank wrote before its call is visible to every rank after
+    /// theirs. `progress` drives MPI's progress; a wait that sleeps calls it at least every
+    /// millisecond, so that a one-sided operation that needs this rank's help completes.
+    /// The caller holds the rank's collectives' lock.
+    pub(super) fn exchange(
+        &self,
+        patience: &Patience,
+        value: u64,
+        out: Option<&mut [u64]>,
+        progress: &dyn Fn(),
+    ) -> Result<Option<bool>> {
+        if !self.runs_collectives() {
+            return Ok(None);
+        }
+        let at = |rank: u32| -> &HostWords {
+            // SAFETY: the window lives (checked above): only `release` frees it, which
+            // finalize calls with the collectives' lock held, as the caller holds it now;
+            // every rank of the job has words (`whole_job`), only touched through atomics.
+            unsafe { &*self.words[rank as usize] }
+        };
+        let own = at(self.host_rank);
+        let epoch = self.barriers.load(Ordering::Relaxed) + 1;
+        self.barriers.store(epoch, Ordering::Relaxed);
+        let parity = (epoch % 2) as usize;
+        // Read by the others after this barrier, and not written again before the one
+        // after the next (which this rank passes only after every rank has entered the
+        // next one, hence has read it).
+        own.exchange[parity].0.store(value, Ordering::Relaxed);
+        let procs = self.words.len() as u32;
+        let arrival = barrier::barrier(
+            barrier::Algorithm::for_job(procs),
+            self.host_rank,
+            procs,
+            epoch,
+            false,
+            value,
+            |rank, k, parity| &at(rank).barrier[k][parity],
+            |partner| {
+                if self.asymmetric_fences {
+                    compiler_fence(Ordering::SeqCst);
+                } else {
+                    fence(Ordering::SeqCst);
+                }
+                layout::ring_if_asleep(&at(partner).bell);
+            },
+            |flag, _, epoch| self.wait_for_flag(patience, &own.bell, flag, epoch, progress),
+        )?;
+        if let Some(out) = out {
+            for (rank, word) in out.iter_mut().enumerate() {
+                *word = at(rank as u32).exchange[parity].0.load(Ordering::Relaxed);
+            }
+        }
+        Ok(Some(arrival.same_call))
+    }
+
+    /// Waits until `flag` says barrier `epoch` (see [`barrier::arrived`]) and returns its
+    /// value: polls it in `patience` (calling `progress` at each clock read), then sleeps
+    /// on `bell` (this rank's) until a signal rings it, waking at least every
+    /// [`progress_interval`] of the time waited to call `progress`. While it sleeps the rank is counted out of the ranks awake.
+    fn wait_for_flag(
+        &self,
+        patience: &Patience,
+        bell: &Doorbell,
+        flag: &AtomicU64,
+        epoch: u64,
+        progress: &dyn Fn(),
+    ) -> Result<u64> {
+        let mut seen = 0;
+        let mut ready = || {
+            seen = flag.load_acquire();
+            Ok(barrier::arrived(seen, epoch))
+        };
+        let crowding = self.crowding();
+        let start = Instant::now();
+        if patience.poll_and(&crowding, &mut ready, progress)? {
+            return Ok(seen);
+        }
+        let _asleep = crowding.asleep();
+        loop {
+            let timed = TimedBell {
+                bell,
+                timeout: progress_interval(start.elapsed()),
+            };
+            let (done, rung) =
+                layout::sleep_round(&timed, || self.fence_against_wakers(), &mut ready)?;
+            if done {
+                return Ok(seen);
+            }
+            if rung {
+                let rung_at = bell.rung_at.load(Ordering::Relaxed);
+                patience.woken_after(layout::monotonic_ns().saturating_sub(rung_at));
+            }
+            progress();
+        }
+    }
+
+    /// The sleeper's half of the store-load barrier between a sleeper and its wakers.
+    fn fence_against_wakers(&self) {
+        if !self.asymmetric_fences || membarrier(MembarrierCommand::GlobalExpedited).is_err() {
+            fence(Ordering::SeqCst);
         }
     }
 
@@ -116,15 +327,16 @@ impl Host {
     /// over the host's ranks (called once, by finalize, when every rank of the job is
     /// there).
     pub(super) fn release(&self) -> Result<()> {
+        let count = self.words(0).map(|words| RanksAwake(&words.awake.0));
         if self.released.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
         let (mut win, mut comm) = (self.win, self.comm);
         // SAFETY: the handles are this value's own and not used after this (`released`);
-        // MPI_Win_free waits for every host rank, so none still reads the count.
+        // MPI_Win_free waits for every host rank, so none still reads the window.
         unsafe {
-            if !self.awake.is_null() {
-                RanksAwake(&*self.awake).leave();
+            if let Some(count) = count {
+                count.leave();
                 check("MPI_Win_free", ffi::MPI_Win_free(&mut win))?;
             }
             check("MPI_Comm_free", ffi::MPI_Comm_free(&mut comm))
@@ -132,46 +344,59 @@ impl Host {
     }
 }
 
-/// The host's count of ranks awake, zeroed by host rank 0 and joined by this rank: its
-/// window and the word (null, and `win_null`, when the library cannot allocate shared
-/// memory on this communicator or returns it misaligned). Collective over `host`.
+/// Every host rank's [`HostWords`] in a window each allocates its part of, zeroed by their
+/// owners, and this rank joined to the count: the window and the words by host rank
+/// (empty, and `win_null`, when the library cannot allocate shared memory on this
+/// communicator or cannot show a rank another's part). Collective over `host`.
 ///
 /// # Safety
-/// `host` is a live communicator whose ranks share memory.
-unsafe fn shared_count(
+/// `host` is a live communicator of `ranks` ranks that share memory.
+unsafe fn shared_words(
     host: ffi::MPI_Comm,
     host_rank: c_int,
-) -> Result<(ffi::MPI_Win, *const AtomicU64)> {
+    ranks: c_int,
+) -> Result<(ffi::MPI_Win, Box<[*const HostWords]>)> {
     let mut win = constant::win_null();
     let mut mine: *mut c_void = std::ptr::null_mut();
-    let size = if host_rank == 0 { COUNT_BYTES } else { 0 };
     // SAFETY: out-pointers to locals; errors are returned on `host` while the window is
     // made (MPI's default for communicators is fatal), and every rank makes the same
     // decision from the same collective result below.
     unsafe {
         ffi::MPI_Comm_set_errhandler(host, constant::errors_return());
         let allocated = ffi::MPI_Win_allocate_shared(
-            size,
+            WORDS_BYTES as ffi::MPI_Aint,
             1,
             constant::info_null(),
             host,
             (&mut mine as *mut *mut c_void).cast(),
             &mut win,
         );
+        let mut words: Vec<*const HostWords> = Vec::with_capacity(ranks as usize);
+        if allocated == 0 {
+            for rank in 0..ranks {
+                let mut base: *mut c_void = std::ptr::null_mut();
+                let (mut len, mut unit): (ffi::MPI_Aint, c_int) = (0, 0);
+                if ffi::MPI_Win_shared_query(
+                    win,
+                    rank,
+                    &mut len,
+                    &mut unit,
+                    (&mut base as *mut *mut c_void).cast(),
+                ) != 0
+                    || base.is_null()
+                {
+                    break;
+                }
+                let pad = (base as usize).wrapping_neg() % WORDS_ALIGN;
+                if (len as usize) < pad + std::mem::size_of::<HostWords>() {
+                    break;
+                }
+                words.push(base.cast::<u8>().add(pad).cast());
+            }
+        }
         ffi::MPI_Comm_set_errhandler(host, constant::errors_are_fatal());
-        let mut word: *mut c_void = std::ptr::null_mut();
-        let (mut len, mut unit): (ffi::MPI_Aint, c_int) = (0, 0);
-        let usable = allocated == 0
-            && ffi::MPI_Win_shared_query(
-                win,
-                0,
-                &mut len,
-                &mut unit,
-                (&mut word as *mut *mut c_void).cast(),
-            ) == 0
-            && len >= 8
-            && (word as usize) % std::mem::align_of::<AtomicU64>() == 0;
-        // Every rank must agree before any touches the word: a rank that found it
+        let usable = words.len() == ranks as usize;
+        // Every rank must agree before any touches the words: a rank that found them
         // unusable frees the window with the others.
         let (mine_ok, mut all_ok): (c_int, c_int) = (c_int::from(usable), 0);
         check(
@@ -189,15 +414,18 @@ unsafe fn shared_count(
             if allocated == 0 {
                 check("MPI_Win_free", ffi::MPI_Win_free(&mut win))?;
             }
-            return Ok((constant::win_null(), std::ptr::null()));
+            return Ok((constant::win_null(), Box::default()));
         }
-        let awake = word as *const AtomicU64;
-        if host_rank == 0 {
-            (*awake).store(0, Ordering::Relaxed);
-        }
-        // The zero before any rank joins.
+        // This rank's words, inside its own part (checked above), which no other rank
+        // touches before the barrier below.
+        std::ptr::write_bytes(
+            words[host_rank as usize].cast_mut().cast::<u8>(),
+            0,
+            std::mem::size_of::<HostWords>(),
+        );
+        // The zeros before any rank joins the count or signals.
         check("MPI_Barrier", ffi::MPI_Barrier(host))?;
-        RanksAwake(&*awake).join();
-        Ok((win, awake))
+        RanksAwake(&(*words[0]).awake.0).join();
+        Ok((win, words.into_boxed_slice()))
     }
 }
