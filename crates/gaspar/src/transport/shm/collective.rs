@@ -343,7 +343,11 @@ impl Call<'_> {
         }
         for member in others() {
             let (from, to) = (at(member), at(member + 1));
-            self.read_member(member, addresses[member as usize] + from, &mut buf[from..to])?;
+            self.read_member(
+                member,
+                addresses[member as usize] + from,
+                &mut buf[from..to],
+            )?;
         }
         // Nobody reads this member's buffer any more once the call returns.
         self.agree(word)
@@ -354,11 +358,13 @@ impl Call<'_> {
     /// down a tree ([`broadcast`](Self::broadcast)).
     fn broadcast_single_copy(&self, word: u64, buf: &mut [u8], root: u32) -> Result<bool> {
         let is_root = self.rank() == root;
-        let Some(addresses) = self.publish(word, is_root.then_some(buf.as_ptr() as usize))?
-        else {
+        let Some(addresses) = self.publish(word, is_root.then_some(buf.as_ptr() as usize))? else {
             return Ok(false);
         };
-        let read = is_root || self.read_member(root, addresses[root as usize], buf).is_ok();
+        let read = is_root
+            || self
+                .read_member(root, addresses[root as usize], buf)
+                .is_ok();
         // The root's buffer is free once every member read it.
         match self.all_agree_that(word, read)? {
             None => Ok(false),
