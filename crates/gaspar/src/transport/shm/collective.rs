@@ -14,26 +14,13 @@
 //!   other).
 //!
 //! Large messages move in chunks through the channels, a chunk in flight while the next
-//! is copied, except in a large allreduce under a builtin operator and a large broadcast,
-//! which move each byte once, straight from the process that holds it, by cross-memory
-//! attach (`process_vm_readv`), as MPI's shared-memory transports do (OpenMPI's CMA
-//! single copy): the members publish their buffers' addresses in their agreement's notes;
-//! each member reduces its 1/n slice of the buffer reading every other member's piece of
-//! that slice, in chunks that stay in the cache, into its own buffer, then reads the other
-//! slices' results from their reducers (allgather by reads); a broadcast's members read
-//! the root's buffer. A round of notes first checks that every member may read every
-//! other's memory (Yama's ptrace scope, seccomp); where one may not, the call runs in
-//! the channels instead.
+//! is copied.
 //!
 //! Reductions combine contributions in team rank order (`lower ⊕ higher`; builtin
 //! operators, which commute, in either order) along a tree that depends only on the
 //! team's size and the buffer's length, each result computed once and copied to the
 //! members that need it or computed alike by each, so a float reduction gives the same
 //! bits on every member and in every run, and a user operator need only be associative.
-
-use std::io::IoSliceMut;
-
-use nix::sys::uio::{process_vm_readv, RemoteIoVec};
 
 use super::channel::Sink;
 use super::notes::NOTE_PAYLOAD;
@@ -53,16 +40,6 @@ const FUSED: usize = NOTE_PAYLOAD - AGREEING_HEAD;
 /// allgather: below, recursive doubling's fewer rounds cost less than its larger
 /// messages and combinations.
 const SCATTERED_ALLREDUCE: usize = 32 * 1024;
-
-/// The smallest buffer an allreduce under a builtin operator, or a broadcast, moves by
-/// single copies (see the module's doc): below, the channels' pipeline costs less than
-/// its four rounds of notes and system calls.
-const SINGLE_COPY: usize = 256 * 1024;
-
-/// Bytes of another member's piece a member reads at a time while it reduces its slice
-/// of a single-copy allreduce: the piece and the slice's part it is combined into stay
-/// in a core's own cache.
-const READ_CHUNK: usize = 64 * 1024;
 
 /// Scratch space up to this many bytes lives on the stack: the most common small
 /// collectives (a few scalars) allocate nothing.
@@ -148,15 +125,6 @@ impl Call<'_> {
         ((u64::from(self.rank()) + n - u64::from(distance) % n) % n) as u32
     }
 
-    /// Whether a large allreduce or broadcast of `len` bytes in elements of `elem_len`
-    /// moves by single copies: a buffer of [`SINGLE_COPY`] bytes or more, of whole
-    /// elements, in a team whose addresses fit in an agreement's note.
-    fn single_copy(&self, len: usize, elem_len: usize) -> bool {
-        len >= SINGLE_COPY
-            && len % elem_len.max(1) == 0
-            && self.size() as usize * std::mem::size_of::<u64>() <= FUSED
-    }
-
     /// The physical rank of a team rank.
     fn physical(&self, team_rank: u32) -> u32 {
         self.team.members[team_rank as usize]
@@ -226,151 +194,6 @@ impl Call<'_> {
             combine: &mut nothing,
         };
         self.allreduce_agreeing(word, &mut [], &mut reduction)
-    }
-
-    /// Reads `local.len()` bytes at `addr` in the process of team rank `member`.
-    fn read_member(&self, member: u32, addr: usize, local: &mut [u8]) -> Result<()> {
-        if local.is_empty() {
-            return Ok(());
-        }
-        let pid = self.shm.peers[self.physical(member) as usize].pid;
-        let remote = [RemoteIoVec {
-            base: addr,
-            len: local.len(),
-        }];
-        match process_vm_readv(pid, &mut [IoSliceMut::new(local)], &remote) {
-            Ok(n) if n == local.len() => Ok(()),
-            Ok(_) => Err(Error::os("process_vm_readv", nix::errno::Errno::EFAULT)),
-            Err(e) => Err(Error::os("process_vm_readv", e)),
-        }
-    }
-
-    /// The agreement on `word` in which each member also publishes an address (`None`:
-    /// none): every member's, by team rank, or `None` if the members made different
-    /// calls.
-    fn publish(&self, word: u64, mine: Option<usize>) -> Result<Option<Vec<usize>>> {
-        const ADDRESS: usize = std::mem::size_of::<u64>();
-        let mut addresses = vec![0u8; ADDRESS * self.size() as usize];
-        if let Some(address) = mine {
-            addresses[ADDRESS * self.rank() as usize..][..ADDRESS]
-                .copy_from_slice(&(address as u64).to_ne_bytes());
-        }
-        let mut either = |acc: &mut [u8], other: &[u8]| {
-            acc.iter_mut().zip(other).for_each(|(a, b)| *a |= b);
-        };
-        let mut reduction = Reduction {
-            elem_len: 1,
-            builtin: None,
-            combine: &mut either,
-        };
-        if !self.allreduce_agreeing(word, &mut addresses, &mut reduction)? {
-            return Ok(None);
-        }
-        Ok(Some(
-            addresses
-                .chunks_exact(ADDRESS)
-                .map(|a| u64::from_ne_bytes(a.try_into().unwrap_or_default()) as usize)
-                .collect(),
-        ))
-    }
-
-    /// The agreement on `word` that also tells every member whether all passed `ok`:
-    /// `None` if the members made different calls.
-    fn all_agree_that(&self, word: u64, ok: bool) -> Result<Option<bool>> {
-        let mut flag = [u8::from(ok)];
-        let mut both = |acc: &mut [u8], other: &[u8]| acc[0] &= other[0];
-        let mut reduction = Reduction {
-            elem_len: 1,
-            builtin: None,
-            combine: &mut both,
-        };
-        Ok(self
-            .allreduce_agreeing(word, &mut flag, &mut reduction)?
-            .then_some(flag[0] != 0))
-    }
-
-    /// Whether this member may read the memory of every other at `addresses` (a byte
-    /// of each).
-    fn can_read_all(&self, addresses: &[usize]) -> bool {
-        (0..self.size())
-            .filter(|&member| member != self.rank())
-            .all(|member| {
-                self.read_member(member, addresses[member as usize], &mut [0u8])
-                    .is_ok()
-            })
-    }
-
-    /// A large allreduce under a builtin (commutative) operator by single copies (see
-    /// the module's doc), after its agreement on `word`, or in the channels
-    /// ([`allreduce_scattered`](Self::allreduce_scattered)) if some member may not read
-    /// the others' memory. Each slice is reduced by one member, its own contribution
-    /// combined with the others' in team rank order, so every member gets the same
-    /// bits, in every run.
-    fn allreduce_single_copy(
-        &self,
-        word: u64,
-        buf: &mut [u8],
-        reduction: &mut Reduction<'_>,
-    ) -> Result<bool> {
-        let Some(addresses) = self.publish(word, Some(buf.as_ptr() as usize))? else {
-            return Ok(false);
-        };
-        match self.all_agree_that(word, self.can_read_all(&addresses))? {
-            None => return Ok(false),
-            Some(false) => return self.allreduce_scattered(buf, reduction).map(|()| true),
-            Some(true) => {}
-        }
-        let (n, rank) = (self.size(), self.rank());
-        let elem_len = reduction.elem_len.max(1);
-        let elems = buf.len() / elem_len;
-        // Byte offset of member m's slice, a whole number of elements.
-        let at = |m: u32| elems * m as usize / n as usize * elem_len;
-        let others = || (0..n).filter(move |&member| member != rank);
-        let chunk = (READ_CHUNK / elem_len).max(1) * elem_len;
-        let (start, end) = (at(rank), at(rank + 1));
-        let mut piece = vec![0u8; chunk.min(end - start)];
-        for from in (start..end).step_by(chunk) {
-            let to = (from + chunk).min(end);
-            let piece = &mut piece[..to - from];
-            for member in others() {
-                self.read_member(member, addresses[member as usize] + from, piece)?;
-                (reduction.combine)(&mut buf[from..to], piece);
-            }
-        }
-        // Every slice reduced: each member reads the others' results.
-        if !self.agree(word)? {
-            return Ok(false);
-        }
-        for member in others() {
-            let (from, to) = (at(member), at(member + 1));
-            self.read_member(
-                member,
-                addresses[member as usize] + from,
-                &mut buf[from..to],
-            )?;
-        }
-        // Nobody reads this member's buffer any more once the call returns.
-        self.agree(word)
-    }
-
-    /// A large broadcast by single copies (see the module's doc), after its agreement on
-    /// `word`: every member reads the root's buffer, or, if one may not, the call runs
-    /// down a tree ([`broadcast`](Self::broadcast)).
-    fn broadcast_single_copy(&self, word: u64, buf: &mut [u8], root: u32) -> Result<bool> {
-        let is_root = self.rank() == root;
-        let Some(addresses) = self.publish(word, is_root.then_some(buf.as_ptr() as usize))? else {
-            return Ok(false);
-        };
-        let read = is_root
-            || self
-                .read_member(root, addresses[root as usize], buf)
-                .is_ok();
-        // The root's buffer is free once every member read it.
-        match self.all_agree_that(word, read)? {
-            None => Ok(false),
-            Some(true) => Ok(true),
-            Some(false) => self.broadcast(buf, root).map(|()| true),
-        }
     }
 
     /// Binomial tree from `root`: each rank receives from its parent, then sends to its
@@ -831,18 +654,6 @@ impl ShmTransport {
                 root,
                 one_way: false,
             } if buf.len() + ROOT_FLAG <= FUSED => c.broadcast_agreeing(word, buf, root),
-            // A large allreduce or broadcast agrees while its members publish their
-            // buffers.
-            TeamCall::Reduce {
-                buf,
-                mut reduction,
-                root: None,
-            } if reduction.builtin.is_some() && c.single_copy(buf.len(), reduction.elem_len) => {
-                c.allreduce_single_copy(word, buf, &mut reduction)
-            }
-            TeamCall::Broadcast { buf, root, .. } if c.single_copy(buf.len(), 1) => {
-                c.broadcast_single_copy(word, buf, root)
-            }
             call => {
                 if let TeamCall::Agree { barrier: true } = call {
                     self.flush_all()?;
