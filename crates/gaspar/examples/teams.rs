@@ -201,7 +201,7 @@ fn collectives(world: &World, team: &Team, name: &str) -> Result<()> {
 }
 
 /// A large allreduce (70 001 integers: a length no multiple of the team's size or of a
-/// power of two, past the transport's single-copy threshold) and a broadcast of it from
+/// power of two, many chunks through the channels) and a broadcast of it from
 /// the team's last member, checked element by element.
 fn large_on(world: &World, team: &Team, worlds: &[u32]) -> Result<()> {
     let me = u64::from(world.rank());
@@ -231,10 +231,10 @@ fn large_on(world: &World, team: &Team, worlds: &[u32]) -> Result<()> {
     )
 }
 
-/// Float sums whose values depend on the order of additions, of a small, a large and a
-/// larger buffer (the transport may reduce them along different trees, the largest by
-/// single copies): their bits must be the
-/// same on every rank, and (the test compares runs) in every run.
+/// Float sums whose values depend on the order of additions, of a small buffer and of
+/// two large ones, one of an odd length (the transport may reduce them along different
+/// trees): their bits must be the same on every rank, and (the test compares runs) in
+/// every run.
 fn floats(world: &World) -> Result<()> {
     let me = world.rank();
     let mut digest = 0xcbf2_9ce4_8422_2325u64;
@@ -260,7 +260,8 @@ fn floats(world: &World) -> Result<()> {
     Ok(())
 }
 
-/// An allreduce of 300 007 doubles (single copies, or many chunks through the channels) and a broadcast of
+/// An allreduce of 300 007 doubles (many chunks through the channels, a length no
+/// multiple of a chunk or of the team's size) and a broadcast of
 /// them.
 fn large(world: &World) -> Result<()> {
     let (me, n) = (world.rank(), world.procs());
