@@ -195,17 +195,50 @@ fn collectives(world: &World, team: &Team, name: &str) -> Result<()> {
     team.alltoall(world, &send, &mut recv)?;
     let expected: Vec<u32> = worlds.iter().flat_map(|&w| [w * 100 + me; 2]).collect();
     check(recv == expected, "alltoall")?;
+    large_on(world, team, &worlds)?;
     println!("rank {me}: {name} collectives ok");
     Ok(())
 }
 
-/// Float sums whose values depend on the order of additions, of a small and of a large
-/// buffer (the transport may reduce them along different trees): their bits must be the
-/// same on every rank, and (the test compares runs) in every run.
+/// A large allreduce (70 001 integers: a length no multiple of the team's size or of a
+/// power of two, many chunks through the channels) and a broadcast of it from
+/// the team's last member, checked element by element.
+fn large_on(world: &World, team: &Team, worlds: &[u32]) -> Result<()> {
+    let me = u64::from(world.rank());
+    let len = 70_001u64;
+    let mut values: Vec<u64> = (0..len).map(|i| i * 3 + me * 1_000_003).collect();
+    team.allreduce(world, &mut values, ReduceOp::Sum)?;
+    let members = worlds.len() as u64;
+    let world_sum: u64 = worlds.iter().map(|&w| u64::from(w) * 1_000_003).sum();
+    check(
+        values
+            .iter()
+            .zip(0..)
+            .all(|(&v, i)| v == members * i * 3 + world_sum),
+        "large team allreduce",
+    )?;
+    let root = team.size() - 1;
+    let mut copy: Vec<u64> = if team.rank() == root {
+        values.iter().map(|v| v ^ me).collect()
+    } else {
+        vec![0; len as usize]
+    };
+    team.broadcast(world, &mut copy, root)?;
+    let from = u64::from(worlds[root as usize]);
+    check(
+        copy.iter().zip(&values).all(|(&c, &v)| c == v ^ from),
+        "large team broadcast",
+    )
+}
+
+/// Float sums whose values depend on the order of additions, of a small buffer and of
+/// two large ones, one of an odd length (the transport may reduce them along different
+/// trees): their bits must be the same on every rank, and (the test compares runs) in
+/// every run.
 fn floats(world: &World) -> Result<()> {
     let me = world.rank();
     let mut digest = 0xcbf2_9ce4_8422_2325u64;
-    for len in [1000u32, 20_000] {
+    for len in [1000u32, 20_000, 100_003] {
         let mut values: Vec<f64> = (0..len)
             .map(|i| {
                 let x = f64::from(i * 7 + me * 13 + 1);
@@ -227,11 +260,12 @@ fn floats(world: &World) -> Result<()> {
     Ok(())
 }
 
-/// An allreduce of 300 000 doubles (many chunks through the channels) and a broadcast of
+/// An allreduce of 300 007 doubles (many chunks through the channels, a length no
+/// multiple of a chunk or of the team's size) and a broadcast of
 /// them.
 fn large(world: &World) -> Result<()> {
     let (me, n) = (world.rank(), world.procs());
-    let len = 300_000usize;
+    let len = 300_007usize;
     let mut values: Vec<f64> = (0..len)
         .map(|i| (i % 1000) as f64 + f64::from(me))
         .collect();
