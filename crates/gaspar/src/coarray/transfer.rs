@@ -127,21 +127,7 @@ impl Coarrays {
         src: &Section<'_>,
         src_elem: Elem,
     ) -> CoResult<()> {
-        if let Some(len) = Self::dense_vectors(dst, src) {
-            // A whole vector to a whole vector (`a(:)[i] = b(:)`, a row): one run, checked
-            // and issued here as a scalar is, without the call into `put_run`.
-            let bytes = src_buf.get(src.start..src.start.wrapping_add(len));
-            let target = self.run_target(token, offset, image, dst.start, len);
-            if let (Some(bytes), Some((rank, target)), true) = (
-                bytes,
-                target,
-                is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len),
-            ) {
-                self.rt.put_located(target, bytes)?;
-                self.put_issued(rank);
-                return Ok(());
-            }
-        } else if let (Some((rank, target)), true) = (
+        if let (Some((rank, target)), true) = (
             self.scalar_target(token, offset, image, dst),
             src.dims.is_empty(),
         ) {
@@ -318,24 +304,6 @@ impl Coarrays {
         Some((rank, target))
     }
 
-    /// The bytes of `remote` and `local` when both are one dense dimension of the same
-    /// extent and element length (the fast paths' vector case; scalars and anything
-    /// else are `None`).
-    #[inline(always)]
-    fn dense_vectors(remote: &Section<'_>, local: &Section<'_>) -> Option<usize> {
-        match (remote.dims, local.dims) {
-            ([r], [l])
-                if r.extent == l.extent
-                    && remote.elem_len == local.elem_len
-                    && r.stride == remote.elem_len as isize
-                    && l.stride == local.elem_len as isize =>
-            {
-                r.extent.checked_mul(remote.elem_len)
-            }
-            _ => None,
-        }
-    }
-
     /// The dense run both sections describe when they do, of the same bytes: its length.
     /// Sections of more than [`MAX_RANK`] dimensions are left to the checks that reject
     /// them.
@@ -446,20 +414,7 @@ impl Coarrays {
         dst: &Section<'_>,
         dst_elem: Elem,
     ) -> CoResult<()> {
-        if let Some(len) = Self::dense_vectors(src, dst) {
-            // A whole vector into a whole vector: see `put`.
-            let into = dst_buf.get_mut(dst.start..dst.start.wrapping_add(len));
-            let source = self.run_target(token, offset, image, src.start, len);
-            if let (Some(into), Some((rank, source)), true) = (
-                into,
-                source,
-                is_plain_copy(src_elem, src.elem_len, dst_elem, dst.elem_len),
-            ) {
-                self.before_read(rank)?;
-                self.rt.get_located(into, source)?;
-                return Ok(());
-            }
-        } else if let (Some((rank, source)), true) = (
+        if let (Some((rank, source)), true) = (
             self.scalar_target(token, offset, image, src),
             dst.dims.is_empty(),
         ) {
