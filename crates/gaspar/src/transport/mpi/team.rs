@@ -216,15 +216,28 @@ impl MpiTransport {
         self.on_mpi_thread()?;
         let _serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
         let comm = self.comm_of(team);
+        // The world team's agreement runs in the host's window when the job's barriers do
+        // (one host): a barrier carrying the call word, without an MPI_Allreduce.
+        let agreed = || -> Result<bool> {
+            if team.comm.is_none() {
+                let in_window = self
+                    .host
+                    .exchange(self.patience, word, None, &|| self.progress())?;
+                if let Some(same) = in_window {
+                    return Ok(same);
+                }
+            }
+            agree(comm, word)
+        };
         let same = if let TeamCall::Agree { barrier: true } = call {
             let mut same = false;
             self.synchronizing(|| {
-                same = agree(comm, word)?;
+                same = agreed()?;
                 Ok(())
             })?;
             same
         } else {
-            agree(comm, word)?
+            agreed()?
         };
         if !same {
             return Ok(false);
