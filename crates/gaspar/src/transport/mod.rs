@@ -391,6 +391,26 @@ pub struct SegmentSizes {
 /// would pay for; only a failing call pays for the box. `?` converts both ways.
 pub type TransportResult<T> = std::result::Result<T, Box<Error>>;
 
+/// [`Transport::agree_u64`] through [`Transport::allgather_u64`]: whether every rank
+/// passed `value`. No allocation for the usual job sizes (a barrier is on many programs'
+/// hot path).
+pub(crate) fn agree_by_allgather<T: Transport + ?Sized>(
+    transport: &T,
+    value: u64,
+) -> TransportResult<bool> {
+    let procs = transport.procs() as usize;
+    let mut small = [0u64; 16];
+    let mut large = Vec::new();
+    let all = if procs <= small.len() {
+        &mut small[..procs]
+    } else {
+        large.resize(procs, 0);
+        &mut large[..]
+    };
+    transport.allgather_u64(value, all)?;
+    Ok(all.iter().all(|&word| word == value))
+}
+
 /// What every transport provides. Ranks here are physical ranks; rank remapping is the
 /// world layer's business.
 pub trait Transport: Send + Sync {
@@ -458,18 +478,7 @@ pub trait Transport: Send + Sync {
     /// the shm transport (and mpi, when the job's ranks share one host) carries the words
     /// through its barrier's signals instead.
     fn agree_u64(&self, value: u64) -> TransportResult<bool> {
-        // No allocation for the usual job sizes (a barrier is on many programs' hot path).
-        let procs = self.procs() as usize;
-        let mut small = [0u64; 16];
-        let mut large = Vec::new();
-        let all = if procs <= small.len() {
-            &mut small[..procs]
-        } else {
-            large.resize(procs, 0);
-            &mut large[..]
-        };
-        self.allgather_u64(value, all)?;
-        Ok(all.iter().all(|&word| word == value))
+        agree_by_allgather(self, value)
     }
     /// Makes `len` bytes of this process's memory at `base` reachable by other ranks as
     /// registration slot `slot`.

@@ -1109,18 +1109,8 @@ impl Transport for MpiTransport {
         let serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
         if !self.host.runs_collectives() {
             drop(serialized);
-            // Whether every word is `value`, from an allgather in MPI (no allocation for
-            // the usual job sizes).
-            let procs = self.procs as usize;
-            let (mut small, mut large) = ([0u64; 16], Vec::new());
-            let all = if procs <= small.len() {
-                &mut small[..procs]
-            } else {
-                large.resize(procs, 0);
-                &mut large[..]
-            };
-            self.allgather_u64(value, all)?;
-            return Ok(all.iter().all(|&word| word == value));
+            // Whether every word is `value`, from an allgather in MPI.
+            return super::agree_by_allgather(self, value);
         }
         // The allgather without reading the words: the barrier tells whether all agree.
         let mut agreed = false;

@@ -63,6 +63,8 @@ pub(super) struct Host {
     /// The host's ranks are the job's, in the same order, and have the window: the job's
     /// barriers and allgathers run in it.
     whole_job: bool,
+    /// The job has ranks on other hosts too.
+    spans_hosts: bool,
     /// The host's ranks outnumber their cores (the union of their affinity masks).
     crowded: bool,
     /// How many cores those are.
@@ -168,6 +170,7 @@ impl Host {
             words,
             host_rank: host_rank as u32,
             whole_job,
+            spans_hosts: ranks < procs,
             crowded: ranks as usize > cores,
             cores,
             asymmetric_fences: whole_job
@@ -207,6 +210,11 @@ impl Host {
             },
             None => Crowding::Fixed(self.crowded),
         }
+    }
+
+    /// Whether the job has ranks on other hosts (for the progress thread's `auto`).
+    pub(super) fn spans_hosts(&self) -> bool {
+        self.spans_hosts
     }
 
     /// Whether the job's barriers and allgathers run in the window (the host's ranks are

@@ -147,33 +147,6 @@ impl ProgressThread {
     }
 }
 
-/// Whether the ranks of `comm` are on more than one host. Collective over `comm`.
-///
-/// # Safety
-/// `comm` is a live communicator.
-pub(crate) unsafe fn spans_hosts(comm: ffi::MPI_Comm) -> Result<bool> {
-    let (mut host, mut host_size, mut size): (ffi::MPI_Comm, c_int, c_int) =
-        (constant::comm_null(), 0, 0);
-    // SAFETY: `comm` is live (caller's contract); every out-pointer is a valid local; the
-    // host communicator is freed before returning.
-    unsafe {
-        check("MPI_Comm_size", ffi::MPI_Comm_size(comm, &mut size))?;
-        check(
-            "MPI_Comm_split_type",
-            ffi::MPI_Comm_split_type(
-                comm,
-                ffi::RSMPI_COMM_TYPE_SHARED,
-                0,
-                constant::info_null(),
-                &mut host,
-            ),
-        )?;
-        check("MPI_Comm_size", ffi::MPI_Comm_size(host, &mut host_size))?;
-        check("MPI_Comm_free", ffi::MPI_Comm_free(&mut host))?;
-    }
-    Ok(host_size < size)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

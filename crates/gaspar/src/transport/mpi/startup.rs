@@ -382,7 +382,6 @@ impl MpiTransport {
         };
         let mut comm = constant::comm_null();
         let host: Host;
-        let spans_hosts: bool;
         let (mut rank, mut procs): (c_int, c_int) = (0, 0);
         let mut base: *mut u8 = std::ptr::null_mut();
         let mut win = constant::win_null();
@@ -445,7 +444,6 @@ impl MpiTransport {
             allgather_words(comm, pad, &mut pads)?;
             common_pad(&pads)?;
             host = Host::join(comm)?;
-            spans_hosts = progress::spans_hosts(comm)?;
             // An empty registration table and a free accumulate lock (the window's memory
             // is not zeroed by MPI).
             std::ptr::write_bytes(
@@ -485,12 +483,12 @@ impl MpiTransport {
         // Only at MPI_THREAD_MULTIPLE: below it, no other thread may call MPI.
         if let (None, Some(interval)) = (
             transport.single_thread,
-            progress::Choice::from_env()?.interval(spans_hosts),
+            progress::Choice::from_env()?.interval(transport.host.spans_hosts()),
         ) {
             // SAFETY: MPI is initialized, at MPI_THREAD_MULTIPLE (checked just above).
             let thread = unsafe { ProgressThread::start(interval)? };
             *transport.progress.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
-            tracing::debug!(?interval, spans_hosts, "mpi progress thread started");
+            tracing::debug!(?interval, "mpi progress thread started");
         }
         transport.barrier()?;
         tracing::debug!(rank, procs, total, "mpi transport attached");
