@@ -259,6 +259,26 @@ fn bench(images: &mut Images) -> CoResult<()> {
             Path::Raw => Ok(images.runtime().put_blocking(target, &src[..len])?),
         })?;
         report(me, n, &format!("put {} KiB", len >> 10), c, Some(r));
+        // The same statement against the raw calls that match its two steps: a
+        // nonblocking put, then the fence that completes it at its target (the coarray
+        // put is nonblocking; sync memory, an image control statement, completes it).
+        let (c, r) = paired(iterations, |path| match path {
+            Path::Coarray => {
+                images.put(&token, 0, right, &section, R8, &src[..len], &section, R8)?;
+                images.sync_memory()
+            }
+            Path::Raw => {
+                images.runtime().put(target, &src[..len], Handle::NULL)?;
+                Ok(images.runtime().fence(right_rank)?)
+            }
+        })?;
+        report(
+            me,
+            n,
+            &format!("put {} KiB (raw: put + fence)", len >> 10),
+            c,
+            Some(r),
+        );
         let (c, r) = paired(iterations, |path| match path {
             Path::Coarray => images.get(
                 &token,

@@ -90,6 +90,28 @@ mod constant {
         request_null: MPI_Request = RSMPI_REQUEST_NULL;
     }
 
+    // The handles the bindings lack, from build.rs's C shim (constants.c).
+    unsafe extern "C" {
+        safe fn gaspar_mpi_replace() -> ffi::MPI_Op;
+        safe fn gaspar_mpi_no_op() -> ffi::MPI_Op;
+        safe fn gaspar_mpi_in_place() -> *mut std::ffi::c_void;
+    }
+
+    /// MPI_REPLACE: an accumulate or fetch-and-op that stores its operand.
+    pub(super) fn replace() -> ffi::MPI_Op {
+        gaspar_mpi_replace()
+    }
+
+    /// MPI_NO_OP: a fetch-and-op that only reads.
+    pub(super) fn no_op() -> ffi::MPI_Op {
+        gaspar_mpi_no_op()
+    }
+
+    /// MPI_IN_PLACE: a reduction's send buffer that says "the receive buffer holds it".
+    pub(super) fn in_place() -> *const std::ffi::c_void {
+        gaspar_mpi_in_place()
+    }
+
     pub(super) fn status_ignore() -> *mut ffi::MPI_Status {
         // SAFETY: as above.
         unsafe { ffi::RSMPI_STATUS_IGNORE }

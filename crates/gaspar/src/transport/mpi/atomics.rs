@@ -1,5 +1,6 @@
 //! Remote atomics on the allocated window: MPI_Fetch_and_op and MPI_Compare_and_swap
-//! on one 4- or 8-byte word, each completed at its target, and the swap built from them.
+//! on one 4- or 8-byte word, each completed at its target (a swap or store is
+//! MPI_Fetch_and_op with MPI_REPLACE, a load with MPI_NO_OP).
 
 use std::ffi::c_int;
 
@@ -52,12 +53,12 @@ impl MpiTransport {
             AtomicOp::CompareSwap { expected, new } => {
                 return self.compare_and_swap(rank, disp, width, expected, new)
             }
-            AtomicOp::Swap(v) | AtomicOp::Store(v) => return self.swap(rank, disp, width, v),
+            AtomicOp::Swap(v) | AtomicOp::Store(v) => (v, constant::replace()),
             AtomicOp::Add(v) => (v, constant::sum()),
             AtomicOp::Xor(v) => (v, constant::bxor()),
             AtomicOp::Or(v) => (v, constant::bor()),
             AtomicOp::And(v) => (v, constant::band()),
-            AtomicOp::Load => (0, constant::sum()),
+            AtomicOp::Load => (0, constant::no_op()),
         };
         self.fetch_and_op(rank, disp, width, operand, mpi_op)
     }
@@ -98,19 +99,6 @@ impl MpiTransport {
             ffi::MPI_Win_flush(rank as c_int, self.win)
         });
         Ok(result)
-    }
-
-    /// MPI_REPLACE has no portable shim in the bindings: a compare-and-swap loop.
-    #[inline(never)]
-    fn swap(&self, rank: u32, disp: ffi::MPI_Aint, width: Width, value: u64) -> Result<u64> {
-        let mut seen = self.fetch_and_op(rank, disp, width, 0, constant::sum())?;
-        loop {
-            let old = self.compare_and_swap(rank, disp, width, seen, value)?;
-            if old == seen {
-                return Ok(old);
-            }
-            seen = old;
-        }
     }
 
     /// MPI_Compare_and_swap + flush, little-endian as [`fetch_and_op`](Self::fetch_and_op).

@@ -86,13 +86,6 @@ fn operator(op: ReduceOp) -> ffi::MPI_Op {
 /// since an MPI progress thread may run the operator.
 static CURRENT: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
-/// The copy of a receiving member's contribution to a reduction (MPI reads the send
-/// buffer while it writes the result into `buf`), kept from call to call: a fresh 8 MiB
-/// buffer each call (its pages faulted in anew) made the allreduce of 1 Mi doubles 2.4x
-/// as slow as MPI_Allreduce's on reused buffers (4 ranks on 2 cores). Collectives of this
-/// process run one at a time (under [`COLLECTIVES`]), so the lock is never contended.
-static CONTRIBUTION: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
-
 /// What [`CURRENT`] points to.
 struct Current<'a, 'r> {
     reduction: &'a mut Reduction<'r>,
@@ -277,41 +270,35 @@ impl MpiTransport {
                     &mut current as *mut Current<'_, '_> as *mut c_void,
                     Ordering::Release,
                 );
-                let code = {
-                    let mut contribution = CONTRIBUTION.lock().unwrap_or_else(|p| p.into_inner());
-                    // A member that only contributes sends `buf` itself; one that
-                    // receives sends a copy, in a buffer kept from call to call.
-                    let receives = root.is_none() || root == Some(team.rank);
-                    let send = if receives {
-                        contribution.clear();
-                        contribution.extend_from_slice(buf);
-                        contribution.as_ptr()
-                    } else {
-                        buf.as_ptr()
-                    };
-                    // SAFETY: `elements` elements of `datatype` in both buffers on every
-                    // member (agreed); `contribution` is locked and `current` lives until
-                    // after the call.
-                    unsafe {
-                        match root {
-                            Some(root) => ffi::MPI_Reduce(
-                                send.cast(),
-                                buf.as_mut_ptr().cast(),
-                                elements,
-                                datatype,
-                                op,
-                                root as c_int,
-                                comm,
-                            ),
-                            None => ffi::MPI_Allreduce(
-                                send.cast(),
-                                buf.as_mut_ptr().cast(),
-                                elements,
-                                datatype,
-                                op,
-                                comm,
-                            ),
-                        }
+                // A member that receives the result contributes from the same buffer
+                // (MPI_IN_PLACE); one that only contributes sends `buf` itself.
+                let receives = root.is_none() || root == Some(team.rank);
+                let send = if receives {
+                    constant::in_place()
+                } else {
+                    buf.as_ptr().cast()
+                };
+                // SAFETY: `elements` elements of `datatype` in `buf` on every member
+                // (agreed); `current` lives until after the call.
+                let code = unsafe {
+                    match root {
+                        Some(root) => ffi::MPI_Reduce(
+                            send,
+                            buf.as_mut_ptr().cast(),
+                            elements,
+                            datatype,
+                            op,
+                            root as c_int,
+                            comm,
+                        ),
+                        None => ffi::MPI_Allreduce(
+                            send,
+                            buf.as_mut_ptr().cast(),
+                            elements,
+                            datatype,
+                            op,
+                            comm,
+                        ),
                     }
                 };
                 CURRENT.store(std::ptr::null_mut(), Ordering::Release);
