@@ -40,6 +40,36 @@ struct HostWords {
     barrier: [[Slot<AtomicU64>; 2]; MAX_ROUNDS],
     /// This rank's word of the allgather in barrier number e, in `exchange[e % 2]`.
     exchange: [Padded; 2],
+    /// This rank's contribution to a small collective run in barrier number e, in
+    /// `payload[e % 2]` (see [`Host::exchange_payload`]).
+    payload: [Payload; 2],
+}
+
+/// The most bytes a rank contributes to a collective that runs in the window.
+pub(super) const PAYLOAD_BYTES: usize = 512;
+
+/// A rank's contribution to a small collective, as words (the window is shared memory
+/// that other processes read: touched only through atomics).
+#[repr(C, align(64))]
+struct Payload([AtomicU64; PAYLOAD_BYTES / 8]);
+
+impl Payload {
+    /// Stores `bytes` (at most [`PAYLOAD_BYTES`]) from the first word on.
+    fn store(&self, bytes: &[u8]) {
+        for (word, chunk) in self.0.iter().zip(bytes.chunks(8)) {
+            let mut padded = [0u8; 8];
+            padded[..chunk.len()].copy_from_slice(chunk);
+            word.store(u64::from_ne_bytes(padded), Ordering::Relaxed);
+        }
+    }
+
+    /// Loads `out.len()` bytes (at most [`PAYLOAD_BYTES`]) from the first word on.
+    fn load(&self, out: &mut [u8]) {
+        for (word, chunk) in self.0.iter().zip(out.chunks_mut(8)) {
+            let bytes = word.load(Ordering::Relaxed).to_ne_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+    }
 }
 
 /// The alignment of [`HostWords`], which the libraries do not promise for a rank's part of
@@ -239,9 +269,25 @@ impl Host {
         out: Option<&mut [u64]>,
         progress: &dyn Fn(),
     ) -> Result<Option<bool>> {
+        self.exchange_payload(patience, value, &[], out, progress)
+    }
+
+    /// [`exchange`](Self::exchange) that also publishes `payload` (at most
+    /// [`PAYLOAD_BYTES`]), which every rank reads with [`payload_of`](Self::payload_of)
+    /// after its call and before its next one: the data of a small collective travels
+    /// with the barrier that agrees on the call.
+    pub(super) fn exchange_payload(
+        &self,
+        patience: &Patience,
+        value: u64,
+        payload: &[u8],
+        out: Option<&mut [u64]>,
+        progress: &dyn Fn(),
+    ) -> Result<Option<bool>> {
         if !self.runs_collectives() {
             return Ok(None);
         }
+        debug_assert!(payload.len() <= PAYLOAD_BYTES);
         let at = |rank: u32| -> &HostWords {
             // SAFETY: the window lives (checked above): only `release` frees it, which
             // finalize calls with the collectives' lock held, as the caller holds it now;
@@ -256,6 +302,7 @@ impl Host {
         // after the next (which this rank passes only after every rank has entered the
         // next one, hence has read it).
         own.exchange[parity].0.store(value, Ordering::Relaxed);
+        own.payload[parity].store(payload);
         let procs = self.words.len() as u32;
         let arrival = barrier::barrier(
             barrier::Algorithm::for_job(procs),
@@ -281,6 +328,20 @@ impl Host {
             }
         }
         Ok(Some(arrival.same_call))
+    }
+
+    /// Rank `rank`'s payload of the last [`exchange_payload`](Self::exchange_payload)
+    /// into `out` (its length: at most [`PAYLOAD_BYTES`]). Valid from the return of that
+    /// call until this rank's next exchange: a rank writes that parity's payload again
+    /// only in the exchange after next, which it enters only after every rank has entered
+    /// the next one. The caller holds the rank's collectives' lock.
+    pub(super) fn payload_of(&self, rank: u32, out: &mut [u8]) {
+        debug_assert!(self.runs_collectives() && out.len() <= PAYLOAD_BYTES);
+        let parity = (self.barriers.load(Ordering::Relaxed) % 2) as usize;
+        // SAFETY: as in `exchange_payload`: the window lives while the caller holds the
+        // collectives' lock, and every rank of the job has words.
+        let words = unsafe { &*self.words[rank as usize] };
+        words.payload[parity].load(out);
     }
 
     /// Waits until `flag` says barrier `epoch` (see [`barrier::arrived`]) and returns its

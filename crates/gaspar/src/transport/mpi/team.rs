@@ -4,14 +4,17 @@
 //! `MPI_Allreduce` (with MPI's builtin operator when the reduction is one, else with an
 //! operator made for the call, declared non-commutative so that MPI combines in rank
 //! order), `MPI_Allgather`, `MPI_Alltoall`, each after the agreement on the call (an
-//! `MPI_Allreduce` of its word, see [`agree`]).
+//! `MPI_Allreduce` of its word, see [`agree`]). When the job runs on one host, the world
+//! team agrees in the host's shared window instead, and its broadcasts and reductions of
+//! up to [`host::PAYLOAD_BYTES`] run there whole, their data carried by the agreeing
+//! barrier.
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use mpi::ffi;
 
-use super::{check, constant, Datatype, MpiTransport, COLLECTIVES};
+use super::{check, constant, host, Datatype, MpiTransport, COLLECTIVES};
 use crate::error::{Error, Result};
 use crate::transport::team::{ReduceOp, Reduction, Scalar, TeamCall, TransportTeam};
 use crate::transport::Transport;
@@ -204,10 +207,15 @@ impl MpiTransport {
         &self,
         team: &TransportTeam,
         word: u64,
-        call: TeamCall<'_, '_>,
+        mut call: TeamCall<'_, '_>,
     ) -> Result<bool> {
         self.on_mpi_thread()?;
         let _serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
+        if team.comm.is_none() {
+            if let Some(same) = self.small_call_in_window(team, word, &mut call)? {
+                return Ok(same);
+            }
+        }
         let comm = self.comm_of(team);
         // The world team's agreement runs in the host's window when the job's barriers do
         // (one host): a barrier carrying the call word, without an MPI_Allreduce.
@@ -342,6 +350,63 @@ impl MpiTransport {
             }
         }?;
         Ok(true)
+    }
+}
+
+impl MpiTransport {
+    /// A small broadcast or reduction of the world team when the job's barriers run in the
+    /// host's window: the data travels with the barrier that agrees on the call
+    /// ([`host::Host::exchange_payload`]), one barrier in all instead of a barrier and an
+    /// MPI collective; a reduction combines every member's contribution in rank order, as
+    /// MPI does with the non-commutative operators of [`UserOperator`], so every member
+    /// gets the same bits. `None` when the call is not such a call (or the window does
+    /// not run the job's barriers): the caller runs it in MPI. The caller holds the
+    /// collectives' lock.
+    fn small_call_in_window(
+        &self,
+        team: &TransportTeam,
+        word: u64,
+        call: &mut TeamCall<'_, '_>,
+    ) -> Result<Option<bool>> {
+        let progress = || self.progress();
+        match call {
+            TeamCall::Broadcast { buf, root, .. } if buf.len() <= host::PAYLOAD_BYTES => {
+                let payload: &[u8] = if *root == team.rank { buf } else { &[] };
+                let Some(same) =
+                    self.host
+                        .exchange_payload(self.patience, word, payload, None, &progress)?
+                else {
+                    return Ok(None);
+                };
+                if same && *root != team.rank {
+                    self.host.payload_of(*root, buf);
+                }
+                Ok(Some(same))
+            }
+            TeamCall::Reduce {
+                buf,
+                reduction,
+                root,
+            } if buf.len() <= host::PAYLOAD_BYTES => {
+                let Some(same) =
+                    self.host
+                        .exchange_payload(self.patience, word, buf, None, &progress)?
+                else {
+                    return Ok(None);
+                };
+                if same && root.is_none_or(|root| root == team.rank) {
+                    let mut other = [0u8; host::PAYLOAD_BYTES];
+                    let other = &mut other[..buf.len()];
+                    self.host.payload_of(0, buf);
+                    for rank in 1..team.size() {
+                        self.host.payload_of(rank, other);
+                        (reduction.combine)(buf, other);
+                    }
+                }
+                Ok(Some(same))
+            }
+            _ => Ok(None),
+        }
     }
 }
 
