@@ -307,12 +307,12 @@ fn heap_ga(rank: u32, block: u64, offset: usize) -> CoResult<GlobalAddr> {
 /// [`Token::location`]); `None` for a rank or offset no address has.
 #[inline]
 fn heap_location(rt: &Strided, rank: u32, at: u64) -> Option<Location> {
-    Some(Location {
-        rank: rt.physical(rank).ok()?,
-        segment: Segment::Heap,
-        offset: at,
-        ga: GlobalAddr::new(rank, 0, Segment::Heap, at)?,
-    })
+    Some(Location::new(
+        rt.physical(rank).ok()?,
+        Segment::Heap,
+        at,
+        GlobalAddr::new(rank, 0, Segment::Heap, at)?,
+    ))
 }
 
 /// An 8-byte atomic on a resolved control word (see [`Coarrays::control_word`]).

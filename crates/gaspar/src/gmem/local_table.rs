@@ -122,12 +122,12 @@ impl LocalTables {
 
     fn at(&self, rank: u32, offset: u64) -> Location {
         let offset = self.region + offset;
-        Location {
+        Location::new(
             rank,
-            segment: Segment::Heap,
+            Segment::Heap,
             offset,
-            ga: GlobalAddr::new(rank, 0, Segment::Heap, offset).unwrap_or(GlobalAddr::NULL),
-        }
+            GlobalAddr::new(rank, 0, Segment::Heap, offset).unwrap_or(GlobalAddr::NULL),
+        )
     }
 
     fn word(&self, transport: &AnyTransport, rank: u32, offset: u64, op: AtomicOp) -> Result<u64> {

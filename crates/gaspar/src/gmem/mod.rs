@@ -358,12 +358,12 @@ impl GlobalMemory {
         let Some(d) = ga.decode() else {
             return Err(Error::NotRegistered { ga });
         };
-        Ok(Location {
-            rank: self.world.physical(d.rank)?,
-            segment: d.segment,
-            offset: d.offset,
+        Ok(Location::new(
+            self.world.physical(d.rank)?,
+            d.segment,
+            d.offset,
             ga,
-        })
+        ))
     }
 
     /// Resolves the `len` bytes at `ga` that a transfer is about to touch: as
@@ -397,8 +397,8 @@ impl GlobalMemory {
         extent: impl FnOnce() -> Result<u64>,
     ) -> Result<Location> {
         let loc = self.locate(ga)?;
-        if matches!(loc.segment, Segment::Heap) {
-            self.check_heap(ga, loc.rank, loc.offset, extent()?)?;
+        if matches!(loc.segment(), Segment::Heap) {
+            self.check_heap(ga, loc.rank(), loc.offset, extent()?)?;
         }
         Ok(loc)
     }
@@ -422,12 +422,12 @@ impl GlobalMemory {
         pieces: impl Iterator<Item = (u64, u64)>,
     ) -> Result<Location> {
         let loc = self.locate(ga)?;
-        if matches!(loc.segment, Segment::Heap) {
+        if matches!(loc.segment(), Segment::Heap) {
             for (offset, len) in pieces {
                 let at = ga.offset(offset).ok_or(Error::LengthOverflow {
                     what: "offset of a piece",
                 })?;
-                self.check_heap(at, loc.rank, loc.offset + offset, len)?;
+                self.check_heap(at, loc.rank(), loc.offset + offset, len)?;
             }
         }
         Ok(loc)
@@ -933,8 +933,8 @@ impl GlobalMemory {
     /// ```
     pub fn mapped_address(&self, ga: GlobalAddr, len: u64) -> Result<Option<usize>> {
         let loc = self.locate(ga)?;
-        if let Segment::Registered(slot) = loc.segment {
-            if loc.rank != self.world.transport().rank() {
+        if let Segment::Registered(slot) = loc.segment() {
+            if loc.rank() != self.world.transport().rank() {
                 return Ok(None);
             }
             let end = loc.offset.checked_add(len).ok_or(Error::LengthOverflow {
@@ -945,7 +945,7 @@ impl GlobalMemory {
                 .local_address(slot, end)
                 .and_then(|_| registry.local_address(slot, loc.offset)));
         }
-        if matches!(loc.segment, Segment::Heap)
+        if matches!(loc.segment(), Segment::Heap)
             && loc
                 .offset
                 .checked_add(len)

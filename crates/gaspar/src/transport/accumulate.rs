@@ -296,25 +296,23 @@ pub(crate) fn under_lock<T: Transport + ?Sized>(
         new: me,
     };
     loop {
-        let holder = transport.accumulate_lock(dst.rank, claim)?;
+        let holder = transport.accumulate_lock(dst.rank(), claim)?;
         if holder == 0 {
             break;
         }
         let holder_rank = u32::try_from(holder - 1).unwrap_or(u32::MAX);
-        transport.wait(dst.rank, Some(holder_rank), &mut || {
-            Ok(transport.accumulate_lock(dst.rank, super::AtomicOp::Load)? != holder)
+        transport.wait(dst.rank(), Some(holder_rank), &mut || {
+            Ok(transport.accumulate_lock(dst.rank(), super::AtomicOp::Load)? != holder)
         })?;
     }
     let mut buffer = Vec::new();
     let updated = shape
         .for_each_run(|run| {
-            let at = Location {
-                offset: dst
-                    .offset
+            let at = dst.at_offset(
+                dst.offset
                     .checked_add(run.remote)
                     .ok_or(Error::LengthOverflow { what: "run offset" })?,
-                ..dst
-            };
+            );
             let values = &src[run.local as usize..(run.local + run.len) as usize];
             if let Some(address) = transport.mapped_address(at, run.len) {
                 // SAFETY: `mapped_address` vouches for `run.len` bytes at `address`, in
@@ -328,8 +326,8 @@ pub(crate) fn under_lock<T: Transport + ?Sized>(
             kind.apply(scale, values, &mut buffer);
             Ok(transport.put(at, &buffer)?)
         })
-        .and_then(|()| Ok(transport.flush(dst.rank)?));
-    let released = transport.accumulate_lock(dst.rank, super::AtomicOp::Store(0));
+        .and_then(|()| Ok(transport.flush(dst.rank())?));
+    let released = transport.accumulate_lock(dst.rank(), super::AtomicOp::Store(0));
     updated?;
     Ok(released.map(drop)?)
 }

@@ -561,7 +561,7 @@ impl MpiTransport {
     /// or heap), checked against its segment.
     #[inline]
     fn disp(&self, loc: Location, len: u64) -> Result<ffi::MPI_Aint> {
-        if matches!(loc.segment, Segment::Registered(_)) {
+        if matches!(loc.segment(), Segment::Registered(_)) {
             return Err(unsupported_registered(loc));
         }
         self.span(loc)?.disp(loc, loc.offset, len)
@@ -603,7 +603,7 @@ impl MpiTransport {
     /// registered memory.
     #[inline]
     fn span(&self, loc: Location) -> Result<Span> {
-        let slot = match loc.segment {
+        let slot = match loc.segment() {
             Segment::Starter => {
                 return Ok(Span {
                     win: self.win,
@@ -629,7 +629,7 @@ impl MpiTransport {
     /// path, which handles everything else or reports what is wrong.
     #[inline]
     fn heap_target(&self, loc: Location, len: usize) -> Option<(ffi::MPI_Aint, c_int)> {
-        let (start, reach) = match loc.segment {
+        let (start, reach) = match loc.segment() {
             Segment::Starter => (self.starter_offset, self.fast_reach[0]),
             Segment::Heap => (self.heap_offset, self.fast_reach[1]),
             Segment::Registered(_) => return None,
@@ -656,7 +656,12 @@ impl MpiTransport {
             .offset
             .checked_add(run.remote)
             .ok_or(Error::LengthOverflow { what: "run offset" })?;
-        self.put_bytes(span.win, dst.rank, span.disp(dst, offset, run.len)?, piece)
+        self.put_bytes(
+            span.win,
+            dst.rank(),
+            span.disp(dst, offset, run.len)?,
+            piece,
+        )
     }
 
     /// Gets one run after `src`, whose segment is `span`, into `dst`.
@@ -669,19 +674,19 @@ impl MpiTransport {
         let piece = dst
             .get_mut(run.local as usize..(run.local + run.len) as usize)
             .ok_or_else(|| Error::invalid("strided transfer", "run outside the local buffer"))?;
-        self.get_bytes(span.win, src.rank, disp, piece)
+        self.get_bytes(span.win, src.rank(), disp, piece)
     }
 
     /// `put_flushed` for any segment and size, or the error that stops it.
     fn put_flushed_anywhere(&self, dst: Location, src: &[u8]) -> Result<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(dst, src.len() as u64)?;
-        self.order_after_writes(dst.rank);
-        self.put_bytes(win, dst.rank, disp, src)?;
+        self.order_after_writes(dst.rank());
+        self.put_bytes(win, dst.rank(), disp, src)?;
         // A flush of the one window used completes the put at the target (and locally).
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush", unsafe {
-            ffi::MPI_Win_flush(dst.rank as c_int, win)
+            ffi::MPI_Win_flush(dst.rank() as c_int, win)
         })
     }
 
@@ -689,11 +694,11 @@ impl MpiTransport {
     fn get_anywhere(&self, src: Location, dst: &mut [u8]) -> Result<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(src, dst.len() as u64)?;
-        self.order_after_writes(src.rank);
-        self.get_bytes(win, src.rank, disp, dst)?;
+        self.order_after_writes(src.rank());
+        self.get_bytes(win, src.rank(), disp, dst)?;
         // SAFETY: the window is locked for the whole run.
         check("MPI_Win_flush_local", unsafe {
-            ffi::MPI_Win_flush_local(src.rank as c_int, win)
+            ffi::MPI_Win_flush_local(src.rank() as c_int, win)
         })
     }
 
@@ -751,14 +756,14 @@ impl MpiTransport {
     /// registered memory: one put per run.
     fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        if matches!(dst.segment, Segment::Registered(_)) || runs.len() < 2 {
+        if matches!(dst.segment(), Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(dst)?;
-            self.order_after_writes(dst.rank);
+            self.order_after_writes(dst.rank());
             for &run in runs {
                 self.put_run(&span, dst, src, run)?;
             }
-            self.flush_local(dst.rank)?;
-            self.put_left_unflushed(dst.rank);
+            self.flush_local(dst.rank())?;
+            self.put_left_unflushed(dst.rank());
             return Ok(());
         }
         let extent = super::runs_extent(runs, src.len(), "strided transfer")?;
@@ -774,13 +779,13 @@ impl MpiTransport {
 
     fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        if matches!(src.segment, Segment::Registered(_)) || runs.len() < 2 {
+        if matches!(src.segment(), Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(src)?;
-            self.order_after_writes(src.rank);
+            self.order_after_writes(src.rank());
             for &run in runs {
                 self.get_run(&span, src, dst, run)?;
             }
-            return Ok(self.flush_local(src.rank)?);
+            return Ok(self.flush_local(src.rank())?);
         }
         let extent = super::runs_extent(runs, dst.len(), "strided transfer")?;
         let offsets: Vec<u64> = runs.iter().map(|r| r.remote).collect();
@@ -799,20 +804,20 @@ impl MpiTransport {
         let Some(first) = srcs.first() else {
             return Ok(());
         };
-        if matches!(dst.segment, Segment::Registered(_)) {
+        if matches!(dst.segment(), Segment::Registered(_)) {
             let span = self.span(dst)?;
-            self.order_after_writes(dst.rank);
+            self.order_after_writes(dst.rank());
             span.disp(dst, dst.offset, extent)?;
             for (s, &o) in srcs.iter().zip(offsets) {
                 self.put_bytes(
                     span.win,
-                    dst.rank,
+                    dst.rank(),
                     span.disp(dst, dst.offset + o, s.len() as u64)?,
                     s,
                 )?;
             }
-            self.flush_local(dst.rank)?;
-            self.put_left_unflushed(dst.rank);
+            self.flush_local(dst.rank())?;
+            self.put_left_unflushed(dst.rank());
             return Ok(());
         }
         let base = first.as_ptr();
@@ -838,15 +843,15 @@ impl MpiTransport {
         if dsts.is_empty() {
             return Ok(());
         }
-        if matches!(src.segment, Segment::Registered(_)) {
+        if matches!(src.segment(), Segment::Registered(_)) {
             let span = self.span(src)?;
-            self.order_after_writes(src.rank);
+            self.order_after_writes(src.rank());
             span.disp(src, src.offset, extent)?;
             for (d, &o) in dsts.iter_mut().zip(offsets) {
                 let disp = span.disp(src, src.offset + o, d.len() as u64)?;
-                self.get_bytes(span.win, src.rank, disp, d)?;
+                self.get_bytes(span.win, src.rank(), disp, d)?;
             }
-            return Ok(self.flush_local(src.rank)?);
+            return Ok(self.flush_local(src.rank())?);
         }
         let base = dsts[0].as_mut_ptr();
         let (origin, target) = indexed_pair(
@@ -864,10 +869,10 @@ impl MpiTransport {
     fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let (_, remote_extent) = pattern.checked_extents(src.len())?;
-        if matches!(dst.segment, Segment::Registered(_)) {
+        if matches!(dst.segment(), Segment::Registered(_)) {
             // No datatypes into attached memory here: one put per chunk, one table read.
             let span = self.span(dst)?;
-            self.order_after_writes(dst.rank);
+            self.order_after_writes(dst.rank());
             span.disp(dst, dst.offset, remote_extent)?;
             let chunk = pattern.chunk;
             pattern.for_each(|l, r| {
@@ -882,8 +887,8 @@ impl MpiTransport {
                     },
                 )
             })?;
-            self.flush_local(dst.rank)?;
-            self.put_left_unflushed(dst.rank);
+            self.flush_local(dst.rank())?;
+            self.put_left_unflushed(dst.rank());
             return Ok(());
         }
         let (origin, target) = pattern_pair(pattern)?;
@@ -900,9 +905,9 @@ impl MpiTransport {
     ) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let (_, remote_extent) = pattern.checked_extents(dst.len())?;
-        if matches!(src.segment, Segment::Registered(_)) {
+        if matches!(src.segment(), Segment::Registered(_)) {
             let span = self.span(src)?;
-            self.order_after_writes(src.rank);
+            self.order_after_writes(src.rank());
             span.disp(src, src.offset, remote_extent)?;
             let chunk = pattern.chunk;
             pattern.for_each(|l, r| {
@@ -917,7 +922,7 @@ impl MpiTransport {
                     },
                 )
             })?;
-            return Ok(self.flush_local(src.rank)?);
+            return Ok(self.flush_local(src.rank())?);
         }
         let (origin, target) = pattern_pair(pattern)?;
         // SAFETY: the origin type spans at most dst.len() bytes of `dst` (checked).
@@ -944,10 +949,10 @@ impl Transport for MpiTransport {
     fn put(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
         self.on_mpi_thread()?;
         let (win, disp) = self.target(dst, src.len() as u64)?;
-        self.order_after_writes(dst.rank);
-        self.put_bytes(win, dst.rank, disp, src)?;
-        self.flush_local(dst.rank)?;
-        self.put_left_unflushed(dst.rank);
+        self.order_after_writes(dst.rank());
+        self.put_bytes(win, dst.rank(), disp, src)?;
+        self.flush_local(dst.rank())?;
+        self.put_left_unflushed(dst.rank());
         Ok(())
     }
 
@@ -964,13 +969,13 @@ impl Transport for MpiTransport {
         let Some((disp, count)) = self.heap_target(dst, src.len()) else {
             return Ok(self.put_flushed_anywhere(dst, src)?);
         };
-        self.order_after_writes(dst.rank);
+        self.order_after_writes(dst.rank());
         // SAFETY: `src` is borrowed until the flush below; `heap_target` checked the range;
         // the window is locked for the whole run.
         let (put, flush) = unsafe {
             (
-                put_piece(self.win, dst.rank, disp, src.as_ptr(), count),
-                ffi::MPI_Win_flush(dst.rank as c_int, self.win),
+                put_piece(self.win, dst.rank(), disp, src.as_ptr(), count),
+                ffi::MPI_Win_flush(dst.rank() as c_int, self.win),
             )
         };
         succeeded("MPI_Put", put);
@@ -983,13 +988,13 @@ impl Transport for MpiTransport {
         let Some((disp, count)) = self.heap_target(src, dst.len()) else {
             return Ok(self.get_anywhere(src, dst)?);
         };
-        self.order_after_writes(src.rank);
+        self.order_after_writes(src.rank());
         // SAFETY: `dst` is borrowed until the flush below; `heap_target` checked the range;
         // the window is locked for the whole run.
         let (get, flush) = unsafe {
             (
-                get_piece(self.win, src.rank, disp, dst.as_mut_ptr(), count),
-                ffi::MPI_Win_flush_local(src.rank as c_int, self.win),
+                get_piece(self.win, src.rank(), disp, dst.as_mut_ptr(), count),
+                ffi::MPI_Win_flush_local(src.rank() as c_int, self.win),
             )
         };
         succeeded("MPI_Get", get);
@@ -1021,20 +1026,8 @@ impl Transport for MpiTransport {
         while done < len {
             let n = (len - done).min(CHUNK);
             let piece = &mut bounce[..n as usize];
-            self.get(
-                Location {
-                    offset: src.offset + done,
-                    ..src
-                },
-                piece,
-            )?;
-            self.put(
-                Location {
-                    offset: dst.offset + done,
-                    ..dst
-                },
-                piece,
-            )?;
+            self.get(src.at_offset(src.offset + done), piece)?;
+            self.put(dst.at_offset(dst.offset + done), piece)?;
             done += n;
         }
         Ok(())
@@ -1046,11 +1039,11 @@ impl Transport for MpiTransport {
         let aligned = target.offset & (bytes as u64 - 1) == 0;
         match self.heap_target(target, bytes) {
             Some((disp, _)) if aligned => {
-                self.order_after_writes(target.rank);
-                if target.rank == self.rank && matches!(op, AtomicOp::Load) {
+                self.order_after_writes(target.rank());
+                if target.rank() == self.rank && matches!(op, AtomicOp::Load) {
                     return Ok(self.load_own(disp, width));
                 }
-                Ok(self.atomic_at(target.rank, disp, width, op)?)
+                Ok(self.atomic_at(target.rank(), disp, width, op)?)
             }
             _ => Ok(self.atomic_anywhere(target, width, op)?),
         }
@@ -1155,13 +1148,13 @@ impl Transport for MpiTransport {
     }
 
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize> {
-        let (start, segment_len) = match loc.segment {
+        let (start, segment_len) = match loc.segment() {
             Segment::Starter => (self.starter_offset, self.starter_len),
             Segment::Heap => (self.heap_offset, self.heap_len),
             Segment::Registered(_) => return None,
         };
         let end = loc.offset.checked_add(len)?;
-        (loc.rank == self.rank && end <= segment_len)
+        (loc.rank() == self.rank && end <= segment_len)
             .then(|| self.base as usize + (start + loc.offset) as usize)
     }
 

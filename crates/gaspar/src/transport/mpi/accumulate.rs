@@ -89,7 +89,7 @@ impl MpiTransport {
         scale: &[u8],
     ) -> Result<()> {
         self.on_mpi_thread()?;
-        if matches!(dst.segment, Segment::Registered(_)) {
+        if matches!(dst.segment(), Segment::Registered(_)) {
             return under_lock(self, dst, src, shape, kind, scale);
         }
         let extent = shape.checked_extent(src.len(), kind, scale)?;
@@ -111,7 +111,7 @@ impl MpiTransport {
                 Ok(())
             })?;
         }
-        self.order_accumulate_after_puts(dst.rank);
+        self.order_accumulate_after_puts(dst.rank());
         if let Some(run) = single_run(&shape) {
             let origin = if unit {
                 &src[run.local as usize..][..run.len as usize]
@@ -119,7 +119,7 @@ impl MpiTransport {
                 &scaled[..]
             };
             self.accumulate_contiguous(
-                dst.rank,
+                dst.rank(),
                 disp + run.remote as ffi::MPI_Aint,
                 origin,
                 element,
@@ -146,7 +146,7 @@ impl MpiTransport {
                     base.cast(),
                     count,
                     datatype,
-                    dst.rank as c_int,
+                    dst.rank() as c_int,
                     disp,
                     1,
                     target.0,
@@ -155,8 +155,8 @@ impl MpiTransport {
                 )
             })?;
         }
-        self.flush_local(dst.rank)?;
-        self.accumulate_left_unflushed(dst.rank);
+        self.flush_local(dst.rank())?;
+        self.accumulate_left_unflushed(dst.rank());
         Ok(())
     }
 

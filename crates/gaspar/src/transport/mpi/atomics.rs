@@ -32,12 +32,12 @@ impl MpiTransport {
                 width: width.bytes(),
             });
         }
-        if matches!(target.segment, Segment::Registered(_)) {
+        if matches!(target.segment(), Segment::Registered(_)) {
             return Err(unsupported_registered(target));
         }
         let disp = self.span(target)?.disp(target, target.offset, bytes)?;
-        self.order_after_writes(target.rank);
-        self.atomic_at(target.rank, disp, width, op)
+        self.order_after_writes(target.rank());
+        self.atomic_at(target.rank(), disp, width, op)
     }
 
     /// `op` on the word at `disp` of `rank`'s window, checked by the caller.

@@ -167,7 +167,7 @@ impl MpiTransport {
         extent: u64,
     ) -> Result<()> {
         let disp = self.disp(dst, extent)?;
-        self.order_after_writes(dst.rank);
+        self.order_after_writes(dst.rank());
         // SAFETY: the origin blocks are readable (caller's contract); the target blocks
         // end within `extent` bytes, bounds-checked against the segment; both types live
         // until after the flush.
@@ -176,15 +176,15 @@ impl MpiTransport {
                 base.cast(),
                 1,
                 origin.0,
-                dst.rank as c_int,
+                dst.rank() as c_int,
                 disp,
                 1,
                 target.0,
                 self.win,
             )
         })?;
-        self.flush_local(dst.rank)?;
-        self.put_left_unflushed(dst.rank);
+        self.flush_local(dst.rank())?;
+        self.put_left_unflushed(dst.rank());
         Ok(())
     }
 
@@ -202,20 +202,20 @@ impl MpiTransport {
         extent: u64,
     ) -> Result<()> {
         let disp = self.disp(src, extent)?;
-        self.order_after_writes(src.rank);
+        self.order_after_writes(src.rank());
         // SAFETY: as in `put_typed`, writing into the origin blocks.
         check("MPI_Get", unsafe {
             ffi::MPI_Get(
                 base.cast(),
                 1,
                 origin.0,
-                src.rank as c_int,
+                src.rank() as c_int,
                 disp,
                 1,
                 target.0,
                 self.win,
             )
         })?;
-        self.flush_local(src.rank)
+        self.flush_local(src.rank())
     }
 }

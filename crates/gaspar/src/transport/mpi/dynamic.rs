@@ -19,19 +19,19 @@ impl MpiTransport {
             let mut fields = [0u64; 4];
             self.get_bytes(
                 self.win,
-                loc.rank,
+                loc.rank(),
                 entry,
                 bytemuck::cast_slice_mut(&mut fields),
             )?;
-            self.flush_local(loc.rank)?;
+            self.flush_local(loc.rank())?;
             let mut again = [0u64; 1];
             self.get_bytes(
                 self.win,
-                loc.rank,
+                loc.rank(),
                 entry,
                 bytemuck::cast_slice_mut(&mut again),
             )?;
-            self.flush_local(loc.rank)?;
+            self.flush_local(loc.rank())?;
             // A consistent snapshot: no rewrite in progress (odd) or in between.
             if fields[0] % 2 == 0 && again[0] == fields[0] {
                 break (fields[1], fields[2]);

@@ -13,16 +13,16 @@ use crate::transport::Location;
 impl ShmTransport {
     /// Resolves registered memory to (owner pid, address in the owner's process).
     pub(super) fn registered(&self, loc: Location, len: u64) -> Result<(Pid, usize)> {
-        let Segment::Registered(slot) = loc.segment else {
+        let Segment::Registered(slot) = loc.segment() else {
             unreachable!("called for registered segments only")
         };
-        let (base, region_len) = self.header(loc.rank).regions[slot as usize].read();
+        let (base, region_len) = self.header(loc.rank()).regions[slot as usize].read();
         if region_len == 0 {
             return Err(Error::NotRegistered { ga: loc.ga });
         }
         check_bounds(loc, len, region_len)?;
         Ok((
-            self.peers[loc.rank as usize].pid,
+            self.peers[loc.rank() as usize].pid,
             (base + loc.offset) as usize,
         ))
     }

@@ -381,12 +381,12 @@ impl ShmTransport {
     /// or `None` when the location is registered user memory.
     #[inline]
     fn shared(&self, loc: Location, len: u64) -> Result<Option<*mut u8>> {
-        if matches!(loc.segment, Segment::Registered(_)) {
+        if matches!(loc.segment(), Segment::Registered(_)) {
             return Ok(None);
         }
         match self.shared_range(loc, len) {
             Some(ptr) => Ok(Some(ptr)),
-            None => check_bounds(loc, len, self.segment_len(loc.segment)).map(|()| None),
+            None => check_bounds(loc, len, self.segment_len(loc.segment())).map(|()| None),
         }
     }
 
@@ -394,7 +394,7 @@ impl ShmTransport {
     /// segment, `None` for anything else (registered memory, out of bounds).
     #[inline]
     fn shared_range(&self, loc: Location, len: u64) -> Option<*mut u8> {
-        let (start, segment_len) = match loc.segment {
+        let (start, segment_len) = match loc.segment() {
             Segment::Starter => (self.layout.starter_offset, self.layout.starter_len),
             Segment::Heap => (self.layout.heap_offset, self.layout.heap_len),
             Segment::Registered(_) => return None,
@@ -402,7 +402,7 @@ impl ShmTransport {
         if loc.offset.checked_add(len)? > segment_len {
             return None;
         }
-        let base = self.peers[loc.rank as usize].base;
+        let base = self.peers[loc.rank() as usize].base;
         // `start + offset + len <= segment total`, which is the mapping's length.
         Some(base.wrapping_add((start + loc.offset) as usize))
     }
@@ -425,7 +425,7 @@ impl ShmTransport {
             return Ok(());
         }
         let (pid, addr) = self.registered(loc, len)?;
-        if loc.rank == self.rank {
+        if loc.rank() == self.rank {
             // SAFETY: own registered memory; `register`'s contract keeps it valid while
             // registered, and the bounds were checked against the registration.
             unsafe { std::ptr::copy(addr as *const u8, dst, len as usize) };
@@ -450,7 +450,7 @@ impl ShmTransport {
             return Ok(());
         }
         let (pid, addr) = self.registered(loc, len)?;
-        if loc.rank == self.rank {
+        if loc.rank() == self.rank {
             // SAFETY: own registered memory, valid while registered; bounds checked.
             unsafe { std::ptr::copy(src, addr as *mut u8, len as usize) };
             return Ok(());
@@ -488,7 +488,7 @@ fn local_piece(local_len: usize, run: Run) -> Result<std::ops::Range<usize>> {
 /// `loc` moved `by` bytes further.
 fn at(loc: Location, by: u64) -> Result<Location> {
     match loc.offset.checked_add(by) {
-        Some(offset) => Ok(Location { offset, ..loc }),
+        Some(offset) => Ok(loc.at_offset(offset)),
         None => Err(Error::LengthOverflow { what: "run offset" }),
     }
 }
@@ -502,14 +502,7 @@ fn check_run(loc: Location, run: Run, segment_len: u64) -> Result<()> {
         .and_then(|o| o.checked_add(run.len))
     {
         Some(end) if end <= segment_len => Ok(()),
-        Some(_) => check_bounds(
-            Location {
-                offset: loc.offset + run.remote,
-                ..loc
-            },
-            run.len,
-            segment_len,
-        ),
+        Some(_) => check_bounds(loc.at_offset(loc.offset + run.remote), run.len, segment_len),
         None => Err(Error::LengthOverflow { what: "run offset" }),
     }
 }
@@ -532,7 +525,7 @@ fn check_bounds(loc: Location, len: u64, segment_len: u64) -> Result<()> {
 impl ShmTransport {
     fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> TransportResult<()> {
         let (base, segment_len) = match self.shared(dst, 0)? {
-            Some(base) => (base, self.segment_len(dst.segment)),
+            Some(base) => (base, self.segment_len(dst.segment())),
             None => {
                 // Registered memory: one cross-memory copy per run.
                 for &run in runs {
@@ -560,7 +553,7 @@ impl ShmTransport {
 
     fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> TransportResult<()> {
         let (base, segment_len) = match self.shared(src, 0)? {
-            Some(base) => (base, self.segment_len(src.segment)),
+            Some(base) => (base, self.segment_len(src.segment())),
             None => {
                 for &run in runs {
                     let piece = local_piece(dst.len(), run)?;
@@ -588,7 +581,7 @@ impl ShmTransport {
         let extent = segments_extent(srcs.iter().map(|s| s.len()), offsets)?;
         let Some(base) = self.shared(dst, extent)? else {
             let (pid, addr) = self.registered(dst, extent)?;
-            if dst.rank == self.rank {
+            if dst.rank() == self.rank {
                 for (s, &o) in srcs.iter().zip(offsets) {
                     // SAFETY: own registered memory, valid while registered; every
                     // segment ends within `extent`, checked against the registration.
@@ -625,7 +618,7 @@ impl ShmTransport {
         let extent = segments_extent(dsts.iter().map(|d| d.len()), offsets)?;
         let Some(base) = self.shared(src, extent)? else {
             let (pid, addr) = self.registered(src, extent)?;
-            if src.rank == self.rank {
+            if src.rank() == self.rank {
                 for (d, &o) in dsts.iter_mut().zip(offsets) {
                     // SAFETY: as in `put_segments`, reading own registered memory.
                     unsafe {
@@ -741,7 +734,7 @@ impl Transport for ShmTransport {
     #[inline(always)]
     fn put_flushed(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
         self.put(dst, src)?;
-        self.flush(dst.rank)
+        self.flush(dst.rank())
     }
 
     #[inline]
@@ -763,7 +756,7 @@ impl Transport for ShmTransport {
     }
 
     fn check_range(&self, loc: Location, len: u64) -> TransportResult<()> {
-        match loc.segment {
+        match loc.segment() {
             Segment::Registered(_) => Ok(self.registered(loc, len).map(drop)?),
             _ => Ok(self.shared(loc, len).map(drop)?),
         }
@@ -786,10 +779,7 @@ impl Transport for ShmTransport {
         while done < len {
             let n = (len - done).min(CHUNK);
             let chunk = &mut bounce[..n as usize];
-            let at = |l: Location| Location {
-                offset: l.offset + done,
-                ..l
-            };
+            let at = |l: Location| l.at_offset(l.offset + done);
             self.read_into(at(src), chunk.as_mut_ptr(), n)?;
             self.write_from(at(dst), chunk.as_ptr(), n)?;
             done += n;
@@ -828,7 +818,7 @@ impl Transport for ShmTransport {
             }
         };
         if op != AtomicOp::Load {
-            self.wake(target.rank);
+            self.wake(target.rank());
         }
         Ok(old)
     }
