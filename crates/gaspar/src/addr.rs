@@ -91,7 +91,7 @@ impl Segment {
         }
     }
 
-    const fn from_code(code: u64) -> Option<Segment> {
+    pub(crate) const fn from_code(code: u64) -> Option<Segment> {
         match code {
             0 => None,
             1 => Some(Segment::Starter),
