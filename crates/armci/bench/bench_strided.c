@@ -69,6 +69,8 @@ int main(int argc, char **argv) {
         TIME("gets_2d", 200, { ARMCI_GetS(r2d, s2_remote, l2d, s2_local, c2, 1, 1); });
         TIME("put_contig_2d", 200, { ARMCI_Put(l2d, r2d, ROWS * ROW, 1); ARMCI_Fence(1); });
         TIME("local_2d", 200, { for (int r = 0; r < ROWS; r++) memcpy(lstrided + r * RSTRIDE, l2d + r * ROW, ROW); });
+        /* The get's floor: the same layout copied the other way, strided -> contiguous. */
+        TIME("local_2d_get", 200, { for (int r = 0; r < ROWS; r++) memcpy(l2d + r * ROW, lstrided + r * RSTRIDE, ROW); });
         {
             /* Rows of 1 KiB: 64 of them, remote rows 2 KiB apart, beside one contiguous 64 KiB put. */
             int sk_local[1] = {1024}, sk_remote[1] = {2048}, ck[2] = {1024, 64};
@@ -82,6 +84,11 @@ int main(int argc, char **argv) {
             for (int z = 0; z < C; z++)
                 for (int y = 0; y < C; y++)
                     memcpy(lstrided + ((size_t)z * N * N + y * N) * 8, l3d + ((size_t)z * C * C + y * C) * 8, C * 8);
+        });
+        TIME("local_3d_get", 20, {
+            for (int z = 0; z < C; z++)
+                for (int y = 0; y < C; y++)
+                    memcpy(l3d + ((size_t)z * C * C + y * C) * 8, lstrided + ((size_t)z * N * N + y * N) * 8, C * 8);
         });
         double two = 2.0;
         TIME("acc_8", 200, { ARMCI_Acc(ARMCI_ACC_DBL, &two, l2d, r2d, 8, 1); ARMCI_Fence(1); });

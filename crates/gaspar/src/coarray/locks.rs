@@ -41,6 +41,7 @@ impl Coarrays {
     /// co.finalize()?;
     /// # Ok::<(), gaspar::coarray::CoError>(())
     /// ```
+    #[inline]
     pub fn lock(
         &mut self,
         token: &Token,
@@ -128,6 +129,7 @@ impl Coarrays {
     /// co.finalize()?;
     /// # Ok::<(), gaspar::coarray::CoError>(())
     /// ```
+    #[inline]
     pub fn unlock(&mut self, token: &Token, index: usize, image: Image) -> CoResult<()> {
         if let Some((_, word)) = self.lock_word(token, index, image) {
             let me = u64::from(self.rt.rank()) + 1;

@@ -3,7 +3,7 @@
 use crate::transport::AtomicOp as WordOp;
 
 use super::error::{CoError, CoResult};
-use super::{control_atomic, Coarrays, ControlWord, Image, GONE};
+use super::{control_atomic, Coarrays, Image, GONE};
 
 /// The longest sync images list whose ranks live on the stack.
 const SHORT_LIST: usize = 16;
@@ -69,6 +69,12 @@ impl Coarrays {
         let Some(list) = images else {
             return self.sync_all();
         };
+        if let [image] = *list {
+            // One partner (a neighbour, a producer): no list to check for repeats.
+            let rank = self.team.rank_of(image)?;
+            let count = usize::from(rank != self.rt.rank());
+            return self.signal_and_wait_each(count, |_, _| Some(rank));
+        }
         if list.len() <= SHORT_LIST {
             // The usual list (a few neighbours): its ranks on the stack, nothing allocated.
             let mut ranks = [0u32; SHORT_LIST];
@@ -123,7 +129,8 @@ impl Coarrays {
             let Some(rank) = partner(self, i) else {
                 continue;
             };
-            self.control_op(rank, ControlWord::Signals(me), WordOp::Add(1))?;
+            let outgoing = self.signal_words[rank as usize].outgoing;
+            control_atomic(&self.rt, outgoing, WordOp::Add(1))?;
         }
         // An image that stopped or failed is reported after the others were waited for:
         // the images still running synchronize among themselves. One word says both
@@ -134,7 +141,7 @@ impl Coarrays {
             let Some(rank) = partner(self, i) else {
                 continue;
             };
-            let word = self.control_word(me, ControlWord::Signals(rank))?;
+            let word = self.signal_words[rank as usize].incoming;
             let expected = self.signals_seen[rank as usize] + 1;
             let mut seen = 0;
             let waited = self.rt.wait(me, Some(rank), || {

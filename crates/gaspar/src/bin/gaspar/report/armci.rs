@@ -6,12 +6,13 @@ use super::markdown::{ns, times, Section, Table};
 use super::scripts::Script;
 use super::Context;
 
-/// The strided and vector operations, each with the local copy of the same layout.
+/// The strided and vector operations, each with the local copy of the same layout in the
+/// same direction (a get's floor copies strided -> contiguous).
 const TRANSFERS: [(&str, &str); 7] = [
     ("puts_2d", "local_2d"),
-    ("gets_2d", "local_2d"),
+    ("gets_2d", "local_2d_get"),
     ("puts_3d", "local_3d"),
-    ("gets_3d", "local_3d"),
+    ("gets_3d", "local_3d_get"),
     ("putv_1000x8", "local_v_ptrs"),
     ("getv_1000x8", "local_v_ptrs"),
     ("puts_1k_rows", "local_2d"),
@@ -31,7 +32,7 @@ pub(super) fn section(context: &Context) -> Result<Section, String> {
     section.note(
         "ns per operation (put operations include ARMCI_Fence); gaspar/ARMCI-MPI is to the \
          faster of its two settings; local copy: the same layout copied by memcpy in one \
-         process (puts_1k_rows, 64 rows of 1 KiB, is compared with the 2-D copy, which means \
+         process, in the transfer's direction (puts_1k_rows, 64 rows of 1 KiB, is compared with the 2-D copy, which means \
          little). Shapes: crates/armci/bench/bench_strided.c.",
     );
     let of = |library: &str, op: &str| figures[library][op].as_f64();
