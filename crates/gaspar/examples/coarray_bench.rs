@@ -321,32 +321,27 @@ fn bench(images: &mut Images) -> CoResult<()> {
         },
     ];
     let desc = Descriptor::new(&[8, 64, 256], &[8, 64 * 8], &[16, 128 * 8])?;
-    let c = time(200, || {
-        images.put(
-            &token,
-            0,
-            right,
-            &Section {
+    let (c, r) = paired(200, |path| match path {
+        Path::Coarray => {
+            let remote = Section {
                 elem_len: 8,
                 start: 0,
                 dims: &remote,
-            },
-            R8,
-            &src,
-            &Section {
+            };
+            let local = Section {
                 elem_len: 8,
                 start: 0,
                 dims: &local,
-            },
-            R8,
-        )?;
-        images.sync_memory()
-    })?;
-    let r = time(200, || {
-        let h = images
-            .runtime()
-            .put_strided(&src, &desc, target, Handle::NULL)?;
-        Ok(images.runtime().complete(h)?)
+            };
+            images.put(&token, 0, right, &remote, R8, &src, &local, R8)?;
+            images.sync_memory()
+        }
+        Path::Raw => {
+            let h = images
+                .runtime()
+                .put_strided(&src, &desc, target, Handle::NULL)?;
+            Ok(images.runtime().complete(h)?)
+        }
     })?;
     report(me, n, "strided put 256x64 doubles", c, Some(r));
     images.sync_all()?;
