@@ -54,8 +54,8 @@ fn copy_table(out: &mut String) -> std::fmt::Result {
                 out,
                 "method per size and placement, with its measured speed-up over memcpy \
                  (placement: the destination's page offset relative to the source's: same, \
-                 ahead/behind by up to 1023 bytes, apart by 1024-3072; +odd: not a multiple \
-                 of 64 bytes apart):"
+                 near: less than 64 bytes ahead, ahead/behind by up to 1023 bytes, apart by \
+                 1024-3072; +odd: not a multiple of 64 bytes apart):"
             )?;
             write!(out, "{table}")
         }
