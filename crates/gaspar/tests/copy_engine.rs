@@ -40,7 +40,7 @@ fn table_file(cache: &Path) -> Option<PathBuf> {
 }
 
 /// The table rows `gaspar info` or `gaspar calibrate` printed: 18 size classes from 64 B
-/// to 8 MiB, eight placements each.
+/// to 8 MiB, eight placements and the strided patterns' column each.
 fn table_rows(stdout: &str) -> Vec<String> {
     let rows: Vec<String> = stdout
         .lines()
@@ -62,7 +62,10 @@ fn assert_full_table(stdout: &str) -> Vec<String> {
             .split_whitespace()
             .filter(|w| ["memcpy", "inline16", "pieces2k", "rep-movsb", "nt-stores"].contains(w))
             .count();
-        assert_eq!(methods, 8, "one method per placement: {row}");
+        assert_eq!(
+            methods, 9,
+            "one method per placement and one for patterns: {row}"
+        );
     }
     rows
 }

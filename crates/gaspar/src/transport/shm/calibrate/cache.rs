@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::transport::shm::copy::table::MethodTable;
 
 /// First line of the file; changed when the methods or the format change.
-const MAGIC: &str = "gaspar copy table v2";
+const MAGIC: &str = "gaspar copy table v3";
 
 /// What a table is valid for: this machine and this processor, as `/proc/cpuinfo` and the
 /// host name describe them.
@@ -274,7 +274,7 @@ mod tests {
                 .into_bytes(),
             String::from_utf8(good.clone())
                 .expect("text")
-                .replace("v2", "v1")
+                .replace("v3", "v2")
                 .into_bytes(),
         ];
         damaged.push(good.iter().map(|b| b.wrapping_add(1)).collect());

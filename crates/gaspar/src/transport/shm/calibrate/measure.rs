@@ -1,6 +1,7 @@
 //! The measurement behind the method table: every candidate method, at every size class
 //! and placement, between a private mapping (a rank's own buffer) and a memfd mapping
-//! (a peer's segment), each way (as puts and as gets copy) in trials of its own.
+//! (a peer's segment), each way (as puts and as gets copy) in trials of its own; and per
+//! size class, as the chunks of a strided pattern.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -77,6 +78,50 @@ impl Buffers {
     }
 }
 
+/// Bytes a strided trial copies: the chunks of a pattern come from a footprint larger
+/// than a first-level cache (and, at this size, than many a second level).
+const STRIDED_TRIAL_BYTES: usize = 1 << 20;
+
+/// The gap between two chunks of a strided trial's pattern side: one line, so that each
+/// chunk sits one line further into its page than the one before, relative to its
+/// dense side (a pattern's chunks are seldom placed alike).
+const STRIDED_GAP: usize = 64;
+
+impl Buffers {
+    /// Seconds per byte of copying the chunks of `len` bytes of a strided pattern with
+    /// `method`, one way: [`STRIDED_TRIAL_BYTES`] (at least one chunk) between a dense run
+    /// of chunks in the own buffer and chunks [`STRIDED_GAP`] bytes apart in the segment
+    /// (a put when `put`, else a get). One pass first, not timed, as in [`Buffers::trial`].
+    fn strided_trial(&mut self, method: Method, len: usize, put: bool) -> f64 {
+        let stride = len + STRIDED_GAP;
+        // Both mappings hold `class_size(CLASSES - 1) + 8192` bytes: at least one chunk
+        // of every class and its gap fits.
+        let room = self.own.len().min(self.shared.len());
+        let chunks = (STRIDED_TRIAL_BYTES / len).clamp(1, room / stride);
+        let (own, shared) = (self.own.as_mut_ptr(), self.shared.as_mut_ptr());
+        let pass = || {
+            for k in 0..chunks {
+                // SAFETY: chunk k of the dense side ends at (k + 1) * len and of the
+                // strided side at k * stride + len, both within `room` by the choice of
+                // `chunks`; the two mappings are distinct, so disjoint; `len >= 64`.
+                unsafe {
+                    let (dense, strided) = (own.add(k * len), shared.add(k * stride));
+                    if put {
+                        method.copy(black_box(dense), strided, len);
+                    } else {
+                        method.copy(black_box(strided), dense, len);
+                    }
+                }
+            }
+        };
+        pass();
+        let start = Instant::now();
+        pass();
+        black_box((own, shared));
+        start.elapsed().as_secs_f64() / (chunks * len) as f64
+    }
+}
+
 /// How many rounds of trials a class gets: the best of each method over the rounds
 /// counts, so more rounds resist a noisy neighbour better; large classes get fewer
 /// (each of their trials is long enough to average over the noise).
@@ -114,6 +159,16 @@ pub(super) fn measure_table() -> Result<MethodTable> {
             let both_ways: Vec<f64> = best.iter().map(|[put, get]| put + get).collect();
             table.set(class, placement, choose(&methods, &both_ways));
         }
+        let mut best = vec![[f64::INFINITY; 2]; methods.len()];
+        for _ in 0..rounds(len) {
+            for (i, &m) in methods.iter().enumerate() {
+                for (way, put) in [true, false].into_iter().enumerate() {
+                    best[i][way] = best[i][way].min(buffers.strided_trial(m, len, put));
+                }
+            }
+        }
+        let both_ways: Vec<f64> = best.iter().map(|[put, get]| put + get).collect();
+        table.set_strided(class, choose(&methods, &both_ways));
     }
     Ok(table)
 }

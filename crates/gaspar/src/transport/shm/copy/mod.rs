@@ -68,8 +68,6 @@ pub(super) unsafe fn move_pattern(
         let Ok(()) = moved;
     }
     let ends = (local, remote);
-    // The placement of the first chunks stands for all: chunks of one pattern are
-    // usually placed alike (equal strides mod 4096), and one choice keeps one loop.
     let (from, to) = match direction {
         Direction::LocalToRemote => (l, r),
         Direction::RemoteToLocal => (r, l),
@@ -94,7 +92,16 @@ pub(super) unsafe fn move_pattern(
             compiler_fence(Ordering::SeqCst);
             return;
         }
-        match table::method_for(chunk, from, to) {
+        // The strided column of the table, measured on many chunks from a footprint
+        // larger than L1 as a pattern copies them; but a first chunk less than a line
+        // ahead (4K aliasing, where a copy's placement outweighs the rest) takes that
+        // placement's method. One choice for the whole loop.
+        let method = if table::Placement::of(from, to) == table::Placement::AheadNear {
+            table::method_for(chunk, from, to)
+        } else {
+            table::strided_method_for(chunk)
+        };
+        match method {
             Method::Inline16 => inline_chunks(pattern, ends, direction, chunk),
             // One arm per method, so that each loop has its routine inlined.
             Method::Memcpy => each(pattern, ends, direction, |s, d| {

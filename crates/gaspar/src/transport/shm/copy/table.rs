@@ -14,6 +14,8 @@ const LAST_CLASS: u32 = 23;
 pub(crate) const CLASSES: usize = (LAST_CLASS - FIRST_CLASS + 1) as usize;
 /// Number of placements (the table's columns).
 const PLACEMENTS: usize = 8;
+/// The name of the strided patterns' column, after the placements'.
+const STRIDED: &str = "strided";
 
 /// Where the destination sits relative to the source within a 4 KiB page, and whether the
 /// two are equally aligned within a 64-byte line: what decides, besides the size, which
@@ -137,7 +139,8 @@ impl Choice {
     };
 }
 
-/// The copy method per (size class, placement).
+/// The copy method per (size class, placement), and per size class for the chunks of a
+/// strided pattern.
 ///
 /// ```
 /// if let Ok(table) = gaspar::copy_engine::status().table {
@@ -148,6 +151,12 @@ impl Choice {
 #[derive(Clone, Debug, PartialEq)]
 pub struct MethodTable {
     choices: [[Choice; PLACEMENTS]; CLASSES],
+    /// Per size class, the method for a strided pattern's chunks: many chunks from a
+    /// footprint larger than the first-level cache, each placed differently in its page
+    /// (a column of its own because a method measured on one small copy repeated, its
+    /// data in L1, can lose there: on AMD EPYC family 25 model 17 `rep movsb`, 1.25x
+    /// memcpy for one 256-byte copy, made a 3-D get of 256-byte rows 2x slower).
+    strided: [Choice; CLASSES],
 }
 
 impl Default for MethodTable {
@@ -155,6 +164,7 @@ impl Default for MethodTable {
     fn default() -> Self {
         MethodTable {
             choices: [[Choice::MEMCPY; PLACEMENTS]; CLASSES],
+            strided: [Choice::MEMCPY; CLASSES],
         }
     }
 }
@@ -166,21 +176,48 @@ impl MethodTable {
         self.choices[class_of(len)][Placement::of(src, dst).index()].method
     }
 
+    /// The method for the chunks of `len` (> 64) bytes of a strided pattern.
+    #[inline(always)]
+    pub(crate) fn strided_method(&self, len: usize) -> Method {
+        self.strided[class_of(len)].method
+    }
+
     /// Sets the entry of a class and placement.
     pub(crate) fn set(&mut self, class: usize, placement: Placement, choice: Choice) {
         self.choices[class][placement.index()] = choice;
+    }
+
+    /// Sets the strided patterns' entry of a class.
+    pub(crate) fn set_strided(&mut self, class: usize, choice: Choice) {
+        self.strided[class] = choice;
+    }
+
+    /// Each row's cells: one per placement, then the strided patterns' one.
+    fn rows(&self) -> impl Iterator<Item = impl Iterator<Item = &Choice>> {
+        self.choices
+            .iter()
+            .zip(&self.strided)
+            .map(|(row, strided)| row.iter().chain(std::iter::once(strided)))
+    }
+
+    /// The column names, in order: the placements, then the strided patterns'.
+    fn column_names() -> impl Iterator<Item = &'static str> {
+        Placement::ALL
+            .iter()
+            .map(|p| p.name())
+            .chain(std::iter::once(STRIDED))
     }
 
     /// The table as text: a header line, then one line per size class with one
     /// `method:speedup` cell per placement. [`MethodTable::parse`] reads it back.
     pub(crate) fn to_text(&self) -> String {
         let mut text = String::from("size");
-        for p in Placement::ALL {
+        for name in Self::column_names() {
             text.push(' ');
-            text.push_str(p.name());
+            text.push_str(name);
         }
         text.push('\n');
-        for (class, row) in self.choices.iter().enumerate() {
+        for (class, row) in self.rows().enumerate() {
             text.push_str(&class_size(class).to_string());
             for c in row {
                 text.push_str(&format!(" {}:{:.3}", c.method.name(), c.speedup));
@@ -196,7 +233,7 @@ impl MethodTable {
         let mut lines = text.lines();
         let header: Vec<&str> = lines.next()?.split_whitespace().collect();
         let expected: Vec<&str> = std::iter::once("size")
-            .chain(Placement::ALL.iter().map(|p| p.name()))
+            .chain(Self::column_names())
             .collect();
         if header != expected {
             return None;
@@ -207,15 +244,21 @@ impl MethodTable {
             if cells.next()?.parse::<usize>().ok()? != class_size(class) {
                 return None;
             }
-            for p in Placement::ALL {
+            let mut cell = || -> Option<Choice> {
                 let (name, speedup) = cells.next()?.split_once(':')?;
                 let method = Method::from_name(name)?;
                 let speedup: f64 = speedup.parse().ok()?;
                 if !method.candidate(class_size(class)) || !speedup.is_finite() || speedup <= 0.0 {
                     return None;
                 }
-                table.set(class, p, Choice { method, speedup });
+                Some(Choice { method, speedup })
+            };
+            for p in Placement::ALL {
+                let choice = cell()?;
+                table.set(class, p, choice);
             }
+            let choice = cell()?;
+            table.set_strided(class, choice);
             if cells.next().is_some() {
                 return None;
             }
@@ -229,11 +272,11 @@ impl fmt::Display for MethodTable {
     /// speed-up over memcpy.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:>8}", "size")?;
-        for p in Placement::ALL {
-            write!(f, " {:>16}", p.name())?;
+        for name in Self::column_names() {
+            write!(f, " {name:>16}")?;
         }
         writeln!(f)?;
-        for (class, row) in self.choices.iter().enumerate() {
+        for (class, row) in self.rows().enumerate() {
             let size = class_size(class);
             let shown = match size {
                 s if s >= 1 << 20 => format!("{} MiB", s >> 20),
@@ -269,6 +312,16 @@ pub(crate) fn install(table: MethodTable) {
 pub(crate) fn method_for(len: usize, src: usize, dst: usize) -> Method {
     match INSTALLED.get() {
         Some(table) => table.method(len, src, dst),
+        None => Method::Memcpy,
+    }
+}
+
+/// The method for the chunks of `len` (> 64) bytes of a strided pattern: the installed
+/// table's choice, memcpy if none is installed.
+#[inline(always)]
+pub(crate) fn strided_method_for(len: usize) -> Method {
+    match INSTALLED.get() {
+        Some(table) => table.strided_method(len),
         None => Method::Memcpy,
     }
 }
@@ -333,6 +386,10 @@ mod tests {
         assert_eq!(table.method(32 << 10, 0, 256), Method::Memcpy);
     }
 
+    fn table_of(text: &str) -> MethodTable {
+        MethodTable::parse(text).expect("parses")
+    }
+
     #[test]
     fn text_round_trips_and_damage_is_refused() {
         let mut table = MethodTable::default();
@@ -352,8 +409,18 @@ mod tests {
                 speedup: 2.5,
             },
         );
+        table.set_strided(
+            2,
+            Choice {
+                method: Method::RepMovsb,
+                speedup: 1.1,
+            },
+        );
         let text = table.to_text();
+        assert!(text.starts_with("size same near "), "{text}");
+        assert!(text.lines().next().is_some_and(|l| l.ends_with(" strided")));
         assert_eq!(MethodTable::parse(&text), Some(table));
+        assert_eq!(table_of(&text).strided_method(256), Method::RepMovsb);
         // Every proper prefix of the lines is refused, and so is any changed cell.
         let lines: Vec<&str> = text.lines().collect();
         for keep in 0..lines.len() {
