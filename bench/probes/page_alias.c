@@ -12,8 +12,8 @@
  *
  * What it showed (bench/probes/README.md): on an AMD EPYC (family 25 model 17) with
  * glibc 2.36, whose memcpy copies such sizes with `rep movsb`, 8 KiB copies 1-15 bytes
- * ahead ran at 3 GB/s and 16-31 bytes ahead at 40-46 GB/s, against 103 GB/s at every
- * other distance. gaspar's copy engine therefore calibrates "less than a line ahead" as
+ * ahead ran at 2.2-3.5 GB/s and 16-31 bytes ahead at 30-46 GB/s, against 75-107 GB/s at
+ * the other distances (two runs). gaspar's copy engine therefore calibrates "less than a line ahead" as
  * a placement of its own (transport/shm/copy/table.rs).
  */
 #include <stdio.h>

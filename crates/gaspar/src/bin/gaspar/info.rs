@@ -54,8 +54,10 @@ fn copy_table(out: &mut String) -> std::fmt::Result {
                 out,
                 "method per size and placement, with its measured speed-up over memcpy \
                  (placement: the destination's page offset relative to the source's: same, \
-                 near: less than 64 bytes ahead, ahead/behind by up to 1023 bytes, apart by \
-                 1024-3072; +odd: not a multiple of 64 bytes apart):"
+                 near: 1-63 bytes ahead, ahead: 64-1023 ahead, behind: 1-1023 behind, apart: \
+                 1024-3072 either way; +odd: not a multiple of 64 bytes apart; strided: the \
+                 chunks of strided patterns up to 128 KiB, measured as many chunks from a 1 MiB \
+                 footprint, used unless the first chunk is near):"
             )?;
             write!(out, "{table}")
         }

@@ -274,7 +274,7 @@ mod tests {
                 .into_bytes(),
             String::from_utf8(good.clone())
                 .expect("text")
-                .replace("v3", "v2")
+                .replace(MAGIC, "gaspar copy table v2")
                 .into_bytes(),
         ];
         damaged.push(good.iter().map(|b| b.wrapping_add(1)).collect());

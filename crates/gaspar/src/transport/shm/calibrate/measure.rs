@@ -13,7 +13,9 @@ use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
 
 use crate::error::{Error, Result};
 use crate::transport::shm::copy::kernels::Method;
-use crate::transport::shm::copy::table::{class_size, Choice, MethodTable, Placement, CLASSES};
+use crate::transport::shm::copy::table::{
+    class_size, Choice, MethodTable, Placement, CLASSES, STRIDED_LARGEST,
+};
 
 /// A method must beat memcpy by this factor to be chosen over it: memcpy is the
 /// reference, and a smaller gain is within the noise of a shared machine.
@@ -87,25 +89,33 @@ const STRIDED_TRIAL_BYTES: usize = 1 << 20;
 /// dense side (a pattern's chunks are seldom placed alike).
 const STRIDED_GAP: usize = 64;
 
+/// Where the strided side starts in its mapping, one trial each: line-aligned with the
+/// dense side, and 8 bytes off (doubles in a C or Fortran array), which also puts one
+/// chunk in 64 less than a line ahead of its source.
+const STRIDED_OFFSETS: [usize; 2] = [0, 8];
+
 impl Buffers {
     /// Seconds per byte of copying the chunks of `len` bytes of a strided pattern with
     /// `method`, one way: [`STRIDED_TRIAL_BYTES`] (at least one chunk) between a dense run
-    /// of chunks in the own buffer and chunks [`STRIDED_GAP`] bytes apart in the segment
-    /// (a put when `put`, else a get). One pass first, not timed, as in [`Buffers::trial`].
-    fn strided_trial(&mut self, method: Method, len: usize, put: bool) -> f64 {
+    /// of chunks in the own buffer and chunks [`STRIDED_GAP`] bytes apart in the segment,
+    /// from byte `offset` on (a put when `put`, else a get). One pass first, not timed, as
+    /// in [`Buffers::trial`].
+    fn strided_trial(&mut self, method: Method, len: usize, offset: usize, put: bool) -> f64 {
         let stride = len + STRIDED_GAP;
         // Both mappings hold `class_size(CLASSES - 1) + 8192` bytes: at least one chunk
-        // of every class and its gap fits.
-        let room = self.own.len().min(self.shared.len());
+        // of every class, its gap and the offset fit.
+        let room = self.own.len().min(self.shared.len()) - offset;
         let chunks = (STRIDED_TRIAL_BYTES / len).clamp(1, room / stride);
         let (own, shared) = (self.own.as_mut_ptr(), self.shared.as_mut_ptr());
         let pass = || {
             for k in 0..chunks {
                 // SAFETY: chunk k of the dense side ends at (k + 1) * len and of the
-                // strided side at k * stride + len, both within `room` by the choice of
-                // `chunks`; the two mappings are distinct, so disjoint; `len >= 64`.
+                // strided side at offset + k * stride + len, both within the mappings by
+                // the choice of `chunks`; the two mappings are distinct, so disjoint;
+                // `len >= 64`.
                 unsafe {
-                    let (dense, strided) = (own.add(k * len), shared.add(k * stride));
+                    let dense = own.add(k * len);
+                    let strided = shared.add(offset + k * stride);
                     if put {
                         method.copy(black_box(dense), strided, len);
                     } else {
@@ -133,9 +143,10 @@ fn rounds(len: usize) -> usize {
     }
 }
 
-/// Measures the table: per size class and placement, every candidate method in rounds
-/// (interleaved, so that a slow spell hits all of them), the best of each kept; the
-/// fastest is chosen if it beats memcpy by [`MARGIN`], else memcpy.
+/// Measures the table: per size class and placement, and per size class up to
+/// [`STRIDED_LARGEST`] as a strided pattern's chunks (both [`STRIDED_OFFSETS`]), every
+/// candidate method in rounds (interleaved, so that a slow spell hits all of them), the
+/// best of each kept; the fastest is chosen if it beats memcpy by [`MARGIN`], else memcpy.
 pub(super) fn measure_table() -> Result<MethodTable> {
     let mut buffers = Buffers::new()?;
     let mut table = MethodTable::default();
@@ -159,16 +170,25 @@ pub(super) fn measure_table() -> Result<MethodTable> {
             let both_ways: Vec<f64> = best.iter().map(|[put, get]| put + get).collect();
             table.set(class, placement, choose(&methods, &both_ways));
         }
-        let mut best = vec![[f64::INFINITY; 2]; methods.len()];
+        if len > STRIDED_LARGEST {
+            // Not consulted (a pattern of such chunks takes the placement's method).
+            continue;
+        }
+        // The best of each method per way and offset, over the rounds.
+        let mut best = vec![[f64::INFINITY; 4]; methods.len()];
         for _ in 0..rounds(len) {
             for (i, &m) in methods.iter().enumerate() {
-                for (way, put) in [true, false].into_iter().enumerate() {
-                    best[i][way] = best[i][way].min(buffers.strided_trial(m, len, put));
+                for (t, (offset, put)) in STRIDED_OFFSETS
+                    .into_iter()
+                    .flat_map(|offset| [(offset, true), (offset, false)])
+                    .enumerate()
+                {
+                    best[i][t] = best[i][t].min(buffers.strided_trial(m, len, offset, put));
                 }
             }
         }
-        let both_ways: Vec<f64> = best.iter().map(|[put, get]| put + get).collect();
-        table.set_strided(class, choose(&methods, &both_ways));
+        let all_four: Vec<f64> = best.iter().map(|times| times.iter().sum()).collect();
+        table.set_strided(class, choose(&methods, &all_four));
     }
     Ok(table)
 }
@@ -199,6 +219,19 @@ fn choose(methods: &[Method], best: &[f64]) -> Choice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strided_trials_of_every_class_and_offset_stay_in_their_buffers() {
+        let mut buffers = Buffers::new().expect("buffers");
+        for class in 0..CLASSES {
+            for offset in STRIDED_OFFSETS {
+                for put in [true, false] {
+                    let t = buffers.strided_trial(Method::Memcpy, class_size(class), offset, put);
+                    assert!(t.is_finite() && t > 0.0, "class {class}: {t}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn memcpy_stays_unless_beaten_by_the_margin() {

@@ -92,15 +92,9 @@ pub(super) unsafe fn move_pattern(
             compiler_fence(Ordering::SeqCst);
             return;
         }
-        // The strided column of the table, measured on many chunks from a footprint
-        // larger than L1 as a pattern copies them; but a first chunk less than a line
-        // ahead (4K aliasing, where a copy's placement outweighs the rest) takes that
-        // placement's method. One choice for the whole loop.
-        let method = if table::Placement::of(from, to) == table::Placement::AheadNear {
-            table::method_for(chunk, from, to)
-        } else {
-            table::strided_method_for(chunk)
-        };
+        // One choice for the whole loop: the table's for patterns (its strided column
+        // unless the first chunk's placement decides).
+        let method = table::pattern_method_for(chunk, from, to);
         match method {
             Method::Inline16 => inline_chunks(pattern, ends, direction, chunk),
             // One arm per method, so that each loop has its routine inlined.
@@ -156,7 +150,8 @@ unsafe fn inline_chunks(
 }
 
 /// Copies `src` into `dst` (of the same length) with the copy engine: what packing and
-/// unpacking buffers of strided transfers use, so that they copy as puts and gets do.
+/// unpacking buffers of strided transfers use, one contiguous copy each, so that they
+/// copy as contiguous puts and gets do.
 #[inline]
 pub(crate) fn copy_slice(dst: &mut [u8], src: &[u8]) {
     let len = dst.len().min(src.len());

@@ -16,6 +16,9 @@ pub(crate) const CLASSES: usize = (LAST_CLASS - FIRST_CLASS + 1) as usize;
 const PLACEMENTS: usize = 8;
 /// The name of the strided patterns' column, after the placements'.
 const STRIDED: &str = "strided";
+/// The largest size class whose chunks a pattern copies with the strided column: the
+/// strided trial copies 1 MiB, so this class is the last with 8 chunks or more in it.
+pub(crate) const STRIDED_LARGEST: usize = (1 << 20) / 8;
 
 /// Where the destination sits relative to the source within a 4 KiB page, and whether the
 /// two are equally aligned within a 64-byte line: what decides, besides the size, which
@@ -24,8 +27,9 @@ const STRIDED: &str = "strided";
 /// A destination less than a line ahead of its source has a class of its own: a forward
 /// copy's loads then run just ahead of its stores at page offsets those stores share, the
 /// worst case of 4K aliasing. On AMD EPYC (family 25 model 17) glibc 2.36's memcpy, whose
-/// `rep movsb` handles such sizes, copies 8 KiB 1-15 bytes ahead at 3 GB/s and 16-31 at
-/// 40-46 GB/s, against 103 GB/s at any other distance (`bench/probes/page_alias.c`).
+/// `rep movsb` handles such sizes, copied 8 KiB 1-15 bytes ahead at 2.2-3.5 GB/s and 16-31
+/// at 30-46 GB/s, against 75-107 GB/s at other distances (`bench/probes/page_alias.c`,
+/// two runs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Placement {
     /// Same page offset.
@@ -144,18 +148,21 @@ impl Choice {
 ///
 /// ```
 /// if let Ok(table) = gaspar::copy_engine::status().table {
-///     // One line per size class, one method:speed-up cell per placement.
+///     // One line per size class: a method:speed-up cell per placement, then the
+///     // strided patterns' cell.
 ///     println!("{table}");
 /// }
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct MethodTable {
     choices: [[Choice; PLACEMENTS]; CLASSES],
-    /// Per size class, the method for a strided pattern's chunks: many chunks from a
-    /// footprint larger than the first-level cache, each placed differently in its page
-    /// (a column of its own because a method measured on one small copy repeated, its
-    /// data in L1, can lose there: on AMD EPYC family 25 model 17 `rep movsb`, 1.25x
-    /// memcpy for one 256-byte copy, made a 3-D get of 256-byte rows 2x slower).
+    /// Per size class, the method for a strided pattern's chunks: measured on chunks a
+    /// line apart from a 1 MiB footprint, larger than a first-level cache, each placed
+    /// differently in its page (a column of its own because a method measured on one
+    /// small copy repeated, its data in L1, can lose there: on AMD EPYC family 25 model
+    /// 17 `rep movsb`, 1.25x memcpy for one 256-byte copy, made a 3-D get of 256-byte
+    /// rows 2x slower). Consulted up to [`STRIDED_LARGEST`] (see
+    /// [`MethodTable::pattern_method`]).
     strided: [Choice; CLASSES],
 }
 
@@ -176,10 +183,18 @@ impl MethodTable {
         self.choices[class_of(len)][Placement::of(src, dst).index()].method
     }
 
-    /// The method for the chunks of `len` (> 64) bytes of a strided pattern.
+    /// The method for the chunks of `len` (> 64) bytes of a strided pattern whose first
+    /// chunk goes from `src` to `dst`: the strided column, except where a placement
+    /// decides more than the caches do (a destination less than a line ahead: 4K
+    /// aliasing) and for chunks above [`STRIDED_LARGEST`], whose trial holds too few
+    /// chunks to stand for a pattern (there the pattern is a few large copies).
     #[inline(always)]
-    pub(crate) fn strided_method(&self, len: usize) -> Method {
-        self.strided[class_of(len)].method
+    pub(crate) fn pattern_method(&self, len: usize, src: usize, dst: usize) -> Method {
+        let class = class_of(len);
+        if class > class_of(STRIDED_LARGEST) || Placement::of(src, dst) == Placement::AheadNear {
+            return self.method(len, src, dst);
+        }
+        self.strided[class].method
     }
 
     /// Sets the entry of a class and placement.
@@ -209,7 +224,8 @@ impl MethodTable {
     }
 
     /// The table as text: a header line, then one line per size class with one
-    /// `method:speedup` cell per placement. [`MethodTable::parse`] reads it back.
+    /// `method:speedup` cell per placement and one for strided patterns.
+    /// [`MethodTable::parse`] reads it back.
     pub(crate) fn to_text(&self) -> String {
         let mut text = String::from("size");
         for name in Self::column_names() {
@@ -316,12 +332,13 @@ pub(crate) fn method_for(len: usize, src: usize, dst: usize) -> Method {
     }
 }
 
-/// The method for the chunks of `len` (> 64) bytes of a strided pattern: the installed
-/// table's choice, memcpy if none is installed.
+/// The method for the chunks of `len` (> 64) bytes of a strided pattern whose first
+/// chunk goes from `src` to `dst` (see [`MethodTable::pattern_method`]): memcpy if no
+/// table is installed.
 #[inline(always)]
-pub(crate) fn strided_method_for(len: usize) -> Method {
+pub(crate) fn pattern_method_for(len: usize, src: usize, dst: usize) -> Method {
     match INSTALLED.get() {
-        Some(table) => table.strided_method(len),
+        Some(table) => table.pattern_method(len, src, dst),
         None => Method::Memcpy,
     }
 }
@@ -391,6 +408,38 @@ mod tests {
     }
 
     #[test]
+    fn patterns_take_the_strided_column_but_near_placements_and_large_chunks() {
+        let mut table = MethodTable::default();
+        let pieces = Choice {
+            method: Method::Pieces2K,
+            speedup: 2.0,
+        };
+        let inline = Choice {
+            method: Method::Inline16,
+            speedup: 1.5,
+        };
+        table.set_strided(class_of(4096), pieces);
+        table.set(class_of(4096), Placement::AheadNear, inline);
+        table.set_strided(class_of(STRIDED_LARGEST), pieces);
+        table.set_strided(class_of(2 * STRIDED_LARGEST), pieces);
+        // Strided column at every placement but near.
+        assert_eq!(table.pattern_method(4096, 0, 0), Method::Pieces2K);
+        assert_eq!(table.pattern_method(4096, 0, 129), Method::Pieces2K);
+        assert_eq!(table.pattern_method(4096, 100, 0), Method::Pieces2K);
+        assert_eq!(table.pattern_method(4096, 0, 8), Method::Inline16);
+        // Up to the largest strided class the column, above it the placement's method
+        // (memcpy here).
+        assert_eq!(
+            table.pattern_method(2 * STRIDED_LARGEST - 1, 0, 0),
+            Method::Pieces2K
+        );
+        assert_eq!(
+            table.pattern_method(2 * STRIDED_LARGEST, 0, 0),
+            Method::Memcpy
+        );
+    }
+
+    #[test]
     fn text_round_trips_and_damage_is_refused() {
         let mut table = MethodTable::default();
         table.set(
@@ -410,9 +459,9 @@ mod tests {
             },
         );
         table.set_strided(
-            2,
+            class_of(4096),
             Choice {
-                method: Method::RepMovsb,
+                method: Method::Pieces2K,
                 speedup: 1.1,
             },
         );
@@ -420,7 +469,7 @@ mod tests {
         assert!(text.starts_with("size same near "), "{text}");
         assert!(text.lines().next().is_some_and(|l| l.ends_with(" strided")));
         assert_eq!(MethodTable::parse(&text), Some(table));
-        assert_eq!(table_of(&text).strided_method(256), Method::RepMovsb);
+        assert_eq!(table_of(&text).pattern_method(4096, 0, 0), Method::Pieces2K);
         // Every proper prefix of the lines is refused, and so is any changed cell.
         let lines: Vec<&str> = text.lines().collect();
         for keep in 0..lines.len() {
@@ -433,6 +482,8 @@ mod tests {
             text.replacen("size", "bytes", 1),
             text.replacen("\n64 ", "\n65 ", 1),
             text.clone() + "128 extra\n",
+            // A row without its strided cell.
+            text.replacen("pieces2k:1.100\n", "\n", 1),
             // Streaming stores are never a candidate for 64-byte copies.
             text.replacen("inline16:2.500", "nt-stores:2.500", 1),
         ] {
