@@ -360,8 +360,8 @@ pub struct Coarrays {
     signals_seen: Vec<u64>,
     /// Per rank, where the signals between it and this image are counted, resolved once:
     /// a sync's time is mostly what runs between seeing a signal and sending the next
-    /// one, and resolving two words there made a 2-image `sync images` 1.6x the raw
-    /// atomics (AMD EPYC 9004).
+    /// one, and resolving two words there made a 2-image `sync images` 1.3-1.6x the raw
+    /// atomics (AMD EPYC family 25 model 17).
     signal_words: Vec<SignalWords>,
     /// Ranks this image has puts to that may be incomplete.
     pending: Vec<bool>,

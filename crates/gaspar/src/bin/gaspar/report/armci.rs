@@ -32,8 +32,8 @@ pub(super) fn section(context: &Context) -> Result<Section, String> {
     section.note(
         "ns per operation (put operations include ARMCI_Fence); gaspar/ARMCI-MPI is to the \
          faster of its two settings; local copy: the same layout copied by memcpy in one \
-         process, in the transfer's direction (puts_1k_rows, 64 rows of 1 KiB, is compared with the 2-D copy, which means \
-         little). Shapes: crates/armci/bench/bench_strided.c.",
+         process, in the transfer's direction (puts_1k_rows, 64 rows of 1 KiB, is compared \
+         with the 2-D copy, which means little). Shapes: crates/armci/bench/bench_strided.c.",
     );
     let of = |library: &str, op: &str| figures[library][op].as_f64();
     let best_peer = |op: &str| match (of("armci_mpi", op), of("armci_mpi_direct", op)) {

@@ -158,39 +158,43 @@ pub(super) fn measure_table() -> Result<MethodTable> {
             .collect();
         for placement in Placement::ALL {
             let ahead = placement.measured_ahead();
-            // The best put and the best get of each method, over the rounds.
-            let mut best = vec![[f64::INFINITY; 2]; methods.len()];
-            for _ in 0..rounds(len) {
-                for (i, &m) in methods.iter().enumerate() {
-                    for (way, put) in [true, false].into_iter().enumerate() {
-                        best[i][way] = best[i][way].min(buffers.trial(m, len, ahead, put));
-                    }
-                }
-            }
-            let both_ways: Vec<f64> = best.iter().map(|[put, get]| put + get).collect();
-            table.set(class, placement, choose(&methods, &both_ways));
+            // Trial 0 a put, trial 1 a get.
+            let choice = measured_choice::<2>(&methods, rounds(len), |m, trial| {
+                buffers.trial(m, len, ahead, trial == 0)
+            });
+            table.set(class, placement, choice);
         }
         if len > STRIDED_LARGEST {
             // Not consulted (a pattern of such chunks takes the placement's method).
             continue;
         }
-        // The best of each method per way and offset, over the rounds.
-        let mut best = vec![[f64::INFINITY; 4]; methods.len()];
-        for _ in 0..rounds(len) {
-            for (i, &m) in methods.iter().enumerate() {
-                for (t, (offset, put)) in STRIDED_OFFSETS
-                    .into_iter()
-                    .flat_map(|offset| [(offset, true), (offset, false)])
-                    .enumerate()
-                {
-                    best[i][t] = best[i][t].min(buffers.strided_trial(m, len, offset, put));
-                }
-            }
-        }
-        let all_four: Vec<f64> = best.iter().map(|times| times.iter().sum()).collect();
-        table.set_strided(class, choose(&methods, &all_four));
+        // A put and a get at each of the offsets.
+        let choice = measured_choice::<4>(&methods, rounds(len), |m, trial| {
+            buffers.strided_trial(m, len, STRIDED_OFFSETS[trial / 2], trial % 2 == 0)
+        });
+        table.set_strided(class, choice);
     }
     Ok(table)
+}
+
+/// The choice among `methods` (memcpy first) after `rounds` rounds of `TRIALS` trials of
+/// each (`trial(method, k)`, seconds per byte), interleaved so that a slow spell hits all
+/// of them: each trial's best over the rounds, summed per method.
+fn measured_choice<const TRIALS: usize>(
+    methods: &[Method],
+    rounds: usize,
+    mut trial: impl FnMut(Method, usize) -> f64,
+) -> Choice {
+    let mut best = vec![[f64::INFINITY; TRIALS]; methods.len()];
+    for _ in 0..rounds {
+        for (i, &m) in methods.iter().enumerate() {
+            for (k, time) in best[i].iter_mut().enumerate() {
+                *time = time.min(trial(m, k));
+            }
+        }
+    }
+    let totals: Vec<f64> = best.iter().map(|times| times.iter().sum()).collect();
+    choose(methods, &totals)
 }
 
 /// The choice among `methods` (memcpy first) given each one's best time.
