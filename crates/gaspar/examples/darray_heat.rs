@@ -91,7 +91,9 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
                 }
             }
             ctx.barrier()?;
-            if params.variant.manual() {
+            // Manual consistency refreshes what the next iteration reads (none after
+            // the last, as HandOpt copies before each iteration).
+            if params.variant.manual() && t + 1 < params.iterations {
                 dst.update_prefetch()?;
             }
         }

@@ -97,7 +97,7 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
         if let Some(how) = params.variant.prefetch() {
             x.custom_prefetch(&needed, how)?;
         }
-        for _ in 0..params.iterations {
+        for t in 0..params.iterations {
             if params.variant == Variant::HandOpt {
                 copies.refresh(&x)?;
             }
@@ -119,7 +119,9 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
                 x.set([i], x.get([i])? + (i + 1) as f64)?;
             }
             ctx.barrier()?;
-            if params.variant.manual() {
+            // Manual consistency refreshes what the next iteration reads (none after
+            // the last, as HandOpt copies before each iteration).
+            if params.variant.manual() && t + 1 < params.iterations {
                 x.update_prefetch()?;
             }
         }

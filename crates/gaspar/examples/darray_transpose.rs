@@ -59,7 +59,7 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
         if let Some(how) = params.variant.prefetch() {
             a.transpose_prefetch(how)?;
         }
-        for _ in 0..params.iterations {
+        for t in 0..params.iterations {
             if params.variant == Variant::HandOpt {
                 copies.refresh(&a)?;
             }
@@ -79,7 +79,9 @@ fn run(ctx: &Darrays, params: &Params) -> Result<Outcome> {
                 a.set(index, a.get(index)? + 1.0)?;
             }
             ctx.barrier()?;
-            if params.variant.manual() {
+            // Manual consistency refreshes what the next iteration reads (none after
+            // the last, as HandOpt copies before each iteration).
+            if params.variant.manual() && t + 1 < params.iterations {
                 a.update_prefetch()?;
             }
         }

@@ -40,6 +40,7 @@ fn main() {
         "remote-local-bounds" => remote_local_bounds(),
         waits if waits.starts_with("waits-") => waits_scenario(waits),
         "polling-get" => polling_get(),
+        "face-get" => face_get(args.next().and_then(|a| a.parse().ok()).unwrap_or(5)),
         other => {
             eprintln!("unknown scenario {other:?}");
             std::process::exit(2)
@@ -750,6 +751,42 @@ fn busy_target() -> Result<()> {
             "rank 0: cas, put and get on a busy target took {took:?}"
         ));
     }
+    rt.barrier()?;
+    rt.finalize()
+}
+
+/// What a 3-D stencil split along its fastest dimension reads: every rank gets, `rounds`
+/// times, the first column of its right neighbour's 24 x 2304 block of doubles (2304
+/// elements 192 bytes apart, the face of a 48^3 grid's half) and checks it.
+fn face_get(rounds: u32) -> Result<()> {
+    const ROWS: usize = 24;
+    const COLUMNS: usize = 48 * 48;
+    let rt = gaspar::init()?.into_acp();
+    let (me, n) = (rt.rank(), rt.procs());
+    let right = (me + 1) % n;
+    let block = rt.alloc((ROWS * COLUMNS * 8) as u64)?;
+    let mine: Vec<f64> = (0..ROWS * COLUMNS)
+        .map(|i| f64::from(me) * 1e7 + i as f64)
+        .collect();
+    rt.put(block.ga(me)?, bytemuck::cast_slice(&mine), Handle::NULL)?;
+    rt.all_fence()?;
+    rt.barrier()?;
+    let mut face = vec![0f64; COLUMNS];
+    for round in 0..rounds {
+        face.fill(-1.0);
+        rt.get_section(
+            &mut face,
+            [1],
+            [COLUMNS],
+            GlobalPtr::new(block.ga(right)?),
+            [ROWS],
+        )?;
+        let bad = (0..COLUMNS).find(|&j| face[j] != f64::from(right) * 1e7 + (j * ROWS) as f64);
+        check(&rt, bad.is_none(), || {
+            format!("round {round}: element {bad:?} of rank {right}'s face is wrong")
+        });
+    }
+    say(&format!("rank {me}: face get ok in {rounds} rounds"));
     rt.barrier()?;
     rt.finalize()
 }

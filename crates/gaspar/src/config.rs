@@ -128,6 +128,16 @@ pub const MPI_PROGRESS: Setting = Setting {
                   across hosts needs it); auto = every 100 us when the job spans hosts, off, \
                   or N",
 };
+/// Which strided gets the mpi transport reads as one contiguous span (data sieving).
+///
+/// ```
+/// assert_eq!(gaspar::config::MPI_SIEVE.default, "auto");
+/// ```
+pub const MPI_SIEVE: Setting = Setting {
+    name: "GASPAR_MPI_SIEVE",
+    default: "auto",
+    description: "mpi transport: strided gets read as one span from their first to their last                   chunk and picked out locally (data sieving); auto = where measured faster,                   per target rank; always (spans up to 4 MiB); never",
+};
 /// Log filter.
 ///
 /// ```
@@ -155,6 +165,7 @@ pub const SETTINGS: &[Setting] = &[
     STRIDED_BUFFER,
     COARRAY_MEMORY,
     MPI_PROGRESS,
+    MPI_SIEVE,
     LOG,
 ];
 

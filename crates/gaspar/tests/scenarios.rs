@@ -148,6 +148,36 @@ fn registered_memory_on_mpi_with_dynamic_windows() {
     }
 }
 
+/// The mpi transport reads a strided get either with a derived datatype or as one span
+/// sieved locally (`GASPAR_MPI_SIEVE`); both ways, forced, give the same bytes.
+#[test]
+fn strided_gets_sieved_or_typed_match_a_reference() {
+    for t in transports().into_iter().filter(|t| *t != "shm") {
+        for way in ["always", "never"] {
+            let env = [("GASPAR_MPI_SIEVE", way)];
+            let random: [&dyn AsRef<std::ffi::OsStr>; 4] =
+                [&example("scenarios"), &"strided-random", &"100", &"3"];
+            let out = run_on_with_env(JOB_TIMEOUT, t, 2, &env, &random);
+            out.assert_success();
+            assert_eq!(
+                count(&out, "100 random strided cases ok"),
+                2,
+                "{t} {way}: {}",
+                out.stdout
+            );
+            let face: [&dyn AsRef<std::ffi::OsStr>; 3] = [&example("scenarios"), &"face-get", &"3"];
+            let out = run_on_with_env(JOB_TIMEOUT, t, 3, &env, &face);
+            out.assert_success();
+            assert_eq!(
+                count(&out, "face get ok in 3 rounds"),
+                3,
+                "{t} {way}: {}",
+                out.stdout
+            );
+        }
+    }
+}
+
 #[test]
 fn random_strided_and_vector_transfers_between_ranks_match_a_reference() {
     for t in transports() {

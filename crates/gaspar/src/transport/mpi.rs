@@ -28,6 +28,7 @@ mod datatype;
 mod dynamic;
 mod host;
 mod progress;
+mod sieve;
 mod startup;
 mod team;
 
@@ -319,6 +320,8 @@ pub struct MpiTransport {
     /// The thread that makes MPI progress while this rank computes, when one runs
     /// (`GASPAR_MPI_PROGRESS`; stopped at finalize).
     progress: std::sync::Mutex<Option<progress::ProgressThread>>,
+    /// Which strided gets are sieved, by target rank.
+    sieve: sieve::Sieve,
 }
 
 // SAFETY: MPI runs at MPI_THREAD_MULTIPLE, so its handles may be used from any thread, or
@@ -896,7 +899,8 @@ impl MpiTransport {
         unsafe { Ok(self.put_typed(dst, src.as_ptr(), &origin, &target, remote_extent)?) }
     }
 
-    /// One MPI_Get with a derived datatype on each side.
+    /// One MPI_Get with a derived datatype on each side, or a sieved get when that is
+    /// faster from `src` (see [`sieve`]).
     fn get_pattern(
         &self,
         src: Location,
@@ -924,9 +928,25 @@ impl MpiTransport {
             })?;
             return Ok(self.flush_local(src.rank())?);
         }
+        if self.sieves(src, pattern, remote_extent)? {
+            let mut stage = vec![0u8; remote_extent as usize];
+            return Ok(self.get_sieved(src, dst, pattern, &mut stage)?);
+        }
+        Ok(self.get_typed_pattern(src, dst, pattern, remote_extent)?)
+    }
+
+    /// One MPI_Get with a derived datatype on each side, for a pattern checked against
+    /// `dst` and spanning `remote_extent` bytes at `src`.
+    fn get_typed_pattern(
+        &self,
+        src: Location,
+        dst: &mut [u8],
+        pattern: &Pattern<'_>,
+        remote_extent: u64,
+    ) -> Result<()> {
         let (origin, target) = pattern_pair(pattern)?;
         // SAFETY: the origin type spans at most dst.len() bytes of `dst` (checked).
-        unsafe { Ok(self.get_typed(src, dst.as_mut_ptr(), &origin, &target, remote_extent)?) }
+        unsafe { self.get_typed(src, dst.as_mut_ptr(), &origin, &target, remote_extent) }
     }
 }
 

@@ -183,7 +183,19 @@ pub fn run_on_within(
     procs: u32,
     args: &[&dyn AsRef<std::ffi::OsStr>],
 ) -> Outcome {
+    run_on_with_env(limit, transport, procs, &[], args)
+}
+
+/// [`run_on_within`] with `env` (name, value) set for the job's ranks.
+pub fn run_on_with_env(
+    limit: Duration,
+    transport: &str,
+    procs: u32,
+    env: &[(&str, &str)],
+    args: &[&dyn AsRef<std::ffi::OsStr>],
+) -> Outcome {
     let mut cmd = job_command(transport, procs);
+    cmd.envs(env.iter().copied());
     for (k, a) in args.iter().enumerate() {
         if k == 0 {
             cmd.arg(program_for(transport, a.as_ref()));

@@ -9,6 +9,7 @@ use mpi::ffi;
 
 use super::host::Host;
 use super::progress::{self, ProgressThread};
+use super::sieve;
 use super::{
     allgather_words, check, constant, MpiTransport, Unflushed, RUNTIME_WORDS_BYTES, TABLE_BYTES,
 };
@@ -323,6 +324,7 @@ impl MpiTransport {
     /// Joins the MPI job (initializing MPI unless the program already did).
     pub fn start() -> Result<MpiTransport> {
         let (starter_len, heap_len) = config::segment_sizes()?;
+        let sieve_choice = sieve::Choice::from_env()?;
         let heap_offset = starter_len.div_ceil(HEAP_ALIGN) * HEAP_ALIGN;
         let table_offset = (heap_offset + heap_len).div_ceil(64) * 64;
         // Room for the alignment pad; a whole number of pages, so that libraries which
@@ -479,6 +481,7 @@ impl MpiTransport {
             patience: Patience::of_process(Sleep::Progressing)?,
             host,
             progress: std::sync::Mutex::new(None),
+            sieve: sieve::Sieve::new(sieve_choice, procs as u32),
         };
         // Only at MPI_THREAD_MULTIPLE: below it, no other thread may call MPI.
         if let (None, Some(interval)) = (
