@@ -245,7 +245,8 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
             return self.read_element(self.local_elements, at as u64);
         }
         if let Some((entry, at)) = self.prefetched.find(index) {
-            return entry.value(self.ctx.runtime(), at, self.ctx.acquires());
+            let layouts = self.prefetched.layouts();
+            return entry.value(self.ctx.runtime(), at, self.ctx.acquires(), layouts);
         }
         self.get_remote(index)
     }
@@ -544,7 +545,12 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     pub fn access_prefetch(&self, source: u32, index: [usize; D]) -> Result<Option<T>> {
         match self.prefetched.find_from(source, index) {
             Some((entry, at)) => entry
-                .value(self.ctx.runtime(), at, self.ctx.acquires())
+                .value(
+                    self.ctx.runtime(),
+                    at,
+                    self.ctx.acquires(),
+                    self.prefetched.layouts(),
+                )
                 .map(Some),
             None => Ok(None),
         }

@@ -105,6 +105,60 @@ impl SourcePart {
     }
 }
 
+/// The sources' blocks as their published layouts gave them, each read once per
+/// synchronization (automatic consistency: an entry filled since the last one is current,
+/// and so is the layout its fill read) or once per update (manual consistency, a fresh
+/// record for every call): a rank prefetching several slices of one source reads the
+/// layout once, not once per slice (a round trip each across a network).
+pub(super) struct Layouts<const D: usize> {
+    read: Mutex<Vec<LayoutRead<D>>>,
+}
+
+#[derive(Clone, Copy)]
+struct LayoutRead<const D: usize> {
+    source_rank: u32,
+    /// The acquire count it was read at.
+    at: u64,
+    block: Domain<D>,
+}
+
+impl<const D: usize> Layouts<D> {
+    /// Nothing read yet.
+    pub fn new() -> Self {
+        Layouts {
+            read: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// `source`'s block at acquire count `now`: as read before at that count, or read now.
+    fn block(
+        &self,
+        rt: &Strided,
+        source_rank: u32,
+        source: &SourcePart,
+        now: u64,
+    ) -> Result<Domain<D>> {
+        let lock = || self.read.lock().unwrap_or_else(PoisonError::into_inner);
+        let known = lock()
+            .iter()
+            .find(|r| r.source_rank == source_rank && r.at == now)
+            .map(|r| r.block);
+        if let Some(block) = known {
+            return Ok(block);
+        }
+        // Not read under the lock: a round trip must not hold up fills from other sources.
+        let block = source.read_block(rt)?;
+        let mut read = lock();
+        read.retain(|r| r.source_rank != source_rank);
+        read.push(LayoutRead {
+            source_rank,
+            at: now,
+            block,
+        });
+        Ok(block)
+    }
+}
+
 /// What a request asks for.
 pub(super) struct Request<const D: usize> {
     pub source_rank: u32,
@@ -151,7 +205,7 @@ impl<T: Pod, const D: usize> Entry<T, D> {
             _type: PhantomData,
         };
         if !entry.consistent {
-            entry.refill(rt, now)?;
+            entry.refill(rt, now, &Layouts::new())?;
         }
         Ok(entry)
     }
@@ -173,11 +227,12 @@ impl<T: Pod, const D: usize> Entry<T, D> {
     }
 
     /// The element at byte `at` (from [`offset_of`](Self::offset_of)); an automatically
-    /// consistent entry filled before acquire count `now` is refilled first.
+    /// consistent entry filled before acquire count `now` is refilled first (the source's
+    /// layout from `layouts`).
     #[inline(always)]
-    pub fn value(&self, rt: &Strided, at: usize, now: u64) -> Result<T> {
+    pub fn value(&self, rt: &Strided, at: usize, now: u64, layouts: &Layouts<D>) -> Result<T> {
         if self.consistent && self.filled_at.load(Ordering::Acquire) != now + 1 {
-            self.refill_if_stale(rt, now)?;
+            self.refill_if_stale(rt, now, layouts)?;
         }
         Ok(self.data.load(at))
     }
@@ -187,19 +242,19 @@ impl<T: Pod, const D: usize> Entry<T, D> {
         self.data.store(at, bytemuck::bytes_of(&value));
     }
 
-    /// Refills the entry now, at acquire count `now`.
-    pub fn refill(&self, rt: &Strided, now: u64) -> Result<()> {
+    /// Refills the entry now, at acquire count `now` (the source's layout from `layouts`).
+    pub fn refill(&self, rt: &Strided, now: u64, layouts: &Layouts<D>) -> Result<()> {
         let _one_filler = self.refill.lock().unwrap_or_else(PoisonError::into_inner);
-        self.fill(rt)?;
+        self.fill(rt, now, layouts)?;
         self.filled_at.store(now + 1, Ordering::Release);
         Ok(())
     }
 
     #[cold]
-    fn refill_if_stale(&self, rt: &Strided, now: u64) -> Result<()> {
+    fn refill_if_stale(&self, rt: &Strided, now: u64, layouts: &Layouts<D>) -> Result<()> {
         let _one_filler = self.refill.lock().unwrap_or_else(PoisonError::into_inner);
         if self.filled_at.load(Ordering::Acquire) != now + 1 {
-            self.fill(rt)?;
+            self.fill(rt, now, layouts)?;
             self.filled_at.store(now + 1, Ordering::Release);
         }
         Ok(())
@@ -208,11 +263,11 @@ impl<T: Pod, const D: usize> Entry<T, D> {
     /// Copies the slice from the source (strided gets; the source is passive), in pieces
     /// of at most [`MAPPED_STAGE_BYTES`] or [`REMOTE_STAGE_BYTES`]. The caller holds
     /// `refill`.
-    fn fill(&self, rt: &Strided) -> Result<()> {
+    fn fill(&self, rt: &Strided, now: u64, layouts: &Layouts<D>) -> Result<()> {
         let slice = self.layout.slice();
         let block = match self.static_block {
             Some(block) => block,
-            None => self.source.read_block(rt)?,
+            None => layouts.block(rt, self.source_rank, &self.source, now)?,
         };
         if !block.contains_domain(&slice) {
             return Err(DarrayError::SourceChanged {
@@ -286,6 +341,33 @@ fn cut<const D: usize>(domain: Domain<D>, k: usize, most: usize, out: &mut Vec<D
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::darray::serial::domain_words;
+
+    #[test]
+    fn a_layout_is_read_once_per_acquire_count_and_source() -> Result<()> {
+        let rt = crate::init()?.into_acp();
+        let words = rt.alloc((METADATA_WORDS * 8) as u64)?;
+        let source = SourcePart {
+            layout: words.ga(0)?,
+            elements: words.ga(0)?,
+        };
+        let publish = |block: Domain<1>| {
+            let w = domain_words(&block);
+            rt.put_blocking(words.ga(0)?, bytemuck::cast_slice(&w))
+        };
+        let (first, second) = (Domain::new([0], [10]), Domain::new([5], [20]));
+        let layouts = Layouts::<1>::new();
+        publish(first)?;
+        assert_eq!(layouts.block(&rt, 0, &source, 3)?, first);
+        publish(second)?;
+        // Same count, same source: the layout read at that count.
+        assert_eq!(layouts.block(&rt, 0, &source, 3)?, first);
+        // Another count, or a fresh record (an update), reads it again.
+        assert_eq!(layouts.block(&rt, 0, &source, 4)?, second);
+        assert_eq!(Layouts::<1>::new().block(&rt, 0, &source, 3)?, second);
+        rt.free(words)?;
+        rt.finalize()
+    }
 
     #[test]
     fn pieces_tile_the_slice_in_storage_order_within_the_limit() {

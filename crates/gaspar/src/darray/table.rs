@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytemuck::Pod;
 
-use super::prefetch::Entry;
+use super::prefetch::{Entry, Layouts};
 use crate::error::Result;
 use crate::strided::Strided;
 
@@ -18,6 +18,9 @@ pub(super) struct PrefetchTable<T, const D: usize> {
     last_hit: AtomicUsize,
     /// Bytes of prefetched data the entries hold.
     bytes: usize,
+    /// The sources' layouts read by automatically consistent fills since the last
+    /// synchronization.
+    layouts: Layouts<D>,
 }
 
 impl<T, const D: usize> PrefetchTable<T, D> {
@@ -34,6 +37,7 @@ impl<T: Pod, const D: usize> PrefetchTable<T, D> {
             entries: Vec::new(),
             last_hit: AtomicUsize::new(0),
             bytes: 0,
+            layouts: Layouts::new(),
         }
     }
 
@@ -84,9 +88,18 @@ impl<T: Pod, const D: usize> PrefetchTable<T, D> {
         }
     }
 
-    /// Refills every entry now, at acquire count `now`.
+    /// The layouts automatically consistent fills read (for [`Entry::value`]).
+    #[inline(always)]
+    pub fn layouts(&self) -> &Layouts<D> {
+        &self.layouts
+    }
+
+    /// Refills every entry now, at acquire count `now`, reading each source's layout once.
     pub fn update(&self, rt: &Strided, now: u64) -> Result<()> {
-        self.entries.iter().try_for_each(|e| e.refill(rt, now))
+        let layouts = Layouts::new();
+        self.entries
+            .iter()
+            .try_for_each(|e| e.refill(rt, now, &layouts))
     }
 
     /// Drops every entry; returns the bytes they held.
