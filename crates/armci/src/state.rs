@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use crate::direct::MappedHeap;
@@ -52,6 +52,10 @@ pub(crate) struct State {
     /// The ARMCI memory of every rank (world and group blocks alike): per rank, heap
     /// offset -> bytes that rank asked for. Remote addresses are checked against it.
     live_blocks: RwLock<Vec<BTreeMap<u64, u64>>>,
+    /// Per rank, the live block the last single-range translation ([`State::remote`])
+    /// found, packed by [`pack_block`] (0: none); all cleared when a block is freed. A
+    /// program that puts to the same patch call after call is checked without a lock.
+    last_block: Vec<AtomicU64>,
     /// The world group's communicator (see `group_comm`).
     pub(crate) world_comm: crate::group_comm::Comm,
     /// Mutexes from `ARMCI_Create_mutexes`.
@@ -114,6 +118,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         rt,
         blocks: Mutex::new(Vec::new()),
         live_blocks: RwLock::new(vec![BTreeMap::new(); procs]),
+        last_block: (0..procs).map(|_| AtomicU64::new(0)).collect(),
         mutexes: Mutex::new(None),
         world_comm: crate::group_comm::world(),
         messages,
@@ -355,7 +360,21 @@ impl State {
         len: u64,
         proc: c_int,
     ) -> GlobalAddr {
-        let offset = self.heap_offsets(call, proc)(ptr, len);
+        let rank = self.rank_of(call, proc) as usize;
+        let offset = (ptr as usize).wrapping_sub(self.heap_bases[rank]) as u64;
+        let inside_last = unpack_block(self.last_block[rank].load(Ordering::Acquire)).is_some_and(
+            |(start, block_len)| {
+                let into = offset.wrapping_sub(start);
+                into < block_len && len <= block_len - into
+            },
+        );
+        if !inside_last {
+            self.heap_offsets(call, proc)(ptr, len);
+            let live = self.live_blocks.read().unwrap_or_else(|p| p.into_inner());
+            if let Some((&start, &block_len)) = live[rank].range(..=offset).next_back() {
+                self.last_block[rank].store(pack_block(start, block_len), Ordering::Release);
+            }
+        }
         self.heap_start(call, proc)
             .offset(offset)
             .unwrap_or_else(|| self.fail(call, "address does not fit"))
@@ -425,6 +444,11 @@ impl State {
     pub(crate) fn remove_block(&self, rank: u32, offset: u64) {
         let mut live = self.live_blocks.write().unwrap_or_else(|p| p.into_inner());
         live[rank as usize].remove(&offset);
+        // Under the write lock: a translation that missed cannot store the freed block
+        // back after this (it stores under the read lock).
+        for last in &self.last_block {
+            last.store(0, Ordering::Release);
+        }
     }
 
     /// The heap offset of `address` in rank `rank`'s process.
@@ -642,6 +666,24 @@ impl State {
     }
 }
 
+/// A live block (heap offset, length) as one word for [`State::last_block`]: the offset in
+/// 64-byte units above, the length below; 0 when it does not fit (never cached).
+fn pack_block(start: u64, len: u64) -> u64 {
+    match (
+        start % 64 == 0,
+        u32::try_from(start / 64),
+        u32::try_from(len),
+    ) {
+        (true, Ok(units), Ok(len)) if len > 0 => (u64::from(units) << 32) | u64::from(len),
+        _ => 0,
+    }
+}
+
+/// The block [`pack_block`] packed, if any.
+fn unpack_block(packed: u64) -> Option<(u64, u64)> {
+    (packed != 0).then(|| ((packed >> 32) * 64, packed & u64::from(u32::MAX)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Overlap, SharedRanges};
@@ -689,5 +731,21 @@ mod tests {
         assert_eq!(heaps.overlap(0x2f_fff, 2), Overlap::Partial);
         assert_eq!(heaps.overlap(usize::MAX - 4, u64::MAX), Overlap::None);
         assert_eq!(heaps.overlap(0x30_fff, u64::MAX), Overlap::Partial);
+    }
+}
+
+#[cfg(test)]
+mod last_block_tests {
+    use super::*;
+
+    #[test]
+    fn blocks_pack_when_they_fit_and_unpack_to_themselves() {
+        assert_eq!(unpack_block(pack_block(64 * 5, 1000)), Some((320, 1000)));
+        assert_eq!(unpack_block(pack_block(0, 8)), Some((0, 8)));
+        // Not cached: an unaligned start, an empty block, a length over 32 bits.
+        assert_eq!(pack_block(65, 8), 0);
+        assert_eq!(pack_block(64, 0), 0);
+        assert_eq!(pack_block(64, 1 << 33), 0);
+        assert_eq!(unpack_block(0), None);
     }
 }

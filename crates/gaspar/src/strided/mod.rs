@@ -159,13 +159,18 @@ impl Strided {
                 ),
             ));
         }
-        self.check_range(dst, desc.dst_extent())?;
         match self.plan(desc, Side::Src) {
+            // One transport call, which checks the whole range before it moves a byte.
             Method::Direct { .. } => {
                 self.gma
                     .put_pattern(dst, src, &desc.pattern(Side::Src), order)
             }
-            Method::Buffered { unit, .. } => self.put_buffered(src, desc, dst, unit, order),
+            // Many calls: the whole range is checked first, so that nothing moves when
+            // some of it is outside.
+            Method::Buffered { unit, .. } => {
+                self.check_range(dst, desc.dst_extent())?;
+                self.put_buffered(src, desc, dst, unit, order)
+            }
         }
     }
 
@@ -252,13 +257,16 @@ impl Strided {
                 ),
             ));
         }
-        self.check_range(src, desc.src_extent())?;
         match self.plan(desc, Side::Dst) {
+            // As in `put_strided`: one call checks the range, many are checked first.
             Method::Direct { .. } => {
                 self.gma
                     .get_pattern(dst, src, &desc.pattern(Side::Dst), order)
             }
-            Method::Buffered { unit, .. } => self.get_buffered(dst, desc, src, unit, order),
+            Method::Buffered { unit, .. } => {
+                self.check_range(src, desc.src_extent())?;
+                self.get_buffered(dst, desc, src, unit, order)
+            }
         }
     }
 

@@ -648,13 +648,12 @@ impl ShmTransport {
     }
 
     fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> TransportResult<()> {
-        let (_, remote_extent) = pattern.checked_extents(src.len())?;
+        let (local_extent, remote_extent) = pattern.checked_extents(src.len())?;
         let Some(base) = self.shared(dst, remote_extent)? else {
             return Ok(pattern.for_each(|l, r| {
                 self.write_from(at(dst, r)?, src[l as usize..].as_ptr(), pattern.chunk)
             })?);
         };
-        let (local_extent, _) = pattern.checked_extents(src.len())?;
         // SAFETY: every chunk lies inside `src` (its extent was checked against
         // `src.len()`) and inside the remote segment (its extent was checked by `shared`),
         // because each chunk's end is at most its side's extent.
@@ -675,13 +674,12 @@ impl ShmTransport {
         dst: &mut [u8],
         pattern: &Pattern<'_>,
     ) -> TransportResult<()> {
-        let (_, remote_extent) = pattern.checked_extents(dst.len())?;
+        let (local_extent, remote_extent) = pattern.checked_extents(dst.len())?;
         let Some(base) = self.shared(src, remote_extent)? else {
             return Ok(pattern.for_each(|l, r| {
                 self.read_into(at(src, r)?, dst[l as usize..].as_mut_ptr(), pattern.chunk)
             })?);
         };
-        let (local_extent, _) = pattern.checked_extents(dst.len())?;
         // SAFETY: as in `put_pattern`, with the roles of the buffers swapped.
         unsafe {
             move_pattern(
