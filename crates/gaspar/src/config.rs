@@ -136,7 +136,7 @@ pub const MPI_PROGRESS: Setting = Setting {
 pub const MPI_SIEVE: Setting = Setting {
     name: "GASPAR_MPI_SIEVE",
     default: "auto",
-    description: "mpi transport: strided gets read as one span from their first to their last                   chunk and picked out locally (data sieving); auto = where measured faster,                   per target rank; always (spans up to 4 MiB); never",
+    description: "mpi transport: strided and I/O-vector gets read as one span from their first to their last                   chunk and picked out locally (data sieving); auto = where measured faster,                   per target rank; always (spans up to 4 MiB); never",
 };
 /// Log filter.
 ///

@@ -1,6 +1,7 @@
-//! Data sieving for strided gets: one contiguous MPI_Get of the bytes from a pattern's
-//! first chunk to its last (holes included), then the chunks picked out locally, instead
-//! of one MPI_Get with a derived datatype, when that is faster on the way to that rank.
+//! Data sieving for strided and I/O-vector gets: one contiguous MPI_Get of the bytes from
+//! a pattern's first chunk (a vector's first segment) to its last, holes included, then the
+//! chunks picked out locally, instead of one MPI_Get with a derived datatype, when that is
+//! faster on the way to that rank.
 //!
 //! Why: some one-sided components move a derived datatype chunk by chunk. OpenMPI 4.1's
 //! osc/ucx over TCP (the component for jobs across hosts) took 7 us per 8-byte chunk,
@@ -154,7 +155,45 @@ impl MpiTransport {
     /// its source) from `src` is sieved; measures the costs from that rank when this get
     /// is the first large enough to.
     pub(super) fn sieves(&self, src: Location, pattern: &Pattern<'_>, span: u64) -> Result<bool> {
-        let chunks = chunk_count(pattern);
+        self.sieve_choice(src, chunk_count(pattern), span, Some(pattern))
+    }
+
+    /// Whether the get of the I/O vector of `count` segments spanning `span` bytes at
+    /// `src` (the shortest `shortest` bytes long) is sieved. Measured, when the costs from
+    /// that rank are not known yet, on a pattern of [`PROBE_CHUNKS`] chunks of `shortest`
+    /// bytes spread evenly over the span.
+    pub(super) fn sieves_segments(
+        &self,
+        src: Location,
+        count: u64,
+        shortest: u64,
+        span: u64,
+    ) -> Result<bool> {
+        let chunk = shortest.clamp(1, span.max(1));
+        let stride = (span.saturating_sub(chunk) / (PROBE_CHUNKS - 1)).max(chunk);
+        let (counts, local, remote) = ([PROBE_CHUNKS], [chunk], [stride]);
+        let probe = Pattern {
+            chunk,
+            counts: &counts,
+            local_strides: &local,
+            remote_strides: &remote,
+        };
+        // A span too short for the probe (under PROBE_CHUNKS shortest segments) is not
+        // measured on: without known costs the datatype stays.
+        let fits = probe.extent(&remote).is_some_and(|e| e <= span);
+        self.sieve_choice(src, count, span, fits.then_some(&probe))
+    }
+
+    /// The choice for a get of `chunks` chunks spanning `span` bytes at `src`; `probe`, if
+    /// any, is what to time when the costs from that rank are not known yet and `chunks`
+    /// is at least [`PROBE_CHUNKS`].
+    fn sieve_choice(
+        &self,
+        src: Location,
+        chunks: u64,
+        span: u64,
+        probe: Option<&Pattern<'_>>,
+    ) -> Result<bool> {
         if chunks < 2 || span > MOST_SPAN {
             return Ok(false);
         }
@@ -166,10 +205,10 @@ impl MpiTransport {
         if let Some(known) = costs.get() {
             return Ok(known.sieve_wins(chunks, span));
         }
-        if chunks < PROBE_CHUNKS {
+        let (true, Some(probe)) = (chunks >= PROBE_CHUNKS, probe) else {
             return Ok(false);
-        }
-        let measured = self.measure_sieve(src, pattern)?;
+        };
+        let measured = self.measure_sieve(src, probe)?;
         // Two threads measuring at once keep the first result.
         let costs = costs.get_or_init(|| measured);
         let sieved = costs.sieve_wins(chunks, span);
