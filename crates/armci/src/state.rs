@@ -52,7 +52,7 @@ pub(crate) struct State {
     /// The ARMCI memory of every rank (world and group blocks alike): per rank, heap
     /// offset -> bytes that rank asked for. Remote addresses are checked against it.
     live_blocks: RwLock<Vec<BTreeMap<u64, u64>>>,
-    /// Per rank, the live block the last single-range translation ([`State::remote`])
+    /// Per rank, the live block the last address translation ([`State::heap_offsets`])
     /// found, packed by [`pack_block`] (0: none); all cleared when a block is freed. A
     /// program that puts to the same patch call after call is checked without a lock.
     last_block: Vec<AtomicU64>,
@@ -360,21 +360,7 @@ impl State {
         len: u64,
         proc: c_int,
     ) -> GlobalAddr {
-        let rank = self.rank_of(call, proc) as usize;
-        let offset = (ptr as usize).wrapping_sub(self.heap_bases[rank]) as u64;
-        let inside_last = unpack_block(self.last_block[rank].load(Ordering::Acquire)).is_some_and(
-            |(start, block_len)| {
-                let into = offset.wrapping_sub(start);
-                into < block_len && len <= block_len - into
-            },
-        );
-        if !inside_last {
-            self.heap_offsets(call, proc)(ptr, len);
-            let live = self.live_blocks.read().unwrap_or_else(|p| p.into_inner());
-            if let Some((&start, &block_len)) = live[rank].range(..=offset).next_back() {
-                self.last_block[rank].store(pack_block(start, block_len), Ordering::Release);
-            }
-        }
+        let offset = self.heap_offsets(call, proc)(ptr, len);
         self.heap_start(call, proc)
             .offset(offset)
             .unwrap_or_else(|| self.fail(call, "address does not fit"))
@@ -382,27 +368,31 @@ impl State {
 
     /// Translates the `len` bytes at an address of rank `proc`'s ARMCI memory to a heap
     /// offset, checking that they lie inside one live `ARMCI_Malloc` block of that rank
-    /// (O(log n) each; the rank is checked once), before anything moves.
+    /// (a lock and an O(log n) lookup each, unless the rank's last block holds them; the
+    /// rank is checked once), before anything moves.
     pub(crate) fn heap_offsets<'a>(
         &'a self,
         call: &'a str,
         proc: c_int,
     ) -> impl Fn(*const c_void, u64) -> u64 + 'a {
-        let rank = self.rank_of(call, proc);
-        let base = self.heap_bases[rank as usize];
-        let live = self.live_blocks.read().unwrap_or_else(|p| p.into_inner());
-        // The block the last segment lay in: a vector's segments mostly lie in one block,
-        // and a lookup in the tree costs more than the copy of a small segment.
-        let last_block: std::cell::Cell<Option<(u64, u64)>> = std::cell::Cell::new(None);
+        let rank = self.rank_of(call, proc) as usize;
+        let base = self.heap_bases[rank];
+        // The block the last translation to this rank found: a vector's segments mostly
+        // lie in one block, and a program puts to the same patch call after call; the lock
+        // and the tree lookup cost more than the copy of a small segment.
+        let cached = &self.last_block[rank];
         move |ptr, len| {
             let offset = (ptr as usize).wrapping_sub(base) as u64;
-            if let Some((start, block_len)) = last_block.get() {
-                let into = offset.wrapping_sub(start);
-                if into < block_len && len <= block_len - into {
-                    return offset;
-                }
+            let inside_cached =
+                unpack_block(cached.load(Ordering::Acquire)).is_some_and(|(start, block_len)| {
+                    let into = offset.wrapping_sub(start);
+                    into < block_len && len <= block_len - into
+                });
+            if inside_cached {
+                return offset;
             }
-            let block = live[rank as usize]
+            let live = self.live_blocks.read().unwrap_or_else(|p| p.into_inner());
+            let block = live[rank]
                 .range(..=offset)
                 .next_back()
                 .filter(|(&start, &block_len)| offset - start < block_len.max(1));
@@ -411,8 +401,8 @@ impl State {
                     .checked_add(len)
                     .is_some_and(|end| end <= start + block_len)
             });
-            if inside {
-                last_block.set(block.map(|(&start, &block_len)| (start, block_len)));
+            if let (true, Some((&start, &block_len))) = (inside, block) {
+                cached.store(pack_block(start, block_len), Ordering::Release);
             } else {
                 let why = match block {
                     Some((&start, &block_len)) => format!(
@@ -445,7 +435,7 @@ impl State {
         let mut live = self.live_blocks.write().unwrap_or_else(|p| p.into_inner());
         live[rank as usize].remove(&offset);
         // Under the write lock: a translation that missed cannot store the freed block
-        // back after this (it stores under the read lock).
+        // back after this (it looks up and stores under the read lock).
         for last in &self.last_block {
             last.store(0, Ordering::Release);
         }

@@ -155,73 +155,27 @@ fn strided_gets_sieved_or_typed_match_a_reference() {
     for t in transports().into_iter().filter(|t| *t != "shm") {
         for way in ["always", "never"] {
             let env = [("GASPAR_MPI_SIEVE", way)];
-            let random: [&dyn AsRef<std::ffi::OsStr>; 4] =
-                [&example("scenarios"), &"strided-random", &"100", &"3"];
-            let out = run_on_with_env(JOB_TIMEOUT, t, 2, &env, &random);
-            out.assert_success();
-            assert_eq!(
-                count(&out, "100 random strided cases ok"),
-                2,
-                "{t} {way}: {}",
-                out.stdout
-            );
-            let face: [&dyn AsRef<std::ffi::OsStr>; 3] = [&example("scenarios"), &"face-get", &"3"];
-            let out = run_on_with_env(JOB_TIMEOUT, t, 3, &env, &face);
-            out.assert_success();
-            assert_eq!(
-                count(&out, "face get ok in 3 rounds"),
-                3,
-                "{t} {way}: {}",
-                out.stdout
-            );
-        }
-    }
-}
-
-#[test]
-fn random_strided_and_vector_transfers_between_ranks_match_a_reference() {
-    for t in transports() {
-        for (procs, seed) in [(2u32, "1"), (3, "2")] {
-            let out = run_on(
-                t,
-                procs,
-                &[&example("scenarios"), &"strided-random", &"150", &seed],
-            );
-            out.assert_success();
-            assert_eq!(
-                count(&out, "150 random strided cases ok"),
-                procs as usize,
-                "{}",
-                out.stdout
-            );
-        }
-    }
-}
-
-#[test]
-fn under_a_program_initialized_mpi_below_thread_multiple_other_threads_are_refused() {
-    for t in transports().into_iter().filter(|&t| t != "shm") {
-        let out = scenario(t, 2, "mpi-single-thread");
-        assert_eq!(
-            count(&out, "other threads refused"),
-            2,
-            "{t}: {}",
-            out.stdout
-        );
-    }
-}
-
-#[test]
-fn a_get_sees_the_earlier_put_and_strided_puts_land_in_issue_order() {
-    for t in transports() {
-        for procs in [1u32, 2, 3] {
-            let out = scenario(t, procs, "ordering");
-            assert_eq!(
-                count(&out, "ordering ok in 2000 rounds"),
-                procs as usize,
-                "{t}: {}",
-                out.stdout
-            );
+            let cases: [(u32, &[&str], &str); 2] = [
+                (
+                    2,
+                    &["strided-random", "100", "3"],
+                    "100 random strided cases ok",
+                ),
+                (3, &["face-get", "3"], "face get ok in 3 rounds"),
+            ];
+            for (procs, args, needle) in cases {
+                let program = example("scenarios");
+                let mut job: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&program];
+                job.extend(args.iter().map(|a| a as &dyn AsRef<std::ffi::OsStr>));
+                let out = run_on_with_env(JOB_TIMEOUT, t, procs, &env, &job);
+                out.assert_success();
+                assert_eq!(
+                    count(&out, needle),
+                    procs as usize,
+                    "{t} {way}: {}",
+                    out.stdout
+                );
+            }
         }
     }
 }
