@@ -564,6 +564,24 @@ unsafe fn get_here(
     dst_charlen: *mut usize,
     src_charlen: *const usize,
 ) -> Result<(), CafError> {
+    // SAFETY: caller's contract.
+    if let Some(mut dense) = unsafe {
+        owner::in_place_destination(
+            target.desc.as_deref().map(DescBuf::dtype),
+            dst_desc,
+            may_realloc,
+            dst_charlen,
+            src_charlen,
+        )
+    } {
+        let data = dense.base();
+        // SAFETY: caller's contract; `dense` describes the caller's destination.
+        unsafe { owner::get_in_place(call, target, dense.as_mut_ptr(), dst_charlen, src_charlen)? };
+        if dense.base() != data {
+            return Err(owner::reshaped_destination());
+        }
+        return Ok(());
+    }
     let dst: *mut c_void = if dst_desc.is_null() {
         dst_data.cast()
     } else {

@@ -101,37 +101,73 @@ pub(crate) unsafe fn get(base: usize, a: &Get) -> bool {
     let Some(src) = (unsafe { copy.at(a.src_desc, base) }) else {
         return false;
     };
-    let dst: *mut c_void = if a.dst_desc.is_null() {
-        a.dst_data.cast()
-    } else {
-        a.dst_desc.cast()
+    let run = |dst: *mut c_void| {
+        let mut free_buffer: i32 = 0;
+        let image = a.image;
+        // SAFETY: the arguments a getter takes, as GCC's single.c passes them.
+        owner::with_callback(a.add_data, None, |callback| unsafe {
+            getter(
+                a.add_data,
+                &image,
+                dst,
+                &mut free_buffer,
+                src,
+                callback,
+                0,
+                a.dst_charlen,
+                a.src_charlen,
+            )
+        });
     };
-    let mut kept = std::ptr::null_mut();
-    if !a.dst_desc.is_null() && !a.may_realloc {
-        // SAFETY: the destination's descriptor, writable (this function's contract).
-        kept = unsafe { std::mem::replace(&mut (*a.dst_desc).base_addr, std::ptr::null_mut()) };
+    if a.dst_desc.is_null() {
+        run(a.dst_data.cast());
+        return true;
     }
-    let mut free_buffer: i32 = 0;
-    let image = a.image;
-    // SAFETY: the arguments a getter takes, as GCC's single.c passes them.
-    owner::with_callback(a.add_data, None, |callback| unsafe {
-        getter(
-            a.add_data,
-            &image,
-            dst,
-            &mut free_buffer,
-            src,
-            callback,
-            0,
-            a.dst_charlen,
-            a.src_charlen,
-        )
-    });
+    if a.may_realloc {
+        run(a.dst_desc.cast());
+        return true;
+    }
+    // SAFETY: the descriptors and lengths gfortran passed (this function's contract).
+    if let Some(mut dense) = unsafe { in_place(a) } {
+        let data = dense.base();
+        run(dense.as_mut_ptr());
+        if dense.base() != data {
+            crate::error::say(&format!(
+                "gaspar caf: coindexed read: {}",
+                owner::reshaped_destination()
+            ));
+            std::process::exit(1);
+        }
+        return true;
+    }
+    // SAFETY: the destination's descriptor, writable (this function's contract).
+    let kept = unsafe { std::mem::replace(&mut (*a.dst_desc).base_addr, std::ptr::null_mut()) };
+    run(a.dst_desc.cast());
     if !kept.is_null() {
         // SAFETY: the destination's descriptor, which the getter filled.
         unsafe { restore_destination(a.dst_desc, kept) };
     }
     true
+}
+
+/// [`owner::in_place_destination`] for a get's arguments.
+///
+/// # Safety
+/// As [`get`].
+unsafe fn in_place(a: &Get) -> Option<owner::DescBuf> {
+    let coarray = (!a.src_desc.is_null())
+        // SAFETY: a descriptor's header (the caller's contract).
+        .then(|| unsafe { (*a.src_desc.cast::<Descriptor>()).dtype });
+    // SAFETY: the caller's contract.
+    unsafe {
+        owner::in_place_destination(
+            coarray,
+            a.dst_desc,
+            a.may_realloc,
+            a.dst_charlen,
+            a.src_charlen,
+        )
+    }
 }
 
 /// Copies what a getter allocated back into the destination's own memory `kept` (the
