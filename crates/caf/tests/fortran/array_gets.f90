@@ -58,4 +58,5 @@ program array_gets
   ll = l(:)[other]
   if (any(ll .neqv. [(mod(other + i, 2) == 0, i = 1, 4)])) error stop "array_gets: logical"
   sync all
+  if (me == 1) print '(a,i0)', "array_gets ok on ", np
 end program
