@@ -49,12 +49,17 @@ impl PointedCopy {
         }
         // SAFETY: a descriptor's header is readable (this function's contract).
         let rank = unsafe { (*desc.cast::<Descriptor>()).dtype.rank };
-        let len = owner::used_bytes(rank).ok()?;
-        let copy = self.0.as_mut_ptr().cast::<u8>();
-        // SAFETY: `len` readable bytes (the header and `rank` dimensions) into a buffer of
-        // MAX_BYTES >= len, aligned for a descriptor; the base address is then replaced.
+        let words = owner::bytes_of_rank(rank)? / 8;
+        let copy = self.0.as_mut_ptr().cast::<u64>();
+        // SAFETY: `words` 8-byte words (the header and `rank` dimensions, all 8-byte
+        // fields, 8-byte aligned as gfortran lays descriptors out) read into a buffer of
+        // MAX_BYTES >= 8 * words, aligned for a descriptor; the base address is then
+        // replaced. Word by word: a few words, which a call to memcpy would cost more than.
         unsafe {
-            std::ptr::copy_nonoverlapping(desc.cast::<u8>(), copy, len);
+            let from = desc.cast::<u64>();
+            for i in 0..words {
+                copy.add(i).write(from.add(i).read());
+            }
             (*copy.cast::<Descriptor>()).base_addr = base as *mut c_void;
         }
         Some(copy.cast())
@@ -150,10 +155,12 @@ pub(crate) unsafe fn get(base: usize, a: &Get) -> bool {
     true
 }
 
-/// [`owner::in_place_destination`] for a get's arguments.
+/// [`owner::in_place_destination`] for a get's arguments (out of line: its descriptor
+/// buffer would grow every get's stack frame).
 ///
 /// # Safety
 /// As [`get`].
+#[inline(never)]
 unsafe fn in_place(a: &Get) -> Option<owner::DescBuf> {
     let coarray = (!a.src_desc.is_null())
         // SAFETY: a descriptor's header (the caller's contract).

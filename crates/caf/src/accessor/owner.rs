@@ -178,11 +178,16 @@ impl DescBuf {
 
 /// Bytes of a descriptor of `rank`.
 pub(crate) fn used_bytes(rank: i8) -> Result<usize, CafError> {
+    bytes_of_rank(rank).ok_or_else(|| CafError::Descriptor(format!("rank {rank}")))
+}
+
+/// [`used_bytes`] for the fast paths: `None` for a rank outside 0..=15.
+#[inline(always)]
+pub(crate) fn bytes_of_rank(rank: i8) -> Option<usize> {
     usize::try_from(rank)
         .ok()
         .filter(|&r| r <= descriptor::MAX_RANK)
         .map(|r| HEADER_BYTES + r * DIM_BYTES)
-        .ok_or_else(|| CafError::Descriptor(format!("rank {rank}")))
 }
 
 /// The caller's destination as a getter run here can fill it where it lies, or `None`
