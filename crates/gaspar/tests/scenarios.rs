@@ -180,6 +180,54 @@ fn strided_gets_sieved_or_typed_match_a_reference() {
     }
 }
 
+#[test]
+fn random_strided_and_vector_transfers_between_ranks_match_a_reference() {
+    for t in transports() {
+        for (procs, seed) in [(2u32, "1"), (3, "2")] {
+            let out = run_on(
+                t,
+                procs,
+                &[&example("scenarios"), &"strided-random", &"150", &seed],
+            );
+            out.assert_success();
+            assert_eq!(
+                count(&out, "150 random strided cases ok"),
+                procs as usize,
+                "{}",
+                out.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn under_a_program_initialized_mpi_below_thread_multiple_other_threads_are_refused() {
+    for t in transports().into_iter().filter(|&t| t != "shm") {
+        let out = scenario(t, 2, "mpi-single-thread");
+        assert_eq!(
+            count(&out, "other threads refused"),
+            2,
+            "{t}: {}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn a_get_sees_the_earlier_put_and_strided_puts_land_in_issue_order() {
+    for t in transports() {
+        for procs in [1u32, 2, 3] {
+            let out = scenario(t, procs, "ordering");
+            assert_eq!(
+                count(&out, "ordering ok in 2000 rounds"),
+                procs as usize,
+                "{t}: {}",
+                out.stdout
+            );
+        }
+    }
+}
+
 /// Concurrent accumulates from every rank to every rank (contiguous, strided and vector;
 /// int, long, double and complex double; scale one and others) lose no update: on mpi each
 /// is one MPI_Accumulate, on shm a read-update-write under the target's lock.
