@@ -550,8 +550,7 @@ unsafe fn get_back(
     }
 }
 
-/// A getter run here, as single.c runs it: into the caller's destination, with the
-/// contents copied back into a destination that may not be reallocated.
+/// A getter run here, into the caller's destination ([`owner::into_destination`]).
 ///
 /// # Safety
 /// As [`_gfortran_caf_get_from_remote`].
@@ -564,53 +563,22 @@ unsafe fn get_here(
     dst_charlen: *mut usize,
     src_charlen: *const usize,
 ) -> Result<(), CafError> {
+    let coarray = target.desc.as_deref().map(DescBuf::dtype);
     // SAFETY: caller's contract.
-    if let Some(mut dense) = unsafe {
-        owner::in_place_destination(
-            target.desc.as_deref().map(DescBuf::dtype),
+    let run =
+        |dst| unsafe { owner::get_in_place(call, target, dst, dst_charlen, src_charlen) }.map(drop);
+    // SAFETY: caller's contract.
+    unsafe {
+        owner::into_destination(
+            coarray,
+            dst_data,
             dst_desc,
             may_realloc,
             dst_charlen,
             src_charlen,
+            run,
         )
-    } {
-        let data = dense.base();
-        // SAFETY: caller's contract; `dense` describes the caller's destination.
-        unsafe { owner::get_in_place(call, target, dense.as_mut_ptr(), dst_charlen, src_charlen)? };
-        if dense.base() != data {
-            return Err(owner::reshaped_destination());
-        }
-        return Ok(());
     }
-    let dst: *mut c_void = if dst_desc.is_null() {
-        dst_data.cast()
-    } else {
-        dst_desc.cast()
-    };
-    let mut old = std::ptr::null_mut();
-    if !dst_desc.is_null() && !may_realloc {
-        // SAFETY: a descriptor gfortran built (caller's contract).
-        unsafe {
-            old = (*dst_desc).base_addr;
-            (*dst_desc).base_addr = std::ptr::null_mut();
-        }
-    }
-    // SAFETY: caller's contract.
-    unsafe { owner::get_in_place(call, target, dst, dst_charlen, src_charlen)? };
-    if !dst_desc.is_null() && !old.is_null() && !may_realloc {
-        // SAFETY: a descriptor the getter filled with data it allocated.
-        unsafe {
-            let fresh = (*dst_desc).base_addr;
-            if fresh != old {
-                let bytes = DescBuf::copy_of(dst_desc.cast())?;
-                let len = bytes.elem_len() * bytes.count();
-                std::ptr::copy_nonoverlapping(fresh.cast::<u8>(), old.cast::<u8>(), len);
-                libc::free(fresh);
-                (*dst_desc).base_addr = old;
-            }
-        }
-    }
-    Ok(())
 }
 
 fn fetched(reply: Reply) -> Result<Fetched, CafError> {

@@ -106,6 +106,9 @@ pub(crate) unsafe fn get(base: usize, a: &Get) -> bool {
     let Some(src) = (unsafe { copy.at(a.src_desc, base) }) else {
         return false;
     };
+    let coarray = (!a.src_desc.is_null())
+        // SAFETY: a descriptor's header (this function's contract).
+        .then(|| unsafe { (*a.src_desc.cast::<Descriptor>()).dtype });
     let run = |dst: *mut c_void| {
         let mut free_buffer: i32 = 0;
         let image = a.image;
@@ -123,83 +126,25 @@ pub(crate) unsafe fn get(base: usize, a: &Get) -> bool {
                 a.src_charlen,
             )
         });
+        Ok(())
     };
-    if a.dst_desc.is_null() {
-        run(a.dst_data.cast());
-        return true;
-    }
-    if a.may_realloc {
-        run(a.dst_desc.cast());
-        return true;
-    }
-    // SAFETY: the descriptors and lengths gfortran passed (this function's contract).
-    if let Some(mut dense) = unsafe { in_place(a) } {
-        let data = dense.base();
-        run(dense.as_mut_ptr());
-        if dense.base() != data {
-            crate::error::say(&format!(
-                "gaspar caf: coindexed read: {}",
-                owner::reshaped_destination()
-            ));
-            std::process::exit(1);
-        }
-        return true;
-    }
-    // SAFETY: the destination's descriptor, writable (this function's contract).
-    let kept = unsafe { std::mem::replace(&mut (*a.dst_desc).base_addr, std::ptr::null_mut()) };
-    run(a.dst_desc.cast());
-    if !kept.is_null() {
-        // SAFETY: the destination's descriptor, which the getter filled.
-        unsafe { restore_destination(a.dst_desc, kept) };
-    }
-    true
-}
-
-/// [`owner::in_place_destination`] for a get's arguments (out of line: its descriptor
-/// buffer would grow every get's stack frame).
-///
-/// # Safety
-/// As [`get`].
-#[inline(never)]
-unsafe fn in_place(a: &Get) -> Option<owner::DescBuf> {
-    let coarray = (!a.src_desc.is_null())
-        // SAFETY: a descriptor's header (the caller's contract).
-        .then(|| unsafe { (*a.src_desc.cast::<Descriptor>()).dtype });
-    // SAFETY: the caller's contract.
-    unsafe {
-        owner::in_place_destination(
+    // SAFETY: the destination and lengths gfortran passed (this function's contract).
+    let filled = unsafe {
+        owner::into_destination(
             coarray,
+            a.dst_data,
             a.dst_desc,
             a.may_realloc,
             a.dst_charlen,
             a.src_charlen,
+            run,
         )
+    };
+    if let Err(e) = filled {
+        crate::error::say(&format!("gaspar caf: coindexed read: {e}"));
+        std::process::exit(1);
     }
-}
-
-/// Copies what a getter allocated back into the destination's own memory `kept` (the
-/// destination may not be reallocated) and frees it, as caf_shmem does.
-///
-/// # Safety
-/// `desc` is a descriptor a getter filled; `kept` holds as many elements.
-#[cold]
-unsafe fn restore_destination(desc: *mut Descriptor, kept: *mut c_void) {
-    // SAFETY: this function's contract: the header and `rank` dimensions are readable.
-    unsafe {
-        let fresh = (*desc).base_addr;
-        if fresh != kept {
-            let rank = (*desc).dtype.rank.max(0) as usize;
-            let dims = std::slice::from_raw_parts((*desc).dim.as_ptr(), rank);
-            let bytes = dims
-                .iter()
-                .map(|d| (d.upper_bound - d.lower_bound + 1).max(0) as usize)
-                .product::<usize>()
-                * (*desc).span.max(0) as usize;
-            std::ptr::copy_nonoverlapping(fresh.cast::<u8>(), kept.cast::<u8>(), bytes);
-            libc::free(fresh);
-        }
-        (*desc).base_addr = kept;
-    }
+    true
 }
 
 /// What a send needs besides the part: gfortran's arguments, as `send_to_remote` takes them.

@@ -190,30 +190,77 @@ pub(crate) fn bytes_of_rank(rank: i8) -> Option<usize> {
         .map(|r| HEADER_BYTES + r * DIM_BYTES)
 }
 
-/// The caller's destination as a getter run here can fill it where it lies, or `None`
-/// when the getter must allocate (single.c's way, then a copy into the destination).
+/// Runs a getter here (`run`, given the destination argument it takes) into the caller's
+/// destination: the data pointer for a scalar, the descriptor for an array that may be
+/// reallocated, a copy of the descriptor describing the same memory when the getter can
+/// fill it in place ([`in_place_destination`]), else as single.c and caf_shmem do: the
+/// getter allocates, and its result is copied into the destination and freed.
+///
+/// # Safety
+/// The destination and the character lengths are what gfortran 15/16 passed to
+/// `get_from_remote`; `coarray` is the type of the coarray's descriptor, if it has one;
+/// `run` runs the call's getter.
+#[inline(always)]
+pub(crate) unsafe fn into_destination(
+    coarray: Option<Dtype>,
+    dst_data: *mut *mut c_void,
+    dst_desc: *mut Descriptor,
+    may_realloc: bool,
+    dst_charlen: *mut usize,
+    src_charlen: *const usize,
+    run: impl FnOnce(*mut c_void) -> Result<(), CafError>,
+) -> Result<(), CafError> {
+    if dst_desc.is_null() {
+        return run(dst_data.cast());
+    }
+    if may_realloc {
+        return run(dst_desc.cast());
+    }
+    // SAFETY: this function's contract; `dst_desc` is not null (above).
+    let dense = unsafe { in_place_destination(coarray, dst_desc, dst_charlen, src_charlen) };
+    if let Some(mut dense) = dense {
+        let data = dense.base();
+        run(dense.as_mut_ptr())?;
+        return if dense.base() == data {
+            Ok(())
+        } else {
+            Err(reshaped_destination())
+        };
+    }
+    // SAFETY: the destination's descriptor, writable (this function's contract).
+    let kept = unsafe { std::mem::replace(&mut (*dst_desc).base_addr, std::ptr::null_mut()) };
+    let ran = run(dst_desc.cast());
+    if !kept.is_null() {
+        // SAFETY: the destination's descriptor, which the getter filled (or left null).
+        unsafe { restore_destination(dst_desc, kept) };
+    }
+    ran
+}
+
+/// The caller's destination as a getter can fill it where it lies, or `None` when the
+/// getter must allocate.
 ///
 /// A getter fills a destination it finds allocated with the result's shape without
 /// allocating, indexing it from lower bounds 1 as if it had allocated it; given none, it
 /// allocates, and the caller copies (and for a 4 MiB section pays the allocation's page
 /// faults at every read: 1.4 GB/s against 40 GB/s in place, AMD EPYC). So in place only
 /// where the result's shape is the destination's for sure: a destination that may not be
-/// reallocated (its shape is the one the caller computed for the section), dense, of the
-/// type and kind of an array coarray of an intrinsic type other than character (whose
-/// bounds are the same on every image, so the section has the same extents here and
-/// there), and no character lengths.
+/// reallocated (its shape is the one the caller computed for the section; the caller
+/// checks that), dense, of the type and kind of an array coarray of an intrinsic type
+/// other than character (whose bounds are the same on every image, so the section has
+/// the same extents here and there), and no character lengths. Out of line: its
+/// descriptor buffer would grow every get's stack frame.
 ///
 /// # Safety
-/// `dst_desc` and the character lengths are what gfortran 15/16 passed to
-/// `get_from_remote`; `coarray` is the type of the coarray's descriptor, if it has one.
-pub(crate) unsafe fn in_place_destination(
+/// As [`into_destination`], `dst_desc` not null.
+#[inline(never)]
+unsafe fn in_place_destination(
     coarray: Option<Dtype>,
     dst_desc: *mut Descriptor,
-    may_realloc: bool,
     dst_charlen: *mut usize,
     src_charlen: *const usize,
 ) -> Option<DescBuf> {
-    if dst_desc.is_null() || may_realloc || !dst_charlen.is_null() || !src_charlen.is_null() {
+    if !dst_charlen.is_null() || !src_charlen.is_null() {
         return None;
     }
     let coarray = coarray?;
@@ -230,10 +277,35 @@ pub(crate) unsafe fn in_place_destination(
         .then(|| dst.based_at_one())
 }
 
+/// Copies what a getter allocated back into the destination's own memory `kept` (the
+/// destination may not be reallocated) and frees it, as caf_shmem does.
+///
+/// # Safety
+/// `desc` is a descriptor a getter filled; `kept` holds as many elements.
+#[cold]
+unsafe fn restore_destination(desc: *mut Descriptor, kept: *mut c_void) {
+    // SAFETY: this function's contract: the header and `rank` dimensions are readable.
+    unsafe {
+        let fresh = (*desc).base_addr;
+        if !fresh.is_null() && fresh != kept {
+            let rank = (*desc).dtype.rank.clamp(0, descriptor::MAX_RANK as i8) as usize;
+            let dims = std::slice::from_raw_parts((*desc).dim.as_ptr(), rank);
+            let bytes = dims
+                .iter()
+                .map(|d| (d.upper_bound - d.lower_bound + 1).max(0) as usize)
+                .product::<usize>()
+                * (*desc).span.max(0) as usize;
+            std::ptr::copy_nonoverlapping(fresh.cast::<u8>(), kept.cast::<u8>(), bytes);
+            libc::free(fresh);
+        }
+        (*desc).base_addr = kept;
+    }
+}
+
 /// The error of a getter that reallocated a destination [`in_place_destination`] gave it
 /// (a result of another shape than the destination's, which that function rules out).
 #[cold]
-pub(crate) fn reshaped_destination() -> CafError {
+fn reshaped_destination() -> CafError {
     CafError::Argument("a coindexed read's result has another shape than its destination".into())
 }
 
