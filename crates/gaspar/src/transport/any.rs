@@ -72,7 +72,7 @@ impl Transport for AnyTransport {
             ready: &mut dyn FnMut() -> crate::error::Result<bool>) -> TransportResult<()>;
         fn split_team(&self, parent: &TransportTeam, color: Option<u32>, key: u32,
             team: Option<TransportTeam>) -> TransportResult<Option<TransportTeam>>;
-        fn team_call(&self, team: &TransportTeam, word: u64, call: TeamCall<'_, '_>)
+        fn team_call(&self, team: &TransportTeam, word: u64, call: &mut TeamCall<'_, '_>)
             -> TransportResult<bool>;
         fn finalize(&self) -> TransportResult<()>;
         fn finalize_alone(&self) -> TransportResult<()>;

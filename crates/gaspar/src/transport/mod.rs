@@ -611,7 +611,7 @@ pub trait Transport: Send + Sync {
         &self,
         team: &TransportTeam,
         word: u64,
-        call: TeamCall<'_, '_>,
+        call: &mut TeamCall<'_, '_>,
     ) -> TransportResult<bool>;
     /// Leaves the job: waits for every rank to finalize, then releases resources.
     fn finalize(&self) -> TransportResult<()>;

@@ -1252,7 +1252,7 @@ impl Transport for MpiTransport {
         &self,
         team: &TransportTeam,
         word: u64,
-        call: TeamCall<'_, '_>,
+        call: &mut TeamCall<'_, '_>,
     ) -> TransportResult<bool> {
         Ok(self.run_team_call(team, word, call)?)
     }

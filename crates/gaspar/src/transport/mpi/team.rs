@@ -207,12 +207,12 @@ impl MpiTransport {
         &self,
         team: &TransportTeam,
         word: u64,
-        mut call: TeamCall<'_, '_>,
+        call: &mut TeamCall<'_, '_>,
     ) -> Result<bool> {
         self.on_mpi_thread()?;
         let _serialized = COLLECTIVES.lock().unwrap_or_else(|p| p.into_inner());
         if team.comm.is_none() {
-            if let Some(same) = self.small_call_in_window(team, word, &mut call)? {
+            if let Some(same) = self.small_call_in_window(team, word, call)? {
                 return Ok(same);
             }
         }
@@ -252,14 +252,14 @@ impl MpiTransport {
                         buf.as_mut_ptr().cast(),
                         count(buf.len())?,
                         constant::byte(),
-                        root as c_int,
+                        *root as c_int,
                         comm,
                     )
                 })
             }
             TeamCall::Reduce {
                 buf,
-                mut reduction,
+                reduction,
                 root,
             } => {
                 let elements = count(buf.len() / reduction.elem_len)?;
@@ -271,16 +271,14 @@ impl MpiTransport {
                         (user.datatype.0, user.op)
                     }
                 };
-                let mut current = Current {
-                    reduction: &mut reduction,
-                };
+                let mut current = Current { reduction };
                 CURRENT.store(
                     &mut current as *mut Current<'_, '_> as *mut c_void,
                     Ordering::Release,
                 );
                 // A member that receives the result contributes from the same buffer
                 // (MPI_IN_PLACE); one that only contributes sends `buf` itself.
-                let receives = root.is_none() || root == Some(team.rank);
+                let receives = root.is_none() || *root == Some(team.rank);
                 let send = if receives {
                     constant::in_place()
                 } else {
@@ -296,7 +294,7 @@ impl MpiTransport {
                             elements,
                             datatype,
                             op,
-                            root as c_int,
+                            *root as c_int,
                             comm,
                         ),
                         None => ffi::MPI_Allreduce(

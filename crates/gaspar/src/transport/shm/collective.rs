@@ -626,7 +626,7 @@ impl ShmTransport {
         &self,
         team: &TransportTeam,
         word: u64,
-        call: TeamCall<'_, '_>,
+        call: &mut TeamCall<'_, '_>,
     ) -> Result<bool> {
         let _serialized = self.collectives.enter();
         let call_on_team = Call {
@@ -639,21 +639,21 @@ impl ShmTransport {
         match call {
             TeamCall::Reduce {
                 buf,
-                mut reduction,
+                reduction,
                 root: None,
-            } if buf.len() <= FUSED => c.allreduce_agreeing(word, buf, &mut reduction),
+            } if buf.len() <= FUSED => c.allreduce_agreeing(word, buf, reduction),
             TeamCall::Broadcast {
                 buf,
                 root,
                 one_way: true,
             } if sends_one_way(team, buf.len()) => {
-                c.broadcast_one_way(word, buf, root).map(|()| true)
+                c.broadcast_one_way(word, buf, *root).map(|()| true)
             }
             TeamCall::Broadcast {
                 buf,
                 root,
                 one_way: false,
-            } if buf.len() + ROOT_FLAG <= FUSED => c.broadcast_agreeing(word, buf, root),
+            } if buf.len() + ROOT_FLAG <= FUSED => c.broadcast_agreeing(word, buf, *root),
             call => {
                 if let TeamCall::Agree { barrier: true } = call {
                     self.flush_all()?;
@@ -663,24 +663,24 @@ impl ShmTransport {
                 }
                 match call {
                     TeamCall::Agree { .. } => Ok(()),
-                    TeamCall::Broadcast { buf, root, .. } => c.broadcast(buf, root),
+                    TeamCall::Broadcast { buf, root, .. } => c.broadcast(buf, *root),
                     TeamCall::Reduce {
                         buf,
-                        mut reduction,
+                        reduction,
                         root: Some(root),
-                    } => c.reduce(buf, &mut reduction, root),
+                    } => c.reduce(buf, reduction, *root),
                     TeamCall::Reduce {
                         buf,
-                        mut reduction,
+                        reduction,
                         root: None,
                     } if reduction.builtin.is_some() && buf.len() >= SCATTERED_ALLREDUCE => {
-                        c.allreduce_scattered(buf, &mut reduction)
+                        c.allreduce_scattered(buf, reduction)
                     }
                     TeamCall::Reduce {
                         buf,
-                        mut reduction,
+                        reduction,
                         root: None,
-                    } => c.allreduce(buf, &mut reduction),
+                    } => c.allreduce(buf, reduction),
                     TeamCall::Allgather { mine, out } => c.allgather(mine, out),
                     TeamCall::Alltoall { send, recv } => c.alltoall(send, recv),
                 }?;

@@ -988,7 +988,7 @@ impl Transport for ShmTransport {
         &self,
         team: &TransportTeam,
         word: u64,
-        call: TeamCall<'_, '_>,
+        call: &mut TeamCall<'_, '_>,
     ) -> TransportResult<bool> {
         Ok(self.run_team_call(team, word, call)?)
     }
