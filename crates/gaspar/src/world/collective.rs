@@ -443,6 +443,8 @@ impl Team {
         )
     }
 
+    // Inlined so that `reduction` is built in the call's place, not moved into it (the
+    // move is the 16-byte copy `run` explains).
     #[inline(always)]
     fn reduce_with_reduction(
         &self,
