@@ -211,6 +211,38 @@ fn gaspar_run_with_label() {
     );
 }
 
+/// The copy-engine paragraph's benchmark: `target/release/gaspar bench --rounds 3
+/// --scaling-ranks --allreduce-ranks --no-mpi` prints a put and a get bandwidth beside
+/// memcpy's for every size from 8 B to 4 MiB.
+#[test]
+fn shm_bandwidth_benchmark_prints_every_size_beside_memcpy() {
+    let _tree = ReleaseTree::lock();
+    build("cargo build --release");
+    let out =
+        job("target/release/gaspar bench --rounds 3 --scaling-ranks --allreduce-ranks --no-mpi");
+    out.assert_success();
+    for op in ["put_bw", "get_bw"] {
+        let rows: Vec<&str> = out
+            .stdout
+            .lines()
+            .filter(|line| line.split_whitespace().next() == Some(op))
+            .collect();
+        // 8 B to 4 MiB: 20 sizes, each with gaspar's and memcpy's bandwidth in GB/s.
+        assert_eq!(rows.len(), 20, "{op}: {}", out.stdout);
+        for row in rows {
+            let rates: Vec<f64> = row
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .windows(2)
+                .filter(|w| w[1] == "GB/s")
+                .map(|w| w[0].parse().expect("a bandwidth"))
+                .collect();
+            assert_eq!(rates.len(), 2, "gaspar and memcpy: {row}");
+            assert!(rates.iter().all(|&r| r > 0.0), "{row}");
+        }
+    }
+}
+
 /// `gaspar info`: the version and every setting of the configuration table.
 #[test]
 fn gaspar_info() {
