@@ -422,7 +422,8 @@ fn bench(images: &mut Images) -> CoResult<()> {
     // Lock round trip on image 1's lock, and an event ping-pong between images 1 and 2.
     let locks = images.allocate_locks(1)?;
     // Raw: compare-and-swap until the word on image 1 is taken, waiting while it is not
-    // free; a swap frees it.
+    // free; a compare-and-swap from this image's number frees it (as the layer's unlock
+    // must, to report an unlock of a lock it does not hold).
     let lock_word = signals.ga(0)?;
     zero_own(images, &signals, n)?;
     let (c, r) = paired_in_step(images, 2_000, |images, path| {
@@ -444,7 +445,11 @@ fn bench(images: &mut Images) -> CoResult<()> {
                 Ok(rt.atomic_blocking(lock_word, Width::W8, gaspar::AtomicOp::Load)? != holder)
             })?;
         }
-        rt.atomic_blocking(lock_word, Width::W8, gaspar::AtomicOp::Swap(0))?;
+        let release = gaspar::AtomicOp::CompareSwap {
+            expected: u64::from(me),
+            new: 0,
+        };
+        rt.atomic_blocking(lock_word, Width::W8, release)?;
         Ok(())
     })?;
     report(me, n, "lock + unlock (every image, image 1's)", c, Some(r));
@@ -468,7 +473,14 @@ fn bench(images: &mut Images) -> CoResult<()> {
                 "uncontended lock held",
             ));
         }
-        rt.atomic_blocking(right_word, Width::W8, gaspar::AtomicOp::Swap(0))?;
+        // Released by the compare-and-swap the layer's unlock makes, not a plain swap:
+        // an unlock must tell its holder's release from STAT_UNLOCKED and
+        // STAT_LOCKED_OTHER_IMAGE, so the word's old value is checked as it is cleared.
+        let release = gaspar::AtomicOp::CompareSwap {
+            expected: u64::from(me),
+            new: 0,
+        };
+        rt.atomic_blocking(right_word, Width::W8, release)?;
         Ok(())
     })?;
     report(me, n, "lock + unlock (the next image's, alone)", c, Some(r));
