@@ -72,8 +72,11 @@ fn quick_report_of_shm_and_scaling_has_tables_and_charts() {
     let dir = std::env::temp_dir().join(format!("gaspar-report-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut cmd = Command::new(common::gaspar());
-    cmd.args(["bench", "--quick", "--only", "shm,scaling", "--report"])
-        .arg(&dir);
+    // The README's quick command, `gaspar bench --report /tmp/report --quick --only
+    // shm,scaling`, in this test's own directory.
+    cmd.args(["bench", "--report"])
+        .arg(&dir)
+        .args(["--quick", "--only", "shm,scaling"]);
     let outcome = common::run_command_within(cmd, Duration::from_secs(120));
     outcome.assert_success();
     let report = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
