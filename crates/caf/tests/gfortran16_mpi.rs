@@ -1,18 +1,22 @@
 //! gfortran 16 programs against the mpi build of libcaf_gaspar, under plain `mpirun -n 2`
-//! as a user runs them, inside the Debian sid chroot of scripts/sid-chroot (gfortran 16 and
-//! Open MPI's mpirun; Debian 12 has neither gfortran 16 nor its accessor ABI), against the
-//! `mpirun2` outcome tests/fortran/EXPECTED lists. scripts/test runs this file in its mpi
-//! round (`--features mpi`); the default build has nothing here.
+//! (Open MPI) and `mpiexec.mpich -n 2` (MPICH) as a user runs them, inside the Debian sid
+//! chroot of scripts/sid-chroot (gfortran 16, Open MPI's mpirun and MPICH's mpiexec; Debian
+//! 12 has neither gfortran 16 nor its accessor ABI), against the `mpirun2` outcome
+//! tests/fortran/EXPECTED lists. scripts/test runs this file in its mpi round
+//! (`--features mpi`), with `GASPAR_TEST_MPICH_CAF` naming the directory of a gaspar and a
+//! libcaf_gaspar.so built against MPICH; the default build has nothing here.
 //!
-//! A few programs, one per part of the accessor ABI over MPI, to keep CI short (about half
-//! a minute): scalar_put_get (get_from_remote and send_to_remote, every kind: on mpi no
-//! part is mapped, so each runs on the owner's service thread), sendget
+//! A few programs, one per part of the accessor ABI over MPI, to keep CI short (about a
+//! minute for both MPIs): scalar_put_get (get_from_remote and send_to_remote, every kind:
+//! on mpi no part is mapped, so each runs on the owner's service thread), sendget
 //! (transfer_between_remotes), pointer_components (an accessor following a pointer into
 //! ordinary memory of the owner), co_kinds (collectives of every kind), teams (GCC 16's
 //! team entry points and TEAM= in coindices) and stop_code (ending a job under mpirun).
 #![cfg(feature = "mpi")]
 
 mod common;
+
+use std::path::Path;
 
 use common::expected::{self, Launch};
 use common::*;
@@ -27,50 +31,85 @@ const PROGRAMS: &[&str] = &[
     "stop_code",
 ];
 
-#[test]
-fn gfortran_16_programs_meet_their_expectations_under_plain_mpirun() {
+/// Whether the chroot is ready and has `launcher` (a path inside it); says "skipped" when
+/// not.
+fn chroot_has(launcher: &str) -> bool {
     let root = match sid::ready() {
         Ok(root) => root,
         Err(reason) => {
             skip(&reason);
-            return;
+            return false;
         }
     };
-    if !root.join("usr/bin/mpirun").exists() {
-        skip("the sid chroot has no mpirun: scripts/sid-chroot create installs openmpi-bin");
-        return;
+    let found = root.join(launcher.trim_start_matches('/')).exists();
+    if !found {
+        skip(&format!(
+            "the sid chroot has no {launcher}: scripts/sid-chroot create installs it"
+        ));
     }
-    ensure_built();
+    found
+}
+
+/// Builds each program of [`PROGRAMS`] in the chroot with `gaspar` (`gaspar caf`, gfortran
+/// 16) and runs it with `launch` (a shell command line before `./program`), against its
+/// `mpirun2` line of tests/fortran/EXPECTED; `mpi` names the MPI in messages.
+fn programs_meet_their_expectations(mpi: &str, gaspar: &Path, launch: &str) {
     let entries = expected::read(&manifest_dir().join("tests/fortran/EXPECTED"));
     let mut failures = Vec::new();
     let mut checked = 0;
     for &name in PROGRAMS {
         let source = manifest_dir().join(format!("tests/fortran/{name}.f90"));
-        let dir = work_dir("gfortran16-mpi", name);
-        let built = sid::gaspar_caf(&dir, "gfortran-16", &source, name);
+        let dir = work_dir(&format!("gfortran16-{mpi}"), name);
+        let built = sid::gaspar_caf_with(gaspar, &dir, "gfortran-16", &source, name);
         let entry = entries
             .iter()
             .find(|e| e.program == name && e.launches.contains(&Launch::Mpirun(2)))
             .unwrap_or_else(|| panic!("tests/fortran/EXPECTED has no mpirun2 line for {name}"));
         checked += 1;
-        let outcome = built.map(|()| {
-            sid::run(
-                &dir,
-                &format!(
-                    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-                     mpirun -n 2 ./{name}"
-                ),
-            )
-        });
+        let outcome = built.map(|()| sid::run(&dir, &format!("{launch} ./{name}")));
         if let Err(how) = entry.expect.met_by(&outcome, Some(&format!("{name} ok"))) {
-            failures.push(format!("{name} under mpirun -n 2: {how}"));
+            failures.push(format!("{name} under {launch}: {how}"));
         }
     }
     assert!(
         failures.is_empty(),
-        "{} of {checked} gfortran 16 programs differ from tests/fortran/EXPECTED under mpirun:\n{}",
+        "{} of {checked} gfortran 16 programs differ from tests/fortran/EXPECTED with {mpi}:\n{}",
         failures.len(),
         failures.join("\n")
     );
-    eprintln!("{checked} gfortran 16 programs as tests/fortran/EXPECTED expects under mpirun");
+    eprintln!("{checked} gfortran 16 programs as tests/fortran/EXPECTED expects with {mpi}");
+}
+
+#[test]
+fn gfortran_16_programs_meet_their_expectations_under_plain_mpirun() {
+    if !chroot_has("/usr/bin/mpirun") {
+        return;
+    }
+    ensure_built();
+    programs_meet_their_expectations(
+        "openmpi",
+        &gaspar(),
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -n 2",
+    );
+}
+
+#[test]
+fn gfortran_16_programs_meet_their_expectations_under_mpich_mpiexec() {
+    let Some(built) = std::env::var_os("GASPAR_TEST_MPICH_CAF") else {
+        skip(
+            "GASPAR_TEST_MPICH_CAF does not name a gaspar and libcaf_gaspar.so built with \
+             MPICH (scripts/test builds them into target/mpich/debug)",
+        );
+        return;
+    };
+    if !chroot_has("/usr/bin/mpiexec.mpich") {
+        return;
+    }
+    let gaspar = Path::new(&built).join("gaspar");
+    assert!(
+        gaspar.exists() && Path::new(&built).join("libcaf_gaspar.so").exists(),
+        "GASPAR_TEST_MPICH_CAF={} has no gaspar and libcaf_gaspar.so",
+        gaspar.display()
+    );
+    programs_meet_their_expectations("mpich", &gaspar, "mpiexec.mpich -n 2");
 }

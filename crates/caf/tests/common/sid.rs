@@ -45,7 +45,18 @@ pub fn run(dir: &Path, script_text: &str) -> Outcome {
 /// `FC=COMPILER gaspar caf SOURCE -o NAME` inside the chroot, in `dir`: `Err` says how the
 /// build failed.
 pub fn gaspar_caf(dir: &Path, compiler: &str, source: &Path, name: &str) -> Result<(), String> {
-    let gaspar = gaspar();
+    gaspar_caf_with(&gaspar(), dir, compiler, source, name)
+}
+
+/// [`gaspar_caf`] with the given `gaspar` binary (one built against another MPI), which
+/// links the libcaf_gaspar.so beside it.
+pub fn gaspar_caf_with(
+    gaspar: &Path,
+    dir: &Path,
+    compiler: &str,
+    source: &Path,
+    name: &str,
+) -> Result<(), String> {
     let build = run(
         dir,
         &format!(
