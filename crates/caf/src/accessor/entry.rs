@@ -1069,6 +1069,44 @@ unsafe fn transfer_between_remotes<const GCC16: bool>(
 ) {
     let src_coindex = team_of_args::<GCC16>(src_team, src_team_number);
     let dst_coindex = team_of_args::<GCC16>(dst_team, dst_team_number);
+    // Both parts routed (accessors ran on them before, in the current team) and no
+    // character lengths: the getter and the receiver run here, as caf_shmem runs them.
+    if matches!(
+        (&src_coindex, &dst_coindex),
+        (CoindexTeam::Current, CoindexTeam::Current)
+    ) && opt_dst_charlen.is_null()
+        && opt_src_charlen.is_null()
+    {
+        // SAFETY: this function's contract.
+        let routes = unsafe {
+            (
+                fast::route(src_token, src_image_index),
+                fast::route(dst_token, dst_image_index),
+            )
+        };
+        if let (Some(src_base), Some(dst_base)) = routes {
+            let between = fast::Between {
+                src_desc: opt_src_desc,
+                src_image: src_image_index,
+                getter: src_access_index,
+                src_add_data,
+                dst_desc: opt_dst_desc.cast_const(),
+                dst_image: dst_image_index,
+                receiver: dst_access_index,
+                dst_add_data,
+                scalar: scalar_transfer,
+            };
+            // SAFETY: routes of the two coarrays; the arguments as gfortran passes them.
+            if unsafe { fast::between(src_base, dst_base, &between) } {
+                // SAFETY: this function's contract.
+                unsafe {
+                    StatArgs::stat_only(src_stat).success();
+                    StatArgs::stat_only(dst_stat).success();
+                }
+                return;
+            }
+        }
+    }
     // SAFETY: this function's contract, for every block below.
     let dst_charlen = unsafe { opt(opt_dst_charlen) };
     // SAFETY: as above.

@@ -198,3 +198,107 @@ pub(crate) unsafe fn send(base: usize, a: &Send) -> bool {
     });
     true
 }
+
+/// What a copy between two images' parts (`x[i] = y[j]`) needs besides the parts:
+/// gfortran's arguments, as `transfer_between_remotes` takes them, without character
+/// lengths (the fast path leaves character data to the engine path).
+pub(crate) struct Between {
+    /// The source coarray's descriptor (null for a coarray without one).
+    pub(crate) src_desc: *const c_void,
+    /// The image index of the source's coindex (the getter's `caller_image`).
+    pub(crate) src_image: c_int,
+    /// The getter's index in the accessor table.
+    pub(crate) getter: c_int,
+    /// The data the compiler packed for the getter.
+    pub(crate) src_add_data: *mut c_void,
+    /// The destination coarray's descriptor (null for a coarray without one).
+    pub(crate) dst_desc: *const c_void,
+    /// The image index of the destination's coindex (the receiver's `caller_image`).
+    pub(crate) dst_image: c_int,
+    /// The receiver's index in the accessor table.
+    pub(crate) receiver: c_int,
+    /// The data the compiler packed for the receiver.
+    pub(crate) dst_add_data: *mut c_void,
+    /// Whether the getter hands over one element (by pointer) rather than an array (in a
+    /// descriptor it fills).
+    pub(crate) scalar: bool,
+}
+
+/// Runs the getter against the source part at `src_base` and the receiver against the
+/// destination part at `dst_base`, the value passing between them as caf_shmem's
+/// `transfer_between_remotes` passes it (a pointer the getter sets for one element, a
+/// descriptor it fills for an array, freed after when it says so); false, with nothing
+/// run, when an accessor is unknown or a descriptor has no valid rank (the engine path
+/// reports both).
+///
+/// # Safety
+/// `src_base` and `dst_base` are routes of the coarrays the arguments name; the arguments
+/// are as gfortran 15/16 pass them.
+#[inline(always)]
+pub(crate) unsafe fn between(src_base: usize, dst_base: usize, a: &Between) -> bool {
+    // SAFETY: `transfer_between_remotes` names a getter and a receiver.
+    let (Some(getter), Some(receiver)) =
+        (unsafe { (owner::getter(a.getter), owner::receiver(a.receiver)) })
+    else {
+        return false;
+    };
+    let mut src_copy = PointedCopy(MaybeUninit::uninit());
+    let mut dst_copy = PointedCopy(MaybeUninit::uninit());
+    // SAFETY: the coarrays' descriptors (this function's contract).
+    let (Some(src), Some(dst)) = (unsafe {
+        (
+            src_copy.at(a.src_desc, src_base),
+            dst_copy.at(a.dst_desc, dst_base),
+        )
+    }) else {
+        return false;
+    };
+    let mut element: *mut c_void = std::ptr::null_mut();
+    // Only an array's transfer needs a descriptor (zeroing one costs a few ns).
+    let mut array = None;
+    let transfer = if a.scalar {
+        (&mut element as *mut *mut c_void).cast::<c_void>()
+    } else {
+        array.insert(owner::DescBuf::zeroed()).as_mut_ptr()
+    };
+    let mut free_buffer: i32 = 0;
+    let src_image = a.src_image;
+    // SAFETY: the arguments a getter takes, as GCC's caf_shmem passes them.
+    owner::with_callback(a.src_add_data, None, |callback| unsafe {
+        getter(
+            a.src_add_data,
+            &src_image,
+            transfer,
+            &mut free_buffer,
+            src,
+            callback,
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+        )
+    });
+    let (value, allocated) = match array.as_mut() {
+        Some(array) => (array.as_mut_ptr().cast_const(), array.base()),
+        None => (element.cast_const(), element),
+    };
+    let dst_image = a.dst_image;
+    // SAFETY: the arguments a receiver takes, as GCC's caf_shmem passes them: the element
+    // or the filled descriptor the getter produced.
+    owner::with_callback(a.dst_add_data, None, |callback| unsafe {
+        receiver(
+            a.dst_add_data,
+            &dst_image,
+            dst,
+            value,
+            callback,
+            0,
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    });
+    if free_buffer != 0 && !allocated.is_null() {
+        // SAFETY: the getter allocated it with malloc and said so.
+        unsafe { libc::free(allocated) };
+    }
+    true
+}
