@@ -4,18 +4,27 @@
 //! allocated once when the engine starts: other images reach a component through the arena
 //! token at the component's offset, which they compute from the address the owner stored in
 //! its descriptor minus the owner's arena base (the first word of every image's part).
+//! The second word of a part says whether the owner ever allocated a component whose
+//! elements are not of an intrinsic type (and so may hold pointers): while it has not, the
+//! part holds no pointer an accessor could follow ([`ComponentHeap::pointer_free`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use gaspar::coarray::{Coarrays, Elem, ElemType, Image, Token};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use gaspar::coarray::{Coarrays, Elem, ElemType, Image, TeamId, Token};
 
 use crate::error::CafError;
 use crate::section::packed;
 
 /// Bytes of each image's part of the arena.
 pub(crate) const ARENA_BYTES: usize = 4 << 20;
-/// Bytes at the start of each part holding the owner's base address.
+/// Bytes at the start of each part: the owner's base address, then its flags.
 const HEADER: usize = 16;
+/// Where the flags word lies in a part.
+const FLAGS: usize = 8;
+/// Flag: a component whose elements are not of an intrinsic type was allocated here.
+const MAY_HOLD_POINTERS: u64 = 1;
 /// Alignment of every component.
 const ALIGN: usize = 16;
 
@@ -136,13 +145,36 @@ impl ComponentHeap {
         })
     }
 
-    /// Allocates `bytes` (zero-filled) in this image's part; returns the offset.
-    pub(crate) fn allocate(&mut self, bytes: usize) -> Result<usize, CafError> {
+    /// Allocates `bytes` (zero-filled) in this image's part for elements of an intrinsic
+    /// type or not; returns the offset.
+    pub(crate) fn allocate(&mut self, bytes: usize, intrinsic: bool) -> Result<usize, CafError> {
         let (at, need) = self.blocks.take(bytes)?;
         // SAFETY: `at..at + need` lies in this image's part of the arena (it was free),
         // memory this process owns and nothing else references now.
         unsafe { std::ptr::write_bytes((self.base + at) as *mut u8, 0, need) };
+        if !intrinsic {
+            // SAFETY: the flags word of this image's part, 8-aligned (the part is), read
+            // by other images with atomics too.
+            unsafe { flags_word(self.base) }.fetch_or(MAY_HOLD_POINTERS, Ordering::Release);
+        }
         Ok(at)
+    }
+
+    /// Where `image`'s part of the arena lies in this process, when it is mapped at the
+    /// address its owner uses and holds no pointer (no component of a non-intrinsic type
+    /// was ever allocated in it): what an accessor may reach there is that image's
+    /// intrinsic data.
+    pub(crate) fn pointer_free(
+        &self,
+        engine: &Coarrays,
+        image: Image,
+        team: TeamId,
+    ) -> Option<std::ops::Range<usize>> {
+        let part = engine.part_in(&self.token, image, team).ok()?;
+        let base = part.mapped.filter(|_| part.at_home)?;
+        // SAFETY: the flags word of a mapped part of the arena (see `allocate`).
+        let flags = unsafe { flags_word(base) }.load(Ordering::Acquire);
+        (flags & MAY_HOLD_POINTERS == 0).then_some(base + HEADER..base + ARENA_BYTES)
     }
 
     /// Frees the component at `offset`.
@@ -231,6 +263,16 @@ impl ComponentHeap {
                 ))
             })
     }
+}
+
+/// The flags word of the part of the arena at `base`.
+///
+/// # Safety
+/// `base` is the address of a part of the arena mapped in this process (8-aligned).
+unsafe fn flags_word<'a>(base: usize) -> &'a AtomicU64 {
+    // SAFETY: the caller's contract; an AtomicU64 may alias memory other processes
+    // access with atomics.
+    unsafe { &*((base + FLAGS) as *const AtomicU64) }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub unsafe extern "C" fn _gfortran_caf_event_post(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("EVENT POST", stat, |engine| {
+    runtime::control_statement("EVENT POST", stat, |engine| {
         // SAFETY: this function's contract.
         let (events, first) = unsafe { token::borrow(token)? }.variables(Holds::Events)?;
         let index = index + first;
@@ -47,7 +47,7 @@ pub unsafe extern "C" fn _gfortran_caf_event_wait(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("EVENT WAIT", stat, |engine| {
+    runtime::control_statement("EVENT WAIT", stat, |engine| {
         // SAFETY: this function's contract.
         let (events, first) = unsafe { token::borrow(token)? }.variables(Holds::Events)?;
         let index = index + first;

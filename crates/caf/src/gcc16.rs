@@ -112,7 +112,7 @@ pub unsafe extern "C" fn _gaspar_caf16_form_team(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement_with_state("FORM TEAM", stat, |state| {
+    runtime::control_statement_with_state("FORM TEAM", stat, |state| {
         if team.is_null() {
             return Err(CafError::Argument("no team variable".into()));
         }
@@ -143,7 +143,7 @@ pub unsafe extern "C" fn _gaspar_caf16_change_team(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement_with_state("CHANGE TEAM", stat, |state| {
+    runtime::control_statement_with_state("CHANGE TEAM", stat, |state| {
         let id = team_by_value(state, team)?
             .ok_or_else(|| CafError::Argument("no team variable".into()))?;
         state.engine.change_team(id)?;
@@ -164,7 +164,7 @@ pub unsafe extern "C" fn _gaspar_caf16_end_team(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement_with_state("END TEAM", stat, |state| {
+    runtime::control_statement_with_state("END TEAM", stat, |state| {
         state.engine.end_team()?;
         forget_image_numbers(state);
         Ok(())
@@ -184,7 +184,7 @@ pub unsafe extern "C" fn _gaspar_caf16_sync_team(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement_with_state("SYNC TEAM", stat, |state| {
+    runtime::control_statement_with_state("SYNC TEAM", stat, |state| {
         let id = team_by_value(state, team)?
             .ok_or_else(|| CafError::Argument("no team variable".into()))?;
         Ok(state.engine.sync_team(id)?)

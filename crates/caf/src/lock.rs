@@ -91,7 +91,7 @@ pub unsafe extern "C" fn _gfortran_caf_lock(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("LOCK", stat, |engine| {
+    runtime::control_statement("LOCK", stat, |engine| {
         // SAFETY: this function's contract.
         let caf = unsafe { token::borrow(token)? };
         let fast = mapped_lock(caf, index, image).is_some_and(|word| {
@@ -133,7 +133,7 @@ pub unsafe extern "C" fn _gfortran_caf_unlock(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement("UNLOCK", stat, |engine| {
+    runtime::control_statement("UNLOCK", stat, |engine| {
         // SAFETY: this function's contract.
         let caf = unsafe { token::borrow(token)? };
         if let Some(word) = mapped_lock(caf, index, image) {

@@ -44,7 +44,7 @@ pub unsafe extern "C" fn _gfortran_caf_register(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement_with_state("ALLOCATE", stat, |state| {
+    runtime::control_statement_with_state("ALLOCATE", stat, |state| {
         if token.is_null() {
             return Err(CafError::Argument("null token address".into()));
         }
@@ -52,8 +52,9 @@ pub unsafe extern "C" fn _gfortran_caf_register(
             .ok_or_else(|| CafError::Argument(format!("registration type {regtype}")))?;
         let local = match kind {
             RegisterType::AllocRegisterOnly | RegisterType::AllocAllocateOnly => {
-                // SAFETY: `token` is a component's token slot, readable and writable.
-                unsafe { register_component(state, kind, size, token)? }
+                // SAFETY: `token` is a component's token slot, readable and writable;
+                // `desc` null or a descriptor gfortran built.
+                unsafe { register_component(state, kind, size, token, intrinsic_elements(desc))? }
             }
             RegisterType::MapExisting => {
                 // SAFETY: `token` holds the existing coarray's token, `desc` the view's
@@ -63,7 +64,7 @@ pub unsafe extern "C" fn _gfortran_caf_register(
             }
             RegisterType::CoarrayAlloc if is_component_slot(state, token) => {
                 // SAFETY: as above.
-                unsafe { register_component(state, kind, size, token)? }
+                unsafe { register_component(state, kind, size, token, intrinsic_elements(desc))? }
             }
             _ => {
                 let (engine, heap) = state.with_components()?;
@@ -189,7 +190,7 @@ unsafe fn component_token<'a>(
 }
 
 /// Registers a component: a token without memory (ALLOC_REGISTER_ONLY), or memory in the
-/// arena; returns the address for the descriptor.
+/// arena for elements of an intrinsic type or not; returns the address for the descriptor.
 ///
 /// # Safety
 /// `slot` is a component's token slot, readable and writable.
@@ -198,6 +199,7 @@ unsafe fn register_component(
     kind: RegisterType,
     size: usize,
     slot: *mut *mut c_void,
+    intrinsic: bool,
 ) -> Result<*mut c_void, CafError> {
     let (_, heap) = state.with_components()?;
     // SAFETY: caller's contract.
@@ -208,7 +210,7 @@ unsafe fn register_component(
     if let Memory::Component(old) = caf.memory {
         heap.free(old)?;
     }
-    let offset = heap.allocate(size)?;
+    let offset = heap.allocate(size, intrinsic)?;
     caf.memory = Memory::Component(offset);
     Ok(heap.local_addr(offset) as *mut c_void)
 }
@@ -246,7 +248,7 @@ pub unsafe extern "C" fn _gfortran_caf_deregister(
 ) {
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
-    runtime::statement_with_state("DEALLOCATE", stat, |state| {
+    runtime::control_statement_with_state("DEALLOCATE", stat, |state| {
         if token.is_null() {
             return Err(CafError::Argument("null token address".into()));
         }

@@ -12,7 +12,11 @@
 //!
 //! A route stays right as long as the token lives (freeing a coarray frees its token and
 //! its routes) and image numbers keep their meaning: CHANGE TEAM and END TEAM renumber the
-//! images ([`teams_changed`]), after which every route is found again.
+//! images ([`teams_changed`]), after which every route is found again. The accessor routes
+//! of a derived-type coarray last one segment only ([`Routes::per_segment`]): whether its
+//! accessors may run here depends on the pointers its parts hold, which an owner may change
+//! between two image control statements of this image ([`segment_began`]) but not within
+//! one segment of it (a conforming program orders them).
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -28,10 +32,28 @@ pub(crate) fn teams_changed() {
     TEAM_EPOCH.fetch_add(1, Ordering::AcqRel);
 }
 
-/// The current [`TEAM_EPOCH`]: routes found under another are stale.
+/// How many image control statements this image has completed; bumped by each.
+static SEGMENT_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// Forgets the routes that last one segment: this image completed an image control
+/// statement (SYNC ALL, SYNC IMAGES, SYNC MEMORY, LOCK, UNLOCK, EVENT POST, EVENT WAIT,
+/// the team statements, ALLOCATE and DEALLOCATE of coarrays), so other images may have
+/// changed what their parts point to.
+pub(crate) fn segment_began() {
+    SEGMENT_EPOCH.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The current epoch of routes that last as long as the team (`per_segment` false) or one
+/// segment: routes found under another are stale. Both counters only grow, so their sum
+/// moves whenever either does.
 #[inline]
-fn epoch() -> u64 {
-    TEAM_EPOCH.load(Ordering::Acquire)
+fn epoch(per_segment: bool) -> u64 {
+    let team = TEAM_EPOCH.load(Ordering::Acquire);
+    if per_segment {
+        team + SEGMENT_EPOCH.load(Ordering::Acquire)
+    } else {
+        team
+    }
 }
 
 /// Where one image's part lives in this process.
@@ -67,8 +89,10 @@ pub(crate) struct MappedWord {
 /// 0, which gfortran passes for "this image" to atomics, LOCK and UNLOCK).
 #[derive(Debug, Default)]
 pub(crate) struct Routes {
-    /// The [`TEAM_EPOCH`] the routes were found under (0: none yet).
+    /// The [`epoch`] the routes were found under (0: none yet).
     epoch: AtomicU64,
+    /// Whether the routes last one segment of this image (else as long as the team).
+    per_segment: bool,
     /// Bytes from a part's address to its end (the same for every image).
     len: AtomicUsize,
     /// Indexed by image - 1, then image 0 last; as many as the job has images, plus one.
@@ -76,6 +100,14 @@ pub(crate) struct Routes {
 }
 
 impl Routes {
+    /// Routes forgotten at every image control statement of this image.
+    pub(crate) fn per_segment() -> Routes {
+        Routes {
+            per_segment: true,
+            ..Routes::default()
+        }
+    }
+
     /// The slot of gfortran's image number (0: this image).
     #[inline]
     fn slot(parts: &[Part], image: c_int) -> Option<&Part> {
@@ -89,7 +121,7 @@ impl Routes {
     /// The parts, when found under the current numbering of the images.
     #[inline]
     fn current(&self) -> Option<&[Part]> {
-        if self.epoch.load(Ordering::Acquire) != epoch() {
+        if self.epoch.load(Ordering::Acquire) != epoch(self.per_segment) {
             return None;
         }
         self.parts.get().map(|parts| &parts[..])
@@ -129,7 +161,7 @@ impl Routes {
         let parts = self
             .parts
             .get_or_init(|| (0..=images).map(|_| Part::default()).collect());
-        let now = epoch();
+        let now = epoch(self.per_segment);
         if self.epoch.load(Ordering::Acquire) != now {
             for part in parts.iter() {
                 part.base.store(0, Ordering::Relaxed);
@@ -175,6 +207,21 @@ mod tests {
         routes.record(1, 4, route(0x4000, 0));
         assert_eq!(routes.base(1), Some(0x4000));
         assert_eq!(routes.base(2), None);
+    }
+
+    #[test]
+    fn routes_per_segment_are_forgotten_at_each_image_control_statement() {
+        let team_long = Routes::default();
+        let segment_long = Routes::per_segment();
+        team_long.record(2, 4, route(0x1000, 1));
+        segment_long.record(2, 4, route(0x2000, 1));
+        assert_eq!(segment_long.base(2), Some(0x2000));
+        segment_began();
+        assert_eq!(segment_long.base(2), None);
+        assert_eq!(team_long.base(2), Some(0x1000));
+        segment_long.record(3, 4, route(0x3000, 2));
+        assert_eq!(segment_long.base(3), Some(0x3000));
+        assert_eq!(segment_long.base(2), None, "found in an earlier segment");
     }
 
     #[test]

@@ -48,6 +48,11 @@ impl State {
     pub(crate) fn existing_components(&mut self) -> (&mut Coarrays, Option<&mut ComponentHeap>) {
         (&mut self.engine, self.components.as_mut())
     }
+
+    /// The component arena if it exists.
+    pub(crate) fn components(&self) -> Option<&ComponentHeap> {
+        self.components.as_ref()
+    }
 }
 
 /// The state and the thread it belongs to.
@@ -207,6 +212,27 @@ pub(crate) fn statement<T>(
     f: impl FnOnce(&mut Coarrays) -> Result<T, CafError>,
 ) -> Option<T> {
     statement_with_state(name, stat, |state| f(&mut state.engine))
+}
+
+/// As [`statement`], for an image control statement: other images may have changed what
+/// their parts point to by the time it completes ([`crate::routes::segment_began`]).
+pub(crate) fn control_statement<T>(
+    name: &str,
+    stat: StatArgs,
+    f: impl FnOnce(&mut Coarrays) -> Result<T, CafError>,
+) -> Option<T> {
+    control_statement_with_state(name, stat, |state| f(&mut state.engine))
+}
+
+/// As [`control_statement`], for statements that need more than the engine.
+pub(crate) fn control_statement_with_state<T>(
+    name: &str,
+    stat: StatArgs,
+    f: impl FnOnce(&mut State) -> Result<T, CafError>,
+) -> Option<T> {
+    let done = statement_with_state(name, stat, f);
+    crate::routes::segment_began();
+    done
 }
 
 /// As [`statement`], for statements that need more than the engine (components).

@@ -29,7 +29,7 @@ pub unsafe extern "C" fn _gfortran_caf_sync_all(
 
 /// SYNC ALL with STAT=/ERRMSG= read (gfortran 12's and GCC 16's forms differ in ERRMSG=).
 pub(crate) fn sync_all(stat: StatArgs) {
-    runtime::statement("SYNC ALL", stat, |engine| Ok(engine.sync_all()?));
+    runtime::control_statement("SYNC ALL", stat, |engine| Ok(engine.sync_all()?));
 }
 
 /// `sync memory`.
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn _gfortran_caf_sync_memory(
 
 /// SYNC MEMORY with STAT=/ERRMSG= read.
 pub(crate) fn sync_memory(stat: StatArgs) {
-    runtime::statement("SYNC MEMORY", stat, |engine| Ok(engine.sync_memory()?));
+    runtime::control_statement("SYNC MEMORY", stat, |engine| Ok(engine.sync_memory()?));
 }
 
 /// `sync images(list)`; `count` -1 means `sync images(*)`.
@@ -76,7 +76,7 @@ pub unsafe extern "C" fn _gfortran_caf_sync_images(
 /// # Safety
 /// `images` holds `count` integers when `count` > 0.
 pub(crate) unsafe fn sync_images(count: c_int, images: *const c_int, stat: StatArgs) {
-    runtime::statement("SYNC IMAGES", stat, |engine| {
+    runtime::control_statement("SYNC IMAGES", stat, |engine| {
         if count < 0 {
             return Ok(engine.sync_images(None)?);
         }

@@ -54,7 +54,7 @@ pub unsafe extern "C" fn _gfortran_caf_form_team(
     team: *mut *mut c_void,
     new_index: c_int,
 ) {
-    runtime::statement_with_state("FORM TEAM", no_stat(), |state| {
+    runtime::control_statement_with_state("FORM TEAM", no_stat(), |state| {
         if team.is_null() {
             return Err(CafError::Argument("no team variable".into()));
         }
@@ -76,7 +76,7 @@ pub unsafe extern "C" fn _gfortran_caf_form_team(
 /// `team` is the address of a team variable FORM TEAM set, readable.
 #[no_mangle]
 pub unsafe extern "C" fn _gfortran_caf_change_team(team: *mut *mut c_void, _flags: c_int) {
-    runtime::statement_with_state("CHANGE TEAM", no_stat(), |state| {
+    runtime::control_statement_with_state("CHANGE TEAM", no_stat(), |state| {
         // SAFETY: this function's contract.
         let id = unsafe { team_of(state, team)? };
         state.engine.change_team(id)?;
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn _gfortran_caf_change_team(team: *mut *mut c_void, _flag
 /// `end team`: back to the team CHANGE TEAM left (gfortran passes no team).
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_end_team(_team: *mut *mut c_void) {
-    runtime::statement_with_state("END TEAM", no_stat(), |state| {
+    runtime::control_statement_with_state("END TEAM", no_stat(), |state| {
         state.engine.end_team()?;
         forget_image_numbers(state);
         Ok(())
@@ -101,7 +101,7 @@ pub extern "C" fn _gfortran_caf_end_team(_team: *mut *mut c_void) {
 /// As [`_gfortran_caf_change_team`].
 #[no_mangle]
 pub unsafe extern "C" fn _gfortran_caf_sync_team(team: *mut *mut c_void, _flags: c_int) {
-    runtime::statement_with_state("SYNC TEAM", no_stat(), |state| {
+    runtime::control_statement_with_state("SYNC TEAM", no_stat(), |state| {
         // SAFETY: this function's contract.
         let id = unsafe { team_of(state, team)? };
         Ok(state.engine.sync_team(id)?)

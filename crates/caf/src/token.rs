@@ -95,7 +95,13 @@ impl CafToken {
     ) -> CafToken {
         CafToken {
             kind: COARRAY_TOKEN,
-            accessor_routes: Routes::default(),
+            // Whether a derived type's accessors may run against a mapped part depends on
+            // the pointers the part holds now (see `accessor::reach`).
+            accessor_routes: if plain {
+                Routes::default()
+            } else {
+                Routes::per_segment()
+            },
             word_routes: Routes::default(),
             memory,
             holds,

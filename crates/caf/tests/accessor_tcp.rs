@@ -1,11 +1,14 @@
 //! The accessor service's path to images on other nodes (TCP), forced on one host with
 //! `GASPAR_CAF_ACCESSORS=tcp`: every image then listens on TCP only (no Unix socket), so a
 //! program whose accessors run on the owner's service passes only if TCP carried every
-//! request. gfortran 16 programs (the accessor ABI) in the sid chroot of
-//! scripts/sid-chroot, run with `gaspar run -n 2` and `-n 4` against the outcome
-//! tests/fortran/EXPECTED lists: pointer_components (accessors following pointers into
-//! ordinary memory of the owner, and calling back to the caller for its vector subscripts)
-//! and derived_types (allocatable components).
+//! request. `GASPAR_SHM_PLACEMENT=anywhere` maps the shm segments where the kernel picks,
+//! as on another node no pointer of the owner is valid in the caller: every accessor of a
+//! derived-type coarray then runs on the owner's service. gfortran 16 programs (the
+//! accessor ABI) in the sid chroot of scripts/sid-chroot, run with `gaspar run -n 2` and
+//! `-n 4` against the outcome tests/fortran/EXPECTED lists: pointer_components (accessors
+//! following pointers into ordinary memory of the owner, and calling back to the caller
+//! for its vector subscripts), pointer_retargeted (a pointer component retargeted between
+//! segments) and derived_types (allocatable components).
 
 mod common;
 
@@ -13,7 +16,7 @@ use common::expected::{self, Launch};
 use common::*;
 
 /// The programs run (see the file's comment).
-const PROGRAMS: &[&str] = &["pointer_components", "derived_types"];
+const PROGRAMS: &[&str] = &["pointer_components", "pointer_retargeted", "derived_types"];
 /// The job sizes.
 const JOB_SIZES: &[u32] = &[2, 4];
 
@@ -46,7 +49,9 @@ fn accessors_reach_their_owners_over_tcp() {
             let outcome = built.clone().map(|()| {
                 sid::run(
                     &dir,
-                    &format!("GASPAR_CAF_ACCESSORS=tcp {gaspar} run -n {n} ./{name}"),
+                    &format!(
+                        "GASPAR_CAF_ACCESSORS=tcp GASPAR_SHM_PLACEMENT=anywhere {gaspar} run -n {n} ./{name}"
+                    ),
                 )
             });
             if let Err(how) = entry.expect.met_by(&outcome, Some(&format!("{name} ok"))) {

@@ -537,6 +537,37 @@ fn strided_remote() -> Result<()> {
     check(&rt, neighbour.is_some() == (on_shm || right == me), || {
         format!("mapped_address of the neighbour's block is {neighbour:?}")
     });
+    // On shm every segment is mapped at its owner's address (unless
+    // GASPAR_SHM_PLACEMENT=anywhere): the neighbour's block is where the neighbour has it.
+    let placed = on_shm && std::env::var("GASPAR_SHM_PLACEMENT").map_or(true, |v| v != "anywhere");
+    check(&rt, rt.maps_at_home(me), || "own memory not at home".into());
+    check(
+        &rt,
+        rt.maps_at_home(right) == (placed || right == me),
+        || format!("maps_at_home(neighbour) is {}", rt.maps_at_home(right)),
+    );
+    let home_word = region - 8;
+    let own_address = rt.local_address(block.ga(me)?)? as u64;
+    rt.put(
+        block.ga(left)?.offset(home_word).expect("in block"),
+        &own_address.to_le_bytes(),
+        Handle::NULL,
+    )?;
+    rt.all_fence()?;
+    rt.barrier()?;
+    let mut reported = [0u8; 8];
+    rt.get(
+        &mut reported,
+        block.ga(me)?.offset(home_word).expect("in block"),
+        Handle::NULL,
+    )?;
+    let at_home = neighbour == Some(u64::from_le_bytes(reported) as usize);
+    check(&rt, at_home == (placed || right == me), || {
+        format!(
+            "the neighbour's block is at {:#x} there and at {neighbour:x?} here",
+            u64::from_le_bytes(reported)
+        )
+    });
     let past = rt.mapped_address(block.ga(me)?, rt.heap_len() + 1)?;
     check(&rt, past.is_none(), || {
         "mapped_address past the heap's end".into()

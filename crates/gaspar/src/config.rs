@@ -138,6 +138,20 @@ pub const MPI_SIEVE: Setting = Setting {
     default: "auto",
     description: "mpi transport: strided and I/O-vector gets read as one span from their first to their last                   chunk and picked out locally (data sieving); auto = where measured faster,                   per target rank; always (spans up to 4 MiB); never",
 };
+/// Where the shm transport maps the segments.
+///
+/// ```
+/// assert_eq!(gaspar::config::SHM_PLACEMENT.default, "same");
+/// ```
+pub const SHM_PLACEMENT: Setting = Setting {
+    name: "GASPAR_SHM_PLACEMENT",
+    default: "same",
+    description: "shm transport: same = every rank's segment at one address in every process \
+                  when that range is free (so pointers into segments, such as Fortran \
+                  allocatable components, are valid in every rank: their accessors run in \
+                  the caller), else where the kernel picks; anywhere = always where the \
+                  kernel picks",
+};
 /// Log filter.
 ///
 /// ```
@@ -166,6 +180,7 @@ pub const SETTINGS: &[Setting] = &[
     COARRAY_MEMORY,
     MPI_PROGRESS,
     MPI_SIEVE,
+    SHM_PLACEMENT,
     LOG,
 ];
 

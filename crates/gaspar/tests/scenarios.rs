@@ -109,6 +109,29 @@ fn strided_and_vector_transfers_between_ranks() {
     }
 }
 
+/// With GASPAR_SHM_PLACEMENT=anywhere the shm segments are mapped where the kernel picks:
+/// transfers work as before, and no other rank's memory is said to be at home.
+#[test]
+fn transfers_work_with_segments_mapped_anywhere() {
+    if !transports().contains(&"shm") {
+        return;
+    }
+    let out = run_on_with_env(
+        JOB_TIMEOUT,
+        "shm",
+        2,
+        &[("GASPAR_SHM_PLACEMENT", "anywhere")],
+        &[&example("scenarios"), &"strided-remote"],
+    );
+    out.assert_success();
+    assert_eq!(
+        count(&out, "strided and vector transfers ok"),
+        2,
+        "{}",
+        out.stdout
+    );
+}
+
 /// Registered memory on the mpi transport needs a one-sided component with dynamic
 /// windows: OpenMPI's osc/ucx (osc/sm, which `gaspar run --transport mpi` picks, has none),
 /// or MPICH.

@@ -8,6 +8,8 @@ use gaspar::coarray::{TeamId, TeamLevel};
 
 use super::fast;
 use super::owner::{self, Call, DescBuf, Fetched, Into, Sent, Target};
+use super::peers;
+use super::reach;
 use super::service;
 use super::wire::{Op, PartAt, Reply, Request};
 use crate::descriptor::{self, Descriptor};
@@ -65,17 +67,26 @@ unsafe fn locate(
     let (memory, offset) = caf.memory_at()?;
     let image = token::image(image)?;
     let part = engine.part_in(memory, image, team_id)?;
+    let len = engine.len(memory).saturating_sub(offset);
     let here = if part.rank == engine.runtime().rank() {
         Some(engine.local_addr(memory)? + offset)
+    } else if caf.plain {
+        part.mapped.map(|base| base + offset)
     } else {
-        part.mapped.filter(|_| caf.plain).map(|base| base + offset)
+        part.mapped
+            .filter(|_| part.at_home)
+            .map(|base| base + offset)
+            // SAFETY: `base` is the part's address here, `len` bytes to its end.
+            .filter(|&base| unsafe {
+                derived_runs_here(state, base, len, part.rank, image, team_id)
+            })
     };
     match here {
         Some(base) => {
             if matches!(team, CoindexTeam::Current) {
                 let route = Route {
                     base,
-                    len: engine.len(memory).saturating_sub(offset),
+                    len,
                     rank: part.rank,
                 };
                 caf.accessor_routes
@@ -92,6 +103,30 @@ unsafe fn locate(
             coarray_desc: desc.map(|d| d.bytes().to_vec()),
         }),
     }
+}
+
+/// True when an accessor may run here against `len` bytes at `base`, part of a
+/// derived-type coarray that job rank `rank` (image `image` of team `team`) maps at the
+/// same address ([`reach`]).
+///
+/// # Safety
+/// `base..base + len` is mapped in this process.
+unsafe fn derived_runs_here(
+    state: &State,
+    base: usize,
+    len: usize,
+    rank: u32,
+    image: gaspar::coarray::Image,
+    team: TeamId,
+) -> bool {
+    let Some(owner) = peers::pid_on_this_node(rank) else {
+        return false;
+    };
+    let arena = state
+        .components()
+        .and_then(|heap| heap.pointer_free(&state.engine, image, team));
+    // SAFETY: this function's contract.
+    unsafe { reach::runs_here(base, len, owner, arena.as_slice()) }
 }
 
 /// Runs a coindexed read or write on the fast path when it can ([`fast`]): `on_route`
@@ -1278,6 +1313,19 @@ unsafe fn is_present_on_remote<const GCC16: bool>(
 ) -> i32 {
     if token.is_null() {
         return 0;
+    }
+    // A scalar coarray (no descriptor) on a route: the test runs here without the engine.
+    // SAFETY: a non-null token of this library (this function's contract).
+    if let Some(base) = unsafe { fast::route(token, image_index) } {
+        // SAFETY: as above.
+        if unsafe { token::borrow(token) }.is_ok_and(|caf| caf.desc.is_null()) {
+            let add_data = add_data_ptr;
+            // SAFETY: `base` is a route of this coarray; the arguments are gfortran's.
+            let found = unsafe { fast::present(base, image_index, present_index, add_data, GCC16) };
+            if let Some(present) = found {
+                return present;
+            }
+        }
     }
     // SAFETY: no STAT=: an error ends the job.
     let stat = unsafe { StatArgs::stat_only(std::ptr::null_mut()) };

@@ -302,3 +302,34 @@ pub(crate) unsafe fn between(src_base: usize, dst_base: usize, a: &Between) -> b
     }
     true
 }
+
+/// Runs presence test `index` against the part at `base` of a coarray without descriptor
+/// (as caf_shmem's `is_present_on_remote` does: GCC 16 passes such a coarray by the address
+/// of its address, `by_reference`); `None` when the test is unknown (the engine path
+/// reports it).
+///
+/// # Safety
+/// `base` is a route of the coarray the call names; `add_data` is what gfortran passed.
+#[inline(always)]
+pub(crate) unsafe fn present(
+    base: usize,
+    image: c_int,
+    index: c_int,
+    add_data: *mut c_void,
+    by_reference: bool,
+) -> Option<i32> {
+    // SAFETY: `is_present_on_remote` names a presence test.
+    let test = unsafe { owner::presence(index) }?;
+    let mut base = base as *mut c_void;
+    let arg = if by_reference {
+        (&mut base as *mut *mut c_void).cast()
+    } else {
+        base
+    };
+    let mut result: i32 = 0;
+    // SAFETY: the arguments a presence test takes, as GCC's single.c passes them.
+    owner::with_callback(add_data, None, |callback| unsafe {
+        test(add_data, &image, &mut result, arg, callback, 0)
+    });
+    Some(result)
+}

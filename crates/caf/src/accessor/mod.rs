@@ -4,8 +4,9 @@
 //! against the memory of the image that owns the data:
 //!
 //! - in this process when the owner is this image, or when the owner's part is mapped
-//!   here (the shm pool) and the coarray's type is intrinsic (no pointer the accessor could
-//!   follow into the owner's ordinary memory): `local`. The first such access to an image
+//!   here (the shm pool) and either the coarray's type is intrinsic or the part is mapped
+//!   at the owner's address and holds no pointer the accessor could follow into the
+//!   owner's ordinary memory ([`reach`]): `local`. The first such access to an image
 //!   is located by the engine; the address is kept in the coarray's token
 //!   ([`crate::routes`]) and later ones run on it without the engine (`fast`);
 //! - otherwise in the owning process, by its [`service`] threads, which answer requests
@@ -22,6 +23,7 @@ mod fast;
 pub(crate) mod owner;
 pub(crate) mod parts;
 mod peers;
+mod reach;
 pub(crate) mod service;
 pub(crate) mod table;
 mod wire;

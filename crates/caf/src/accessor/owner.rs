@@ -411,7 +411,7 @@ pub(crate) type Receiver = unsafe extern "C" fn(
     *const usize,
     *const usize,
 );
-type Presence =
+pub(crate) type Presence =
     unsafe extern "C" fn(*mut c_void, *const c_int, *mut i32, *mut c_void, *mut c_void, usize);
 
 /// Getter `index`, for a call that needs a getter.
@@ -432,6 +432,16 @@ pub(crate) unsafe fn getter(index: c_int) -> Option<Getter> {
 pub(crate) unsafe fn receiver(index: c_int) -> Option<Receiver> {
     // SAFETY: this function's contract.
     table::accessor(index).map(|f| unsafe { std::mem::transmute::<AccessorFn, Receiver>(f) })
+}
+
+/// Presence test `index`, for a call that needs one.
+///
+/// # Safety
+/// The compiler registered accessor `index` as a presence test (the call names it as one).
+#[inline]
+pub(crate) unsafe fn presence(index: c_int) -> Option<Presence> {
+    // SAFETY: this function's contract.
+    table::accessor(index).map(|f| unsafe { std::mem::transmute::<AccessorFn, Presence>(f) })
 }
 
 fn lookup(index: c_int) -> Result<AccessorFn, CafError> {

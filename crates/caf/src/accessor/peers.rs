@@ -179,6 +179,15 @@ pub(crate) fn exchange(engine: &Coarrays) -> Result<Listeners, CafError> {
     Ok(Listeners { unix, tcp })
 }
 
+/// The process id of rank `rank`'s image when it runs on this node.
+pub(crate) fn pid_on_this_node(rank: u32) -> Option<i32> {
+    let peers = PEERS.get()?;
+    let owner = peers.all.get(rank as usize)?;
+    (owner.node == peers.mine.node)
+        .then(|| i32::try_from(owner.pid).ok())
+        .flatten()
+}
+
 /// Whether a connection opened with `key`: the first bytes a caller sends.
 pub(crate) fn admitted(stream: &mut impl Read) -> bool {
     let mut key = [0u8; KEY_BYTES];

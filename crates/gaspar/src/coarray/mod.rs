@@ -292,6 +292,10 @@ pub struct Part {
     pub ga_bits: u64,
     /// This process's address of the part when plain loads and stores reach it.
     pub mapped: Option<usize>,
+    /// True when `mapped` is also the owning image's own address of the part: pointers
+    /// the owner stores into coarray memory (a derived type's allocatable components)
+    /// are then valid here.
+    pub at_home: bool,
 }
 
 /// The address of byte `offset` after heap offset `block` on `rank`.
@@ -645,6 +649,7 @@ impl Coarrays {
             rank,
             ga_bits: ga.to_bits(),
             mapped,
+            at_home: mapped.is_some() && self.rt.maps_at_home(rank),
         })
     }
 

@@ -957,6 +957,21 @@ impl GlobalMemory {
         Ok(self.world.transport().mapped_address(loc, len))
     }
 
+    /// True when the memory of rank `rank` that [`mapped_address`](Self::mapped_address)
+    /// reaches is mapped here at the address `rank` itself uses, so that a pointer `rank`
+    /// stores into its starter memory or heap, pointing there, is valid in this process
+    /// too (the shm transport maps every segment at one address in every process when it
+    /// can; see `GASPAR_SHM_PLACEMENT`). Always true of this rank.
+    ///
+    /// ```
+    /// let rt = gaspar::init()?;
+    /// assert!(rt.acp().maps_at_home(rt.rank()));
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    pub fn maps_at_home(&self, rank: u32) -> bool {
+        self.world.transport().maps_at_home(rank)
+    }
+
     /// Collective (ACP's `acp_reset`): forgets every allocation and registration, then
     /// this process becomes rank `new_rank`. A reset that fails (ranks asking for an
     /// invalid renumbering) fails on every rank and changes nothing.

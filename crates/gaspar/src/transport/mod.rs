@@ -527,6 +527,14 @@ pub trait Transport: Send + Sync {
     /// reach them (OpenSHMEM's `shmem_ptr`): the starter memory and heap of this rank on
     /// every transport, and of every rank on `shm`. `None` otherwise, or out of bounds.
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
+    /// True when this process maps rank `rank`'s memory (what [`mapped_address`] reaches)
+    /// at the address `rank` itself uses, so that pointers `rank` stores into that memory
+    /// are valid here. Always true of this rank.
+    ///
+    /// [`mapped_address`]: Transport::mapped_address
+    fn maps_at_home(&self, rank: u32) -> bool {
+        rank == self.rank()
+    }
     /// Ends the whole job with `message`; never returns.
     fn abort(&self, message: &str) -> !;
     /// Ends the whole job on purpose, with exit status `status` for the job (a Fortran

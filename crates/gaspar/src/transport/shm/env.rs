@@ -76,9 +76,27 @@ impl ShmTransport {
         if TAKEN.swap(true, Ordering::AcqRel) {
             return Err(taken_before());
         }
+        // Every segment at the job's planned address when it is free (see
+        // `segment::planned_address`), with the length its header gives.
+        let placed = match config::SHM_PLACEMENT.raw().as_str() {
+            "same" => true,
+            "anywhere" => false,
+            other => {
+                return Err(Error::Environment(format!(
+                    "{}={other:?} is neither same nor anywhere",
+                    config::SHM_PLACEMENT.name
+                )))
+            }
+        };
         let mappings = checked
             .into_iter()
-            .map(Mapping::inherited)
+            .enumerate()
+            .map(|(r, fd)| {
+                let at = placed
+                    .then(|| segment::planned_address(&job, r as u32, fd.len()))
+                    .flatten();
+                Mapping::inherited(fd, at)
+            })
             .collect::<Result<Vec<_>>>()?;
         let layout = mappings[rank as usize]
             .header()

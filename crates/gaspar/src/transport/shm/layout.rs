@@ -21,8 +21,8 @@ use crate::transport::barrier::Slot;
 use crate::transport::seqlock::RegionEntry;
 use crate::transport::wait::{RanksAwake, AFFINITY_WORDS};
 
-/// "gaspar01" in little-endian: marks an initialized segment of this layout.
-pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"gaspar01");
+/// "gaspar02" in little-endian: marks an initialized segment of this layout.
+pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"gaspar02");
 /// Enough dissemination rounds for the 65 536 ranks a global address can name (and
 /// slots for the all-to-all barrier's sources).
 pub(crate) const MAX_ROUNDS: usize = 17;
@@ -222,6 +222,10 @@ pub(crate) struct Header {
     pub(crate) starter_len: AtomicU64,
     pub(crate) heap_len: AtomicU64,
     pub(crate) pid: AtomicU64,
+    /// The rank's address of its own segment, written when it attaches: another process
+    /// that maps the segment at the same address can follow pointers the rank stores into
+    /// it.
+    pub(crate) home: AtomicU64,
     pub(crate) state: AtomicU64,
     /// Non-zero when the rank asked that its death be reported to the other ranks (their
     /// waits for it end with an error) instead of ending the job: a coarray job's failed

@@ -172,6 +172,10 @@ impl ShmTransport {
         }
         me.pid
             .store(u64::from(std::process::id()), Ordering::Relaxed);
+        me.home.store(
+            transport.mappings[rank as usize].base() as u64,
+            Ordering::Relaxed,
+        );
         for (word, published) in mask.iter().zip(&me.affinity) {
             published.store(*word, Ordering::Relaxed);
         }
@@ -899,6 +903,13 @@ impl Transport for ShmTransport {
         }
         self.header(self.rank).regions[slot as usize].write(0, 0, 0);
         Ok(())
+    }
+
+    fn maps_at_home(&self, rank: u32) -> bool {
+        // Each rank wrote its home address before the start-up barrier.
+        self.mappings
+            .get(rank as usize)
+            .is_some_and(|m| m.header().home.load(Ordering::Relaxed) == m.base() as u64)
     }
 
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize> {
