@@ -966,6 +966,7 @@ impl GlobalMemory {
     /// ```
     /// let rt = gaspar::init()?;
     /// assert!(rt.acp().maps_at_home(rt.rank()));
+    /// rt.finalize()?;
     /// # Ok::<(), gaspar::Error>(())
     /// ```
     pub fn maps_at_home(&self, rank: u32) -> bool {
