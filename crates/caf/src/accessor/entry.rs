@@ -1316,15 +1316,13 @@ unsafe fn is_present_on_remote<const GCC16: bool>(
     }
     // A scalar coarray (no descriptor) on a route: the test runs here without the engine.
     // SAFETY: a non-null token of this library (this function's contract).
-    if let Some(base) = unsafe { fast::route(token, image_index) } {
-        // SAFETY: as above.
-        if unsafe { token::borrow(token) }.is_ok_and(|caf| caf.desc.is_null()) {
-            let add_data = add_data_ptr;
-            // SAFETY: `base` is a route of this coarray; the arguments are gfortran's.
-            let found = unsafe { fast::present(base, image_index, present_index, add_data, GCC16) };
-            if let Some(present) = found {
-                return present;
-            }
+    let scalar = unsafe { fast::coarray(token) }.filter(|caf| caf.desc.is_null());
+    if let Some(base) = scalar.and_then(|caf| caf.accessor_routes.base(image_index)) {
+        let add_data = add_data_ptr;
+        // SAFETY: `base` is a route of this coarray; the arguments are gfortran's.
+        let found = unsafe { fast::present(base, image_index, present_index, add_data, GCC16) };
+        if let Some(present) = found {
+            return present;
         }
     }
     // SAFETY: no STAT=: an error ends the job.

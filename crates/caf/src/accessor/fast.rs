@@ -9,24 +9,31 @@ use std::mem::MaybeUninit;
 
 use super::owner;
 use crate::descriptor::Descriptor;
-use crate::token;
+use crate::token::{self, CafToken};
 
-/// The address in this process of `image`'s part of `token`, when an accessor ran against
-/// it before in the current team.
+/// The coarray `token` names (`None` for null and for a callback token).
 ///
 /// # Safety
 /// `token` is null, a coarray token or a callback token (gfortran passes no other).
 #[inline]
-pub(crate) unsafe fn route(token: *mut c_void, image: c_int) -> Option<usize> {
+pub(crate) unsafe fn coarray<'a>(token: *mut c_void) -> Option<&'a CafToken> {
     // SAFETY: this function's contract: a non-null token starts with its kind.
     if token.is_null() || unsafe { token::kind(token) } != token::COARRAY_TOKEN {
         return None;
     }
     // SAFETY: a coarray token (checked above).
-    unsafe { token::borrow(token) }
-        .ok()?
-        .accessor_routes
-        .base(image)
+    unsafe { token::borrow(token) }.ok()
+}
+
+/// The address in this process of `image`'s part of `token`, when an accessor ran against
+/// it before in the current team.
+///
+/// # Safety
+/// As [`coarray`].
+#[inline]
+pub(crate) unsafe fn route(token: *mut c_void, image: c_int) -> Option<usize> {
+    // SAFETY: this function's contract.
+    unsafe { coarray(token) }?.accessor_routes.base(image)
 }
 
 /// A copy of a coarray's descriptor pointed at the part, on the stack: only the header and
