@@ -50,7 +50,7 @@ program heat
     print '(a,f12.8)', "heat: temperature at the centre ", plate(nx / 2, ny / 2)
     print '(a,es10.3)', "heat: max |parallel - serial| ", diff
     if (diff /= 0) error stop "heat: the parallel result differs from the serial one"
-    print '(a)', "heat ok"
+    print '(a,i0)', "heat ok on ", n
   end if
 
 contains

@@ -54,7 +54,10 @@ fn accessors_reach_their_owners_over_tcp() {
                     ),
                 )
             });
-            if let Err(how) = entry.expect.met_by(&outcome, Some(&format!("{name} ok"))) {
+            if let Err(how) = entry
+                .expect
+                .met_by(&outcome, Some(&expected::ok_line(name, n)))
+            {
                 failures.push(format!("{name} at {n} images over TCP: {how}"));
             }
         }

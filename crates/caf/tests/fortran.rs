@@ -65,7 +65,7 @@ fn programs_meet_their_expected_outcomes() {
                 Launch::Mpirun(n) => plain_mpirun(&dir.0, n, name),
                 Launch::Alone => alone(&dir.0, name),
             });
-            let ok_line = format!("{name} ok");
+            let ok_line = expected::ok_line(name, launch.images());
             verdicts.judge(
                 &entry,
                 launch,

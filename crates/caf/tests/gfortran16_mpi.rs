@@ -67,7 +67,10 @@ fn programs_meet_their_expectations(mpi: &str, gaspar: &Path, launch: &str) {
             .unwrap_or_else(|| panic!("tests/fortran/EXPECTED has no mpirun2 line for {name}"));
         checked += 1;
         let outcome = built.map(|()| sid::run(&dir, &format!("{launch} ./{name}")));
-        if let Err(how) = entry.expect.met_by(&outcome, Some(&format!("{name} ok"))) {
+        if let Err(how) = entry
+            .expect
+            .met_by(&outcome, Some(&expected::ok_line(name, 2)))
+        {
             failures.push(format!("{name} under {launch}: {how}"));
         }
     }

@@ -76,7 +76,9 @@ fn every_program_meets_its_expectation_with_gfortran_13_to_16() {
                     let outcome = built
                         .clone()
                         .map(|()| sid::run(&dir, &format!("{gaspar} run -n {n} ./{name}")));
-                    let result = entry.expect.met_by(&outcome, Some(&format!("{name} ok")));
+                    let result = entry
+                        .expect
+                        .met_by(&outcome, Some(&expected::ok_line(name, n)));
                     let what = format!("{compiler}: {name} at {n} images");
                     let bug = COMPILER_BUGS
                         .iter()

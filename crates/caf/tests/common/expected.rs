@@ -35,6 +35,23 @@ pub enum Launch {
     Alone,
 }
 
+impl Launch {
+    /// How many images the job has.
+    pub fn images(self) -> u32 {
+        match self {
+            Launch::Gaspar(n) | Launch::Mpirun(n) => n,
+            Launch::Alone => 1,
+        }
+    }
+}
+
+/// The line a passing program of tests/fortran prints when it ran with `images` images:
+/// checking the count catches a job whose processes each started alone (a program that
+/// loaded a library built for another MPI runs as singletons under that MPI's launcher).
+pub fn ok_line(program: &str, images: u32) -> String {
+    format!("{program} ok on {images}")
+}
+
 impl std::fmt::Display for Launch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -190,7 +207,7 @@ fn parse_expectation(text: &str) -> Result<Expectation, String> {
 
 impl Expectation {
     /// Whether `outcome` (or a failed build) meets the expectation; `Err` says how not.
-    /// `ok_line`: the line a passing program prints, when it prints one.
+    /// `ok_line`: the line a passing program prints, when it prints one ([`ok_line`]).
     pub fn met_by(
         &self,
         outcome: &Result<Outcome, String>,
@@ -202,10 +219,7 @@ impl Expectation {
         let status_ok = match (&self.status, outcome.code) {
             (_, _) if outcome.timed_out => false,
             (Status::Pass, Some(0)) => match ok_line {
-                Some(ok) => outcome
-                    .stdout
-                    .lines()
-                    .any(|l| l.trim_start().starts_with(ok)),
+                Some(ok) => outcome.stdout.lines().any(|l| l.trim() == ok),
                 None => true,
             },
             (Status::Code(c), Some(code)) => *c == code,

@@ -132,7 +132,11 @@ impl Outcome {
 /// Runs `cmd` in `dir` to its end with its output captured; a job still running after
 /// [`JOB_TIMEOUT`] is killed (the launcher's ranks die with it).
 pub fn run_in(dir: &Path, mut cmd: Command) -> Outcome {
+    // As from a user's shell: cargo's LD_LIBRARY_PATH (target/<profile>/deps) would load
+    // that build's libcaf_gaspar.so before the one a program was linked with (the MPICH
+    // build's programs then ran as Open MPI singletons under mpiexec.mpich).
     let child = cmd
+        .env_remove("LD_LIBRARY_PATH")
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

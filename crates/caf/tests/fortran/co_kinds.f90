@@ -30,5 +30,5 @@ program co_kinds
   r8 = me; call co_max(r8); if (r8 /= n) error stop 16
   i4 = me; call co_sum(i4, result_image=1)
   if (me == 1 .and. i4 /= n * (n + 1) / 2) error stop 17
-  if (me == 1) print *, 'co_kinds ok'
+  if (me == 1) print '(a,i0)', "co_kinds ok on ", num_images()
 end program

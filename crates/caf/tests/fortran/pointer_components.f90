@@ -62,5 +62,5 @@ program pointer_components
   sync all
   if (any(b%data([2, 4]) /= [100 * i, 200 * i])) error stop 9
   sync all
-  if (me == 1) print *, 'pointer_components ok'
+  if (me == 1) print '(a,i0)', "pointer_components ok on ", num_images()
 end program

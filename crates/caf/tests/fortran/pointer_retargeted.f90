@@ -42,5 +42,5 @@ program pointer_retargeted
     h%p => h%a
     sync all
   end do
-  if (me == 1) print *, 'pointer_retargeted ok'
+  if (me == 1) print '(a,i0)', "pointer_retargeted ok on ", num_images()
 end program
