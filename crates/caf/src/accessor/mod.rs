@@ -25,5 +25,6 @@ pub(crate) mod parts;
 mod peers;
 mod reach;
 pub(crate) mod service;
+mod spin;
 pub(crate) mod table;
 mod wire;

@@ -12,6 +12,7 @@
 use std::hash::{Hash, Hasher};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::AsFd;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
 use std::sync::OnceLock;
@@ -76,8 +77,8 @@ struct Peers {
 static PEERS: OnceLock<Peers> = OnceLock::new();
 
 /// A connection to another image's service.
-pub(crate) trait Channel: Read + Write + Send {}
-impl<T: Read + Write + Send> Channel for T {}
+pub(crate) trait Channel: Read + Write + AsFd + Send {}
+impl<T: Read + Write + AsFd + Send> Channel for T {}
 
 /// The listeners of this image's service, to be served by the caller's threads.
 pub(crate) struct Listeners {

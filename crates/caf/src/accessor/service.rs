@@ -8,12 +8,14 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 
 use gaspar::coarray::Coarrays;
 
 use super::owner::{self, Call, DescBuf, Into, Sent, Target};
 use super::parts;
 use super::peers::{self, Channel};
+use super::spin;
 use super::wire::{self, Op, Reply, Request};
 use crate::error::CafError;
 
@@ -28,7 +30,11 @@ thread_local! {
 pub(crate) fn start(engine: &Coarrays) -> Result<(), CafError> {
     let listeners = peers::exchange(engine)?;
     if let Some(unix) = listeners.unix {
-        spawn("caf-accessors", move || serve(unix.incoming()))?;
+        spawn("caf-accessors", move || {
+            // Measured here, off the image's thread, before the first request needs it.
+            spin::budget();
+            serve(unix.incoming())
+        })?;
     }
     let tcp = listeners.tcp;
     spawn("caf-accessors-tcp", move || {
@@ -49,7 +55,9 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), CafError> 
 }
 
 /// Accepts connections, one thread each, for the life of the process.
-fn serve<S: Read + Write + Send + 'static>(incoming: impl Iterator<Item = std::io::Result<S>>) {
+fn serve<S: Read + Write + AsFd + Send + 'static>(
+    incoming: impl Iterator<Item = std::io::Result<S>>,
+) {
     for stream in incoming.flatten() {
         let _ = std::thread::Builder::new()
             .name("caf-accessor".into())
@@ -58,12 +66,17 @@ fn serve<S: Read + Write + Send + 'static>(incoming: impl Iterator<Item = std::i
 }
 
 /// Answers one caller's requests until it hangs up; a connection that does not open with
-/// this service's key is closed unanswered.
-fn answer(mut stream: impl Read + Write) {
+/// this service's key is closed unanswered. After each reply the thread polls for the next
+/// request a while before it sleeps ([`spin`]): accessor calls come in loops.
+fn answer(mut stream: impl Read + Write + AsFd) {
     if !peers::admitted(&mut stream) {
         return;
     }
-    while let Ok(Some(request)) = wire::receive_request(&mut stream) {
+    loop {
+        spin::readable_soon(stream.as_fd());
+        let Ok(Some(request)) = wire::receive_request(&mut stream) else {
+            return;
+        };
         let reply = handle(request).unwrap_or_else(|e| Reply::Failed(e.to_string()));
         if wire::send_reply(&mut stream, &reply).is_err() {
             return;
@@ -137,7 +150,7 @@ fn handle(mut request: Request) -> Result<Reply, CafError> {
 }
 
 /// Asks rank `rank`'s service to run `request` and returns its reply (an owner's failure
-/// as an error).
+/// as an error); polls for the reply a while before it sleeps ([`spin`]).
 pub(crate) fn call(rank: u32, request: &Request) -> Result<Reply, CafError> {
     CONNECTIONS.with(|connections| {
         let mut connections = connections.borrow_mut();
@@ -145,8 +158,10 @@ pub(crate) fn call(rank: u32, request: &Request) -> Result<Reply, CafError> {
             slot.insert(peers::connect(rank)?);
         }
         let stream = connections.get_mut(&rank).expect("inserted above");
-        let exchange =
-            wire::send_request(stream, request).and_then(|()| wire::receive_reply(stream));
+        let exchange = wire::send_request(stream, request).and_then(|()| {
+            spin::readable_soon(stream.as_fd());
+            wire::receive_reply(stream)
+        });
         match exchange {
             Ok(reply) => match reply? {
                 Reply::Failed(why) => Err(CafError::Argument(format!("on rank {rank}: {why}"))),
