@@ -68,6 +68,10 @@ pub(crate) struct CafToken {
     /// Where accessors for each image's part ran before (the fast path of coindexed
     /// reads and writes).
     pub(crate) accessor_routes: Routes,
+    /// The parts of a derived-type coarray whose accessors must run in their owner in this
+    /// segment (a part holding a pointer into the owner's ordinary memory): kept so that
+    /// the part is not looked at again before the next image control statement.
+    pub(crate) owner_routes: Routes,
     /// Where the atomic and lock words of each image's part are mapped here (the fast
     /// path of the atomic subroutines, LOCK and UNLOCK).
     pub(crate) word_routes: Routes,
@@ -102,6 +106,7 @@ impl CafToken {
             } else {
                 Routes::per_segment()
             },
+            owner_routes: Routes::per_segment(),
             word_routes: Routes::default(),
             memory,
             holds,

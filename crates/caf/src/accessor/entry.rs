@@ -68,6 +68,8 @@ unsafe fn locate(
     let image = token::image(image)?;
     let part = engine.part_in(memory, image, team_id)?;
     let len = engine.len(memory).saturating_sub(offset);
+    let procs = engine.runtime().procs() as usize;
+    let current = matches!(team, CoindexTeam::Current);
     let here = if part.rank == engine.runtime().rank() {
         Some(engine.local_addr(memory)? + offset)
     } else if caf.plain {
@@ -76,21 +78,32 @@ unsafe fn locate(
         part.mapped
             .filter(|_| part.at_home)
             .map(|base| base + offset)
-            // SAFETY: `base` is the part's address here, `len` bytes to its end.
-            .filter(|&base| unsafe {
-                derived_runs_here(state, base, len, part.rank, image, team_id)
+            // Judged to run in the owner earlier in this segment.
+            .filter(|&base| !current || caf.owner_routes.base(image_index) != Some(base))
+            .filter(|&base| {
+                // SAFETY: `base` is the part's address here, `len` bytes to its end.
+                let runs_here =
+                    unsafe { derived_runs_here(state, base, len, part.rank, image, team_id) };
+                if !runs_here && current {
+                    let route = Route {
+                        base,
+                        len,
+                        rank: part.rank,
+                    };
+                    caf.owner_routes.record(image_index, procs, route);
+                }
+                runs_here
             })
     };
     match here {
         Some(base) => {
-            if matches!(team, CoindexTeam::Current) {
+            if current {
                 let route = Route {
                     base,
                     len,
                     rank: part.rank,
                 };
-                caf.accessor_routes
-                    .record(image_index, engine.runtime().procs() as usize, route);
+                caf.accessor_routes.record(image_index, procs, route);
             }
             Ok(Where::Here(Target { base, desc }))
         }

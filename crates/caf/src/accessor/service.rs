@@ -7,7 +7,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::os::fd::AsFd;
 
 use gaspar::coarray::Coarrays;
@@ -73,8 +73,8 @@ fn answer(mut stream: impl Read + Write + AsFd) {
         return;
     }
     loop {
-        spin::readable_soon(stream.as_fd());
-        let Ok(Some(request)) = wire::receive_request(&mut stream) else {
+        let received = wire::receive_request(&mut BufReader::new(spin::Polled(&stream)));
+        let Ok(Some(request)) = received else {
             return;
         };
         let reply = handle(request).unwrap_or_else(|e| Reply::Failed(e.to_string()));
@@ -159,8 +159,9 @@ pub(crate) fn call(rank: u32, request: &Request) -> Result<Reply, CafError> {
         }
         let stream = connections.get_mut(&rank).expect("inserted above");
         let exchange = wire::send_request(stream, request).and_then(|()| {
-            spin::readable_soon(stream.as_fd());
-            wire::receive_reply(stream)
+            // One frame at most is in flight on a connection (a reply answers each
+            // request), so the buffer never holds bytes of the next one when dropped.
+            wire::receive_reply(&mut BufReader::new(spin::Polled(stream)))
         });
         match exchange {
             Ok(reply) => match reply? {

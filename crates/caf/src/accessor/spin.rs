@@ -9,12 +9,13 @@
 //! in hindsight.
 
 use std::io::{Read, Write};
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::errno::Errno;
+use nix::sys::socket::{recv, MsgFlags};
 
 /// Round trips timed to measure the cost of sleeping (the upper quartile is kept: a few
 /// round trips find the other thread still awake and come back early).
@@ -63,21 +64,32 @@ fn sleeping_round_trip() -> Option<Duration> {
     times.get(times.len() * 3 / 4).copied()
 }
 
-/// Polls `fd` for input without sleeping for up to [`budget`]; true when input (or a
-/// hang-up or error, which the following read reports) arrived within it.
-pub(crate) fn readable_soon(fd: BorrowedFd<'_>) -> bool {
-    let budget = budget();
-    let start = Instant::now();
-    loop {
-        let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::ZERO) {
-            Ok(0) | Err(nix::errno::Errno::EINTR) => {}
-            _ => return true,
+/// A reader of a socket that polls it for up to [`budget`] before it sleeps: each `read`
+/// first receives without waiting (`MSG_DONTWAIT`) until data (or the end, or an error)
+/// is there or the budget is spent, then waits in `recv`. Wrapped in a `BufReader`, a
+/// frame's length and body come in one system call.
+pub(crate) struct Polled<'a, S: AsFd>(pub(crate) &'a S);
+
+impl<S: AsFd> Read for Polled<'_, S> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let fd = self.0.as_fd().as_raw_fd();
+        let budget = budget();
+        let start = Instant::now();
+        let mut flags = MsgFlags::MSG_DONTWAIT;
+        loop {
+            match recv(fd, buf, flags) {
+                Ok(n) => return Ok(n),
+                Err(Errno::EINTR) => {}
+                Err(Errno::EAGAIN) if flags.contains(MsgFlags::MSG_DONTWAIT) => {
+                    if start.elapsed() >= budget {
+                        flags = MsgFlags::empty();
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
-        if start.elapsed() >= budget {
-            return false;
-        }
-        std::hint::spin_loop();
     }
 }
 
@@ -94,19 +106,30 @@ mod tests {
     }
 
     #[test]
-    fn readable_soon_sees_input_and_gives_up_without_it() {
-        use std::os::fd::AsFd;
+    fn a_polled_read_gets_what_is_there_waits_for_what_is_not_and_sees_the_end() {
         let (mut a, b) = UnixStream::pair().unwrap();
-        let start = Instant::now();
-        assert!(!readable_soon(b.as_fd()));
-        assert!(start.elapsed() >= budget());
-        a.write_all(b"x").unwrap();
-        assert!(readable_soon(b.as_fd()));
-        drop(a);
-        let mut rest = Vec::new();
+        a.write_all(b"ready").unwrap();
+        let mut buf = [0u8; 16];
+        assert_eq!(Polled(&b).read(&mut buf).unwrap(), 5);
+        assert_eq!(&buf[..5], b"ready");
+        // Data that comes after the budget (the sleep only makes it late): the read goes
+        // on to wait in recv and returns it.
+        let writer = std::thread::spawn(move || {
+            let mut byte = [0u8];
+            a.read_exact(&mut byte).unwrap();
+            std::thread::sleep(budget() * 3);
+            a.write_all(b"late").unwrap();
+            a
+        });
         let mut b = b;
-        b.read_to_end(&mut rest).unwrap();
-        // After the writer hung up, the poll reports it at once.
-        assert!(readable_soon(b.as_fd()));
+        b.write_all(b"?").unwrap();
+        assert_eq!(Polled(&b).read(&mut buf).unwrap(), 4);
+        assert_eq!(&buf[..4], b"late");
+        drop(writer.join().unwrap());
+        assert_eq!(
+            Polled(&b).read(&mut buf).unwrap(),
+            0,
+            "the end of the stream"
+        );
     }
 }
