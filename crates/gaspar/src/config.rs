@@ -58,7 +58,7 @@ pub const STARTER_SIZE: Setting = Setting {
 pub const SPIN_LIMIT: Setting = Setting {
     name: "GASPAR_SPIN_LIMIT",
     default: "auto",
-    description: "nanoseconds a wait (barrier, lock, wait_until, ...) polls before it sleeps; \
+    description: "nanoseconds a wait (barrier, lock, wait_until, a coarray accessor call, ...) polls before it sleeps; \
                   auto = what one sleep and wake-up costs here, measured at start-up",
 };
 /// Grace period between SIGTERM and SIGKILL when the launcher stops a job.

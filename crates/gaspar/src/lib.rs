@@ -143,3 +143,18 @@ pub fn init() -> Result<Runtime> {
     let layers = strided::Strided::new(Gma::new(gmem::GlobalMemory::new(world)?))?;
     Ok(Runtime::new(layers))
 }
+
+/// How long a wait of this process polls before it sleeps ([`config::SPIN_LIMIT`]; by
+/// default what one sleep and wake-up costs on this machine, measured once per process,
+/// and more when the sleeps observed since take longer). A library that waits on
+/// something of its own (the coarray library's accessor service waits on sockets) polls
+/// as long, so that one setting governs every wait.
+///
+/// ```
+/// let limit = gaspar::spin_limit()?;
+/// assert!(limit < std::time::Duration::from_secs(1));
+/// # Ok::<(), gaspar::Error>(())
+/// ```
+pub fn spin_limit() -> Result<std::time::Duration> {
+    transport::wait::Patience::of_process(transport::wait::Sleep::Futex).map(|p| p.budget())
+}

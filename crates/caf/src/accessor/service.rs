@@ -30,11 +30,7 @@ thread_local! {
 pub(crate) fn start(engine: &Coarrays) -> Result<(), CafError> {
     let listeners = peers::exchange(engine)?;
     if let Some(unix) = listeners.unix {
-        spawn("caf-accessors", move || {
-            // Measured here, off the image's thread, before the first request needs it.
-            spin::budget();
-            serve(unix.incoming())
-        })?;
+        spawn("caf-accessors", move || serve(unix.incoming()))?;
     }
     let tcp = listeners.tcp;
     spawn("caf-accessors-tcp", move || {

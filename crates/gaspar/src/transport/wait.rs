@@ -197,7 +197,7 @@ impl Patience {
     /// The current budget: the start-up measurement, or twice the wake-ups observed since
     /// when they take longer (a wait for a rank that was asleep lasts its wake-up, and a
     /// budget below that would keep two ranks taking turns sleeping).
-    fn budget(&self) -> Duration {
+    pub(crate) fn budget(&self) -> Duration {
         if !self.measured {
             return self.budget;
         }
