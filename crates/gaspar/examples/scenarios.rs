@@ -1263,17 +1263,37 @@ fn threaded_rma() -> Result<()> {
 /// Rank 0 finalizes while the others call `other` (a collective): every rank must fail
 /// promptly instead of the others waiting forever for rank 0.
 fn finalize_against(other: impl FnOnce(&Strided) -> Result<()>) -> Result<()> {
+    use nix::sys::signal::{kill, SigSet, Signal};
+    // Under MPICH a rank's exit ends the job at once, so each rank must have said how its
+    // call ended before the other exits: rank 1 waits for rank 0 in a barrier that fails
+    // or is ended with the job, and rank 0 waits for rank 1's SIGUSR1, which rank 1 sends
+    // once it has spoken (a rank 1 that never fails shows as the test's timeout). Blocked
+    // before init, so that no thread of the runtime takes it (it would end the process).
+    let usr1 = SigSet::from(Signal::SIGUSR1);
+    usr1.thread_block().map_err(|e| Error::Os {
+        call: "pthread_sigmask",
+        source: e.into(),
+    })?;
     let rt = gaspar::init()?.into_acp();
+    let mut rank0_pid = [std::process::id()];
+    rt.team().broadcast(&rt, &mut rank0_pid, 0)?;
     rt.barrier()?;
     let result = if rt.rank() == 0 {
-        rt.finalize()
+        let result = rt.finalize();
+        if result.is_err() {
+            say(&format!("finalize gave {result:?}"));
+            let _ = usr1.wait();
+            return result;
+        }
+        result
     } else {
         let result = other(&rt);
         say(&format!("rank {}: collective gave {result:?}", rt.rank()));
         if result.is_err() {
-            // Rank 0's finalize failed too: wait until it has said so and ended the job
-            // (this barrier returns an error, or MPI_Abort ends it), so that this rank's
-            // own exit, which ends the job at once under MPICH, cannot silence rank 0.
+            if rt.rank() == 1 {
+                let rank0 = nix::unistd::Pid::from_raw(rank0_pid[0] as i32);
+                let _ = kill(rank0, Signal::SIGUSR1);
+            }
             let _ = rt.barrier();
         }
         result?;
