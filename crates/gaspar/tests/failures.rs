@@ -220,8 +220,9 @@ fn an_early_return_ends_the_job_instead_of_joining_a_collective() {
 }
 
 /// A rank killed while it holds the accumulate lock of another rank's memory: a rank
-/// waiting for that lock ends with the job's abort error (it used to spin until the
-/// launcher killed it).
+/// waiting for that lock ends with an error (it used to spin until the launcher killed
+/// it): the job's abort, or the holder's death when the waiter notices it before the
+/// launcher's abort reaches it (both seen in CI).
 #[test]
 fn a_rank_waiting_for_the_accumulate_lock_of_a_killed_rank_gets_job_aborted() {
     let program = example("scenarios");
@@ -234,7 +235,10 @@ fn a_rank_waiting_for_the_accumulate_lock_of_a_killed_rank_gets_job_aborted() {
     assert!(out.stdout.contains("rank 0 accumulates"), "{}", out.stdout);
     assert!(
         out.stdout
-            .contains("rank 0: accumulate gave Err(JobAborted { rank: None })"),
+            .contains("rank 0: accumulate gave Err(JobAborted { rank: None })")
+            || out
+                .stdout
+                .contains("rank 0: accumulate gave Err(RankGone { rank: 1, finalized: false })"),
         "{}\n{}",
         out.stdout,
         out.stderr
