@@ -30,15 +30,17 @@ pub(crate) struct Polled<'a, S: AsFd>(pub(crate) &'a S);
 impl<S: AsFd> Read for Polled<'_, S> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let fd = self.0.as_fd().as_raw_fd();
-        let budget = budget();
-        let start = Instant::now();
+        // The budget and the clock only once the socket was found empty: the second read
+        // of a frame, and a reply that is already there, need neither.
+        let mut deadline: Option<Instant> = None;
         let mut flags = MsgFlags::MSG_DONTWAIT;
         loop {
             match recv(fd, buf, flags) {
                 Ok(n) => return Ok(n),
                 Err(Errno::EINTR) => {}
                 Err(Errno::EAGAIN) if flags.contains(MsgFlags::MSG_DONTWAIT) => {
-                    if start.elapsed() >= budget {
+                    let deadline = *deadline.get_or_insert_with(|| Instant::now() + budget());
+                    if Instant::now() >= deadline {
                         flags = MsgFlags::empty();
                     } else {
                         std::hint::spin_loop();
