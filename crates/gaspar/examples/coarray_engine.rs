@@ -30,6 +30,7 @@ fn main() {
         }
         "error-stop" => error_stop(co),
         "broadcast-then-stop" => broadcast_then_stop(co),
+        "broadcasts-ahead" => broadcasts_ahead(co),
         "typed" => typed(co.into()),
         _ => {}
     }
@@ -1048,6 +1049,45 @@ fn teams(co: &mut Coarrays) -> CoResult<()> {
     check(co.form_team(0, None).is_err(), || "team number 0".into())?;
     co.sync_all()?;
     co.deallocate(x)
+}
+
+/// Image 1 makes 100 co_broadcasts of one value, then posts an event to every other
+/// image, which receives the broadcasts only after it has waited for that event: so on
+/// `shm`, where a small broadcast goes one way in notes, the source runs 100 calls ahead
+/// of images that are not there yet (a hang, ended by the test's timeout, otherwise), as
+/// MPI's eager messages let a root of MPI_Bcast.
+fn broadcasts_ahead(mut co: Coarrays) -> ! {
+    let name = "broadcasts-ahead";
+    let result = (|| {
+        let (me, n) = (co.this_image(), co.num_images());
+        let go = co.allocate_events(1)?;
+        co.sync_all()?;
+        if me != 1 {
+            co.event_wait(&go, 0, 1)?;
+        }
+        for k in 0..100u8 {
+            let mut value = [if me == 1 { k } else { 0 }; 8];
+            co.co_broadcast(&mut value, 1)?;
+            check(value == [k; 8], || {
+                format!("co_broadcast number {k} gave {value:?}")
+            })?;
+        }
+        if me == 1 {
+            for image in 2..=n {
+                co.event_post(&go, 0, image)?;
+            }
+        }
+        co.sync_all()?;
+        co.deallocate(go)
+    })();
+    let me = co.this_image();
+    match result.and_then(|()| co.finalize()) {
+        Ok(()) => {
+            println!("image {me}: {name} ok");
+            std::process::exit(0)
+        }
+        Err(e) => fail(name, &e),
+    }
 }
 
 /// The last image broadcasts two values and stops at once, most often before the others

@@ -107,6 +107,23 @@ fn everything(world: &World) -> Result<()> {
     floats(world)?;
     large(world)?;
     bytes(world)?;
+    varied(world)
+}
+
+/// Small allreduces of 400 lengths in turn (1 to 500 integers): their notes take from
+/// one cache line to a whole note, so over the calls they start at every line of the
+/// rings of notes and many run past a ring's end.
+fn varied(world: &World) -> Result<()> {
+    let (me, n) = (world.rank(), world.procs());
+    for call in 0..400u64 {
+        let len = 1 + (call * 53) % 500;
+        let mut values: Vec<u64> = (0..len).map(|i| u64::from(me) * i + call).collect();
+        world.team().allreduce(world, &mut values, ReduceOp::Sum)?;
+        let ranks = u64::from(n * (n - 1) / 2);
+        let ok = (0..len).all(|i| values[i as usize] == ranks * i + u64::from(n) * call);
+        check(ok, &format!("allreduce number {call} of {len} integers"))?;
+    }
+    println!("rank {me}: varied allreduces ok");
     Ok(())
 }
 

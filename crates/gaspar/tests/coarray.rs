@@ -113,6 +113,24 @@ fn images_that_go_on_see_a_stopped_image_in_syncs_and_status() {
     scenario_on_every_image("finalize-early");
 }
 
+/// On `shm` a small co_broadcast goes one way, in notes from the source to each image: the
+/// source runs 100 calls ahead of images that have not reached them yet.
+#[test]
+fn a_broadcast_source_runs_ahead_of_images_not_there_yet() {
+    let name = "broadcasts-ahead";
+    for procs in 2..=4u32 {
+        let limit = std::time::Duration::from_secs(30);
+        let out = run_on_within(limit, "shm", procs, &[&example("coarray_engine"), &name]);
+        out.assert_success();
+        let ok = out
+            .stdout
+            .lines()
+            .filter(|l| l.ends_with(&format!(": {name} ok")))
+            .count();
+        assert_eq!(ok, procs as usize, "{procs} images: {}", out.stdout);
+    }
+}
+
 /// A failed image: `fail image`, or a process killed by a signal. On `gaspar run` the other
 /// images go on among themselves (MPI without fault tolerance cannot: the job ends). The
 /// job's status: 0 after a `fail image` (the program's own doing, which the others

@@ -41,6 +41,7 @@ fn every_collective_gives_the_expected_values_on_every_team() {
                 "renumbered world collectives ok",
                 "large collectives ok",
                 "byte collectives ok",
+                "varied allreduces ok",
                 "float digest",
             ] {
                 assert_eq!(

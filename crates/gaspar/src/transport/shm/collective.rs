@@ -132,12 +132,7 @@ impl Call<'_> {
 
     /// Sends a note (at most [`NOTE_PAYLOAD`] bytes) to a team rank.
     fn send_note(&self, to: u32, data: &[u8]) -> Result<()> {
-        self.shm.send_note(self.physical(to), data, self.tag, false)
-    }
-
-    /// [`send_note`](Self::send_note) in a call that waits for no note from `to`.
-    fn send_note_one_way(&self, to: u32, data: &[u8]) -> Result<()> {
-        self.shm.send_note(self.physical(to), data, self.tag, true)
+        self.shm.send_note(self.physical(to), data, self.tag)
     }
 
     /// Receives a note from a team rank; returns its length, which may differ from the
@@ -538,7 +533,7 @@ impl Call<'_> {
         note[..CALL_WORD].copy_from_slice(&word.to_ne_bytes());
         note[CALL_WORD..].copy_from_slice(buf);
         for distance in 1..self.size() {
-            self.send_note_one_way(self.after(distance), note)?;
+            self.send_note(self.after(distance), note)?;
         }
         Ok(())
     }

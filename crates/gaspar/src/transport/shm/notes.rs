@@ -2,18 +2,26 @@
 //! small allreduces and broadcasts), each one write of a few cache lines and, at the
 //! other end, one wait, with no acknowledgement.
 //!
-//! Every ordered pair of ranks has [`NOTES`] notes in the receiver's inbox (see
-//! `layout::ChannelLayout::note`), used in turn: note number m of the pair lies in note
-//! m mod 2, and its sequence word says m + 1 once the note is written, and m + 1 with
-//! [`READ`] once the receiver has read it. Both sides count the notes of the pair in
-//! their own memory. A note is never overwritten before it is read. In the calls where two
-//! ranks send each other one note each way or none (agreements, small allreduces), that
-//! needs nothing: a sender writes note m + 2 of a pair in a later call than note m + 1,
-//! after it left the call of note m + 1 with its partner's note of that call, which the
-//! partner sent after it left the call of note m, having read note m. A one-way
-//! broadcast's root sends without receiving: from its note on until the mark of that note
-//! is seen, the sender of each note to that rank first waits for the mark of the note two
-//! before (flow control), so a root waits only when a member is two broadcasts behind.
+//! Every ordered pair of ranks has a ring of [`NOTE_RING`] bytes in the receiver's inbox
+//! (see `layout::ChannelLayout::note_ring`), where the sender writes its notes one after
+//! the other, each on whole cache lines: its header (a start word, tag and length), then
+//! its payload. Lines are numbered from 0 over the life of the job; line l lies at l mod
+//! the ring's lines. A note's start word, stored last, holds the number of its first
+//! line plus one. Its receiver copies it out, zeroes the first word of each of its lines
+//! (so that no word of an old payload looks like the start of a later note that begins
+//! there), and publishes the number of lines it has read on a line of its own. Both sides
+//! count the lines of the pair in their own memory.
+//!
+//! A note is never overwritten before it is read: a sender checks that the ring has room
+//! against the last read count it saw (acquired from the receiver's line, so the
+//! receiver's reads of those lines happened before), and looks again, waiting if it must,
+//! only when that says no. In the calls where two ranks send each other one note each
+//! way or none (agreements, small allreduces) it never waits: a sender writes the note of
+//! a call after it left the previous call with its partner's note, which the partner sent
+//! after it had read this sender's note of the call before; so at most two notes are
+//! unread, and two of the largest fill the ring. A one-way broadcast's root sends
+//! without receiving: it waits only when a member is a ring behind (128 broadcasts of a
+//! few values). Either looks at the receiver's line about once a ring.
 //!
 //! Unlike a chunk of a channel, a note needs no acknowledgement message: its sender
 //! waits only as flow control, and its receiver is woken at most once (with more ranks
@@ -21,25 +29,39 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::layout::{NOTES, NOTE_LEN};
+use super::layout::{NOTE_LEN, NOTE_RING};
 use super::ShmTransport;
 use crate::error::{Error, Result};
 
-/// Bytes in front of a note's payload: its sequence word, tag and length.
+/// Bytes in front of a note's payload: its start word, tag and length.
 const NOTE_HEADER: u64 = 24;
-/// The bit of a note's sequence word that says its receiver has read it.
-const READ: u64 = 1 << 63;
 /// Largest payload of a note.
 pub(crate) const NOTE_PAYLOAD: usize = (NOTE_LEN - NOTE_HEADER) as usize;
+/// Bytes of a line of the ring.
+const LINE: u64 = 64;
+/// Lines of a ring.
+const RING_LINES: u64 = NOTE_RING / LINE;
 
-/// How many notes this rank sent to and received from each rank (kept in process
+/// Lines a note of `len` payload bytes takes.
+fn lines_of(len: usize) -> u64 {
+    (NOTE_HEADER + len as u64).div_ceil(LINE)
+}
+
+/// The (ring offset, length) pieces that `len` bytes from byte `at` of the ring's
+/// numbering take: one, or two when they run past the ring's end.
+fn pieces(at: u64, len: usize) -> [(u64, usize); 2] {
+    let at = at % NOTE_RING;
+    let first = len.min((NOTE_RING - at) as usize);
+    [(at, first), (0, len - first)]
+}
+
+/// How many note lines this rank wrote to and read from each rank (kept in process
 /// memory: only this rank's collectives, which run one at a time, touch them).
 pub(crate) struct NoteCounts {
     sent: Box<[AtomicU64]>,
     received: Box<[AtomicU64]>,
-    /// Per rank, 1 + the number of the last one-way note sent to it that may be unread;
-    /// 0 when none: only then may a note skip the flow control (see the module's header).
-    one_way_unread: Box<[AtomicU64]>,
+    /// Per rank, how many of the lines sent to it it had read when this rank last looked.
+    seen_read: Box<[AtomicU64]>,
 }
 
 impl NoteCounts {
@@ -49,71 +71,57 @@ impl NoteCounts {
         NoteCounts {
             sent: zeros(),
             received: zeros(),
-            one_way_unread: zeros(),
+            seen_read: zeros(),
         }
-    }
-
-    /// The number of the next note to or from `peer` in `counts`, which moves on.
-    fn next(counts: &[AtomicU64], peer: u32) -> u64 {
-        let count = &counts[peer as usize];
-        let number = count.load(Ordering::Relaxed);
-        count.store(number + 1, Ordering::Relaxed);
-        number
     }
 }
 
 impl ShmTransport {
     /// Sends `data` (at most [`NOTE_PAYLOAD`] bytes) to physical rank `peer` as its next
-    /// note, part of the collective call `tag`, once `peer` has read the note that was in
-    /// its place (see the module's header); `one_way` when the call does not wait for a
-    /// note from `peer` (a one-way broadcast's root). Ends with an error when the job
-    /// aborts or `peer` is gone meanwhile.
-    pub(crate) fn send_note(&self, peer: u32, data: &[u8], tag: u64, one_way: bool) -> Result<()> {
+    /// note, part of the collective call `tag`, once the ring has room for it (see the
+    /// module's header). Ends with an error when the job aborts or `peer` is gone
+    /// meanwhile.
+    pub(crate) fn send_note(&self, peer: u32, data: &[u8], tag: u64) -> Result<()> {
         debug_assert!(data.len() <= NOTE_PAYLOAD);
         let len = data.len().min(NOTE_PAYLOAD);
-        let number = NoteCounts::next(&self.notes.sent, peer);
-        let at = self.layout.channels.note(self.rank, number % NOTES);
-        let unread = &self.notes.one_way_unread[peer as usize];
-        let one_way_before = unread.load(Ordering::Relaxed);
-        if one_way {
-            unread.store(number + 1, Ordering::Relaxed);
-        }
-        // Only while a one-way note may be unread: between calls that exchange notes
-        // both ways, the place is always free, and the mark is not looked at (it lies in
-        // a cache line the peer wrote last).
-        if let Some(before) = number.checked_sub(NOTES).filter(|_| one_way_before != 0) {
-            let sequence = self.channel_word(peer, at);
-            let read = (before + 1) | READ;
-            if sequence.load(Ordering::Acquire) != read {
+        let sent = &self.notes.sent[peer as usize];
+        let first = sent.load(Ordering::Relaxed);
+        let end = first + lines_of(len);
+        sent.store(end, Ordering::Relaxed);
+        let seen_read = &self.notes.seen_read[peer as usize];
+        if seen_read.load(Ordering::Relaxed) + RING_LINES < end {
+            let read = self.channel_word(peer, self.layout.channels.notes_read(self.rank));
+            let has_room = || read.load(Ordering::Acquire) + RING_LINES >= end;
+            if !has_room() {
                 let bell = &self.header(self.rank).collective_bell;
-                self.wait_for(bell, &[peer], || {
-                    Ok(sequence.load(Ordering::Acquire) == read)
-                })?;
+                self.wait_for(bell, &[peer], || Ok(has_room()))?;
             }
-            if !one_way && before + 1 >= one_way_before {
-                // The last one-way note is read (it was this place's, or an earlier one).
-                unread.store(0, Ordering::Relaxed);
-            }
+            seen_read.store(read.load(Ordering::Acquire), Ordering::Relaxed);
         }
-        self.channel_word(peer, at + 8)
+        let ring = self.layout.channels.note_ring(self.rank);
+        let start = ring + (first % RING_LINES) * LINE;
+        self.channel_word(peer, start + 8)
             .store(tag, Ordering::Relaxed);
-        self.channel_word(peer, at + 16)
+        self.channel_word(peer, start + 16)
             .store(len as u64, Ordering::Relaxed);
-        // SAFETY: the note's payload (`NOTE_PAYLOAD` bytes after its header) lies inside
-        // the peer's collective area; only this rank writes it, and the peer has read it
-        // before this rank writes it again (the module's header), reading it only after
-        // the release store of the sequence word below.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                data.as_ptr(),
-                self.peers[peer as usize]
-                    .base
-                    .add((at + NOTE_HEADER) as usize),
-                len,
-            );
+        let mut done = 0;
+        for (at, piece) in pieces(first * LINE + NOTE_HEADER, len) {
+            // SAFETY: the piece lies inside the ring of the peer's inbox from this rank
+            // (`pieces` keeps it within the ring's bytes), which only this rank writes;
+            // the peer has read every note that lay there before (the room checked
+            // above, or the calls' order: the module's header), and reads this one only
+            // after the release store of its start word below.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    data[done..].as_ptr(),
+                    self.peers[peer as usize].base.add((ring + at) as usize),
+                    piece,
+                );
+            }
+            done += piece;
         }
-        self.channel_word(peer, at)
-            .store(number + 1, Ordering::Release);
+        self.channel_word(peer, start)
+            .store(first + 1, Ordering::Release);
         self.ring_if_asleep(&self.header(peer).collective_bell);
         Ok(())
     }
@@ -123,52 +131,68 @@ impl ShmTransport {
     /// Ends with an error when the note belongs to another call, when the job aborts, or
     /// when `peer` is gone.
     pub(crate) fn receive_note(&self, peer: u32, data: &mut [u8], tag: u64) -> Result<usize> {
-        let number = NoteCounts::next(&self.notes.received, peer);
-        let at = self.layout.channels.note(peer, number % NOTES);
-        let sequence = self.channel_word(self.rank, at);
+        let received = &self.notes.received[peer as usize];
+        let first = received.load(Ordering::Relaxed);
+        let ring = self.layout.channels.note_ring(peer);
+        let start = ring + (first % RING_LINES) * LINE;
+        let start_word = self.channel_word(self.rank, start);
         let bell = &self.header(self.rank).collective_bell;
         self.wait_for(bell, &[peer], || {
-            Ok(sequence.load(Ordering::Acquire) & !READ > number)
+            Ok(start_word.load(Ordering::Acquire) == first + 1)
         })?;
-        let their_tag = self.channel_word(self.rank, at + 8).load(Ordering::Relaxed);
+        let their_tag = self
+            .channel_word(self.rank, start + 8)
+            .load(Ordering::Relaxed);
+        let len = (self
+            .channel_word(self.rank, start + 16)
+            .load(Ordering::Relaxed) as usize)
+            .min(NOTE_PAYLOAD);
+        let end = first + lines_of(len);
+        received.store(end, Ordering::Relaxed);
         if their_tag != tag {
             // Counted as read, so that the sender's next notes do not wait for it.
-            self.mark_read(sequence, number, peer);
+            self.mark_read(peer, first..end);
             return Err(Error::CollectiveMismatch {
                 call: "team collective",
                 reason: "a member of the team is in another collective call: the members of \
                          a team must make the same collective calls in the same order",
             });
         }
-        let len = (self
-            .channel_word(self.rank, at + 16)
-            .load(Ordering::Relaxed) as usize)
-            .min(NOTE_PAYLOAD);
         let fits = len.min(data.len());
-        // SAFETY: the payload lies inside this rank's collective area; the sender wrote it
-        // before its release store of the sequence word read above with acquire, and does
-        // not write it again before this rank's next note to it (the module's header).
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                self.peers[self.rank as usize]
-                    .base
-                    .add((at + NOTE_HEADER) as usize),
-                data.as_mut_ptr(),
-                fits,
-            );
+        let mut done = 0;
+        for (at, piece) in pieces(first * LINE + NOTE_HEADER, fits) {
+            // SAFETY: the piece lies inside the ring of this rank's inbox from `peer`
+            // (`pieces` keeps it within the ring's bytes); the sender wrote it before its
+            // release store of the start word read above with acquire, and does not write
+            // it again before this rank marks it read.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.peers[self.rank as usize]
+                        .base
+                        .add((ring + at) as usize),
+                    data[done..].as_mut_ptr(),
+                    piece,
+                );
+            }
+            done += piece;
         }
-        // The payload is copied out: the sender may write this note's place again (it
-        // waits for this mark only after this rank left it behind by two notes, or when
-        // it leaves the job, so a sender asleep on it is rare, but must be woken).
-        self.mark_read(sequence, number, peer);
+        self.mark_read(peer, first..end);
         Ok(len)
     }
 
-    /// Marks note `number` from `peer` read, and wakes `peer` if it sleeps on it: in a
-    /// send's flow control (its collective bell) or before it leaves the job (its memory
-    /// bell, see [`sent_notes_read`](Self::sent_notes_read)).
-    fn mark_read(&self, sequence: &AtomicU64, number: u64, peer: u32) {
-        sequence.store((number + 1) | READ, Ordering::Release);
+    /// Marks the note on `lines` of the ring from `peer` read: zeroes the first word of
+    /// each line, publishes the count of lines read, and wakes `peer` if it sleeps on it:
+    /// in a send's flow control (its collective bell) or before it leaves the job (its
+    /// memory bell, see [`sent_notes_read`](Self::sent_notes_read)).
+    fn mark_read(&self, peer: u32, lines: std::ops::Range<u64>) {
+        let ring = self.layout.channels.note_ring(peer);
+        let end = lines.end;
+        for line in lines {
+            self.channel_word(self.rank, ring + (line % RING_LINES) * LINE)
+                .store(0, Ordering::Relaxed);
+        }
+        self.channel_word(self.rank, self.layout.channels.notes_read(peer))
+            .store(end, Ordering::Release);
         self.ring_if_asleep(&self.header(peer).collective_bell);
         self.wake(peer);
     }
@@ -176,10 +200,8 @@ impl ShmTransport {
     /// Whether physical rank `peer` has read every note this rank sent it.
     pub(crate) fn sent_notes_read(&self, peer: u32) -> bool {
         let sent = self.notes.sent[peer as usize].load(Ordering::Relaxed);
-        let Some(last) = sent.checked_sub(1) else {
-            return true;
-        };
-        let at = self.layout.channels.note(self.rank, last % NOTES);
-        self.channel_word(peer, at).load(Ordering::Acquire) == sent | READ
+        self.channel_word(peer, self.layout.channels.notes_read(self.rank))
+            .load(Ordering::Acquire)
+            == sent
     }
 }
