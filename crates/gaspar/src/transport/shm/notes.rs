@@ -8,9 +8,10 @@
 //! its payload. Lines are numbered from 0 over the life of the job; line l lies at l mod
 //! the ring's lines. A note's start word, stored last, holds the number of its first
 //! line plus one. Its receiver copies it out, zeroes the first word of each of its lines
-//! (so that no word of an old payload looks like the start of a later note that begins
-//! there), and publishes the number of lines it has read on a line of its own. Both sides
-//! count the lines of the pair in their own memory.
+//! but the first (so that no word of an old payload looks like the start of a later note
+//! that begins there; a start word left from an earlier turn of the ring names a line
+//! number smaller than the one awaited), and publishes the number of lines it has read
+//! on a line of its own. Both sides count the lines of the pair in their own memory.
 //!
 //! A note is never overwritten before it is read: a sender checks that the ring has room
 //! against the last read count it saw (acquired from the receiver's line, so the
@@ -181,13 +182,13 @@ impl ShmTransport {
     }
 
     /// Marks the note on `lines` of the ring from `peer` read: zeroes the first word of
-    /// each line, publishes the count of lines read, and wakes `peer` if it sleeps on it:
+    /// each line but the first (the module's header), publishes the count of lines read, and wakes `peer` if it sleeps on it:
     /// in a send's flow control (its collective bell) or before it leaves the job (its
     /// memory bell, see [`sent_notes_read`](Self::sent_notes_read)).
     fn mark_read(&self, peer: u32, lines: std::ops::Range<u64>) {
         let ring = self.layout.channels.note_ring(peer);
         let end = lines.end;
-        for line in lines {
+        for line in lines.start + 1..lines.end {
             self.channel_word(self.rank, ring + (line % RING_LINES) * LINE)
                 .store(0, Ordering::Relaxed);
         }
