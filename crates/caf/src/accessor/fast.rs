@@ -58,19 +58,34 @@ impl PointedCopy {
         let rank = unsafe { (*desc.cast::<Descriptor>()).dtype.rank };
         let words = owner::bytes_of_rank(rank)? / 8;
         let copy = self.0.as_mut_ptr().cast::<u64>();
+        let from = desc.cast::<u64>();
         // SAFETY: `words` 8-byte words (the header and `rank` dimensions, all 8-byte
         // fields, 8-byte aligned as gfortran lays descriptors out) read into a buffer of
         // MAX_BYTES >= 8 * words, aligned for a descriptor; the base address is then
-        // replaced. Word by word: a few words, which a call to memcpy would cost more than.
+        // replaced. The common ranks as copies of a fixed size, which compile to a few
+        // moves: a loop of any length becomes a call to memcpy, which cost 5 ns of a
+        // one-element get of 18-24 (gfortran 16, AMD EPYC).
         unsafe {
-            let from = desc.cast::<u64>();
-            for i in 0..words {
-                copy.add(i).write(from.add(i).read());
+            match words {
+                5 => copy_words::<5>(from, copy),
+                8 => copy_words::<8>(from, copy),
+                11 => copy_words::<11>(from, copy),
+                _ => std::ptr::copy_nonoverlapping(from, copy, words),
             }
             (*copy.cast::<Descriptor>()).base_addr = base as *mut c_void;
         }
         Some(copy.cast())
     }
+}
+
+/// Copies `N` words from `from` to `to`.
+///
+/// # Safety
+/// `N` words are readable at `from` and writable at `to`, both 8-byte aligned.
+#[inline(always)]
+unsafe fn copy_words<const N: usize>(from: *const u64, to: *mut u64) {
+    // SAFETY: this function's contract.
+    unsafe { to.cast::<[u64; N]>().write(from.cast::<[u64; N]>().read()) }
 }
 
 /// What a get needs besides the part: gfortran's arguments, as `get_from_remote` takes them.

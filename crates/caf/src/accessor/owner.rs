@@ -4,9 +4,10 @@
 //! own addresses into them before the accessor sees them.
 
 use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
 
 use super::table::{self, AccessorFn};
-use crate::descriptor::{self, Descriptor, Dtype, TypeCode};
+use crate::descriptor::{self, DescDim, Descriptor, Dtype, TypeCode};
 use crate::error::CafError;
 use crate::token;
 
@@ -91,11 +92,6 @@ impl DescBuf {
         self.header().dtype.elem_len
     }
 
-    /// The element type code (`dtype.type`).
-    pub(crate) fn type_code(&self) -> i8 {
-        self.header().dtype.type_code
-    }
-
     /// Element type, size and rank.
     pub(crate) fn dtype(&self) -> Dtype {
         self.header().dtype
@@ -127,35 +123,6 @@ impl DescBuf {
     /// Elements the bounds describe.
     pub(crate) fn count(&self) -> usize {
         (0..self.rank()).map(|i| self.extent(i) as usize).product()
-    }
-
-    /// Whether the elements lie one after the other in element order: a span of one
-    /// element and each stride the product of the extents before it.
-    pub(crate) fn is_dense(&self) -> bool {
-        if self.header().span != self.elem_len() as isize {
-            return false;
-        }
-        let mut stride = 1i64;
-        for i in 0..self.rank() {
-            if self.extent(i) > 1 && self.dim_word(i, 0) != stride {
-                return false;
-            }
-            stride *= self.extent(i);
-        }
-        true
-    }
-
-    /// The same elements with every lower bound 1, laid out densely (see
-    /// [`make_contiguous`](Self::make_contiguous)).
-    pub(crate) fn based_at_one(&self) -> DescBuf {
-        let mut d = self.clone();
-        for i in 0..d.rank() {
-            let extent = d.extent(i);
-            d.set_dim_word(i, 1, 1);
-            d.set_dim_word(i, 2, extent);
-        }
-        d.make_contiguous();
-        d
     }
 
     /// Lays the descriptor out over contiguous data: unit strides in element order, the
@@ -216,12 +183,16 @@ pub(crate) unsafe fn into_destination(
     if may_realloc {
         return run(dst_desc.cast());
     }
+    let mut place = StackDescriptor::uninit();
     // SAFETY: this function's contract; `dst_desc` is not null (above).
-    let dense = unsafe { in_place_destination(coarray, dst_desc, dst_charlen, src_charlen) };
-    if let Some(mut dense) = dense {
-        let data = dense.base();
-        run(dense.as_mut_ptr())?;
-        return if dense.base() == data {
+    let dense =
+        unsafe { in_place_destination(coarray, dst_desc, dst_charlen, src_charlen, &mut place) };
+    if let Some(dense) = dense {
+        // SAFETY: `in_place_destination` built a whole descriptor there.
+        let data = unsafe { (*dense).base_addr };
+        run(dense.cast())?;
+        // SAFETY: as above; the getter leaves a descriptor there.
+        return if unsafe { (*dense).base_addr } == data {
             Ok(())
         } else {
             Err(reshaped_destination())
@@ -237,8 +208,20 @@ pub(crate) unsafe fn into_destination(
     ran
 }
 
-/// The caller's destination as a getter can fill it where it lies, or `None` when the
-/// getter must allocate.
+/// Room on the stack for a descriptor of any rank, of which a call writes the header and
+/// the rank's dimensions and reads no more (a few words, where a whole [`DescBuf`] is
+/// 400 bytes to clear and copy).
+#[repr(C, align(8))]
+pub(crate) struct StackDescriptor(MaybeUninit<[u8; MAX_BYTES]>);
+
+impl StackDescriptor {
+    pub(crate) fn uninit() -> StackDescriptor {
+        StackDescriptor(MaybeUninit::uninit())
+    }
+}
+
+/// The caller's destination as a getter can fill it where it lies, built in `place`, or
+/// `None` when the getter must allocate.
 ///
 /// A getter fills a destination it finds allocated with the result's shape without
 /// allocating, indexing it from lower bounds 1 as if it had allocated it; given none, it
@@ -248,18 +231,19 @@ pub(crate) unsafe fn into_destination(
 /// reallocated (its shape is the one the caller computed for the section; the caller
 /// checks that), dense, of the type and kind of an array coarray of an intrinsic type
 /// other than character (whose bounds are the same on every image, so the section has
-/// the same extents here and there), and no character lengths. Out of line: its
-/// descriptor buffer would grow every get's stack frame.
+/// the same extents here and there), and no character lengths. The copy has the
+/// destination's memory, element type and extents, with lower bounds 1 and unit strides.
 ///
 /// # Safety
 /// As [`into_destination`], `dst_desc` not null.
-#[inline(never)]
+#[inline]
 unsafe fn in_place_destination(
     coarray: Option<Dtype>,
     dst_desc: *mut Descriptor,
     dst_charlen: *mut usize,
     src_charlen: *const usize,
-) -> Option<DescBuf> {
+    place: &mut StackDescriptor,
+) -> Option<*mut Descriptor> {
     if !dst_charlen.is_null() || !src_charlen.is_null() {
         return None;
     }
@@ -271,10 +255,50 @@ unsafe fn in_place_destination(
         return None;
     }
     // SAFETY: a descriptor gfortran built (caller's contract).
-    let dst = unsafe { DescBuf::copy_of(dst_desc.cast()) }.ok()?;
-    let same_kind = dst.type_code() == coarray.type_code && dst.elem_len() == coarray.elem_len;
-    (same_kind && !dst.base().is_null() && dst.rank() > 0 && dst.count() > 0 && dst.is_dense())
-        .then(|| dst.based_at_one())
+    let dst = unsafe { &*dst_desc };
+    let rank = usize::try_from(dst.dtype.rank).ok()?;
+    let same_kind =
+        dst.dtype.type_code == coarray.type_code && dst.dtype.elem_len == coarray.elem_len;
+    let unit_span = dst.span == dst.dtype.elem_len as isize;
+    if !same_kind
+        || !unit_span
+        || dst.base_addr.is_null()
+        || !(1..=descriptor::MAX_RANK).contains(&rank)
+    {
+        return None;
+    }
+    // SAFETY: gfortran lays out `rank` dimensions right after the header.
+    let dims = unsafe { std::slice::from_raw_parts(dst.dim.as_ptr(), rank) };
+    let mut stride = 1isize;
+    for dim in dims {
+        let extent = (dim.upper_bound - dim.lower_bound + 1).max(0);
+        if extent == 0 || (extent > 1 && dim.stride != stride) {
+            return None;
+        }
+        stride *= extent;
+    }
+    let out = place.0.as_mut_ptr().cast::<Descriptor>();
+    // SAFETY: `place` holds MAX_BYTES >= the header and `rank` <= 15 dimensions, aligned
+    // for a descriptor; each field is written before anything reads it.
+    unsafe {
+        (*out).base_addr = dst.base_addr;
+        (*out).dtype = dst.dtype;
+        (*out).span = dst.span;
+        let out_dims = (*out).dim.as_mut_ptr();
+        let (mut stride, mut offset) = (1isize, 0isize);
+        for (i, dim) in dims.iter().enumerate() {
+            let extent = dim.upper_bound - dim.lower_bound + 1;
+            out_dims.add(i).write(DescDim {
+                stride,
+                lower_bound: 1,
+                upper_bound: extent,
+            });
+            offset -= stride;
+            stride *= extent;
+        }
+        (*out).offset = offset;
+    }
+    Some(out)
 }
 
 /// Copies what a getter allocated back into the destination's own memory `kept` (the
@@ -767,12 +791,31 @@ mod tests {
         d
     }
 
+    /// The copy `in_place_destination` makes of `d` for a getter into an integer(4)
+    /// coarray, if any.
+    fn in_place(d: &mut DescBuf) -> Option<DescBuf> {
+        let coarray = Dtype {
+            elem_len: 4,
+            version: 0,
+            rank: 1,
+            type_code: 1,
+            attribute: 0,
+        };
+        let mut place = StackDescriptor::uninit();
+        let desc = d.as_mut_ptr().cast::<Descriptor>();
+        let null = std::ptr::null_mut();
+        // SAFETY: a whole descriptor of rank 2, no character lengths.
+        let out = unsafe { in_place_destination(Some(coarray), desc, null, null, &mut place) }?;
+        // SAFETY: `in_place_destination` wrote a descriptor of rank 2 there.
+        Some(unsafe { DescBuf::copy_of(out.cast()) }.unwrap())
+    }
+
     #[test]
-    fn a_dense_destination_is_rebased_to_lower_bounds_one_and_a_strided_one_is_not_dense() {
+    fn a_dense_destination_is_filled_in_place_from_lower_bounds_one_and_no_other_is() {
         let mut dense = rank2([(0, 2), (-1, 0)], [1, 3]);
         dense.header_mut().span = 4;
-        assert!(dense.is_dense());
-        let rebased = dense.based_at_one();
+        dense.set_base(0x1000 as *mut c_void);
+        let rebased = in_place(&mut dense).expect("a dense destination is filled in place");
         let word = |d: &DescBuf, at: usize| i64::from_ne_bytes(d.0[at..at + 8].try_into().unwrap());
         // bounds (1, 3) and (1, 2), strides 1 and 3, and the offset of element (1, 1) at 0
         assert_eq!(word(&rebased, HEADER_BYTES + 8), 1);
@@ -782,12 +825,28 @@ mod tests {
         assert_eq!(word(&rebased, HEADER_BYTES + DIM_BYTES + 16), 2);
         assert_eq!(rebased.header().offset, -4);
         assert_eq!(rebased.count(), dense.count());
+        assert_eq!(rebased.base(), dense.base());
+        assert_eq!(rebased.elem_len(), 4);
         let mut strided = rank2([(1, 3), (1, 2)], [2, 6]);
         strided.header_mut().span = 4;
-        assert!(!strided.is_dense());
+        strided.set_base(0x1000 as *mut c_void);
+        assert!(in_place(&mut strided).is_none());
         let mut wide_span = rank2([(1, 3), (1, 2)], [1, 3]);
         wide_span.header_mut().span = 8;
-        assert!(!wide_span.is_dense());
+        wide_span.set_base(0x1000 as *mut c_void);
+        assert!(in_place(&mut wide_span).is_none());
+        let mut empty = rank2([(1, 0), (1, 2)], [1, 1]);
+        empty.header_mut().span = 4;
+        empty.set_base(0x1000 as *mut c_void);
+        assert!(in_place(&mut empty).is_none());
+        let mut unallocated = rank2([(1, 3), (1, 2)], [1, 3]);
+        unallocated.header_mut().span = 4;
+        assert!(in_place(&mut unallocated).is_none());
+        let mut other_kind = rank2([(1, 3), (1, 2)], [1, 3]);
+        other_kind.header_mut().span = 4;
+        other_kind.header_mut().dtype.type_code = 3;
+        other_kind.set_base(0x1000 as *mut c_void);
+        assert!(in_place(&mut other_kind).is_none());
     }
 
     #[test]
