@@ -2,7 +2,7 @@
 //! compiled first, as scripts/bench-caf, scripts/bench-caf16 and the benches' headers do)
 //! and print what their readers expect: bench/caf/bench.f90 a line `NAME VALUE UNIT` per
 //! figure (the scripts' awk reads the fields, memcpy_4MiB and the 4 MiB put and get among
-//! them), each of crates/caf/benches/{atomics_alone,transfer_between,is_present,copies_4mib}.f90 its
+//! them), each of crates/caf/benches/{atomics_alone,transfer_between,is_present,short_sections,copies_4mib}.f90 its
 //! one line. Built by gfortran 12 with `gaspar caf` and run with `gaspar run -n 2`; then
 //! by gfortran 16 in the sid chroot of scripts/sid-chroot (the headers' compiler), run the
 //! same, and built against GCC 16's caf_shmem as the headers' peer command does.
@@ -46,6 +46,18 @@ const BENCHES: &[Bench] = &[
         source: "crates/caf/benches/is_present.f90",
         args: "",
         lines: |out| one_line(out, "allocated(o[2]%a): # us"),
+    },
+    Bench {
+        name: "short_sections",
+        source: "crates/caf/benches/short_sections.f90",
+        args: "",
+        lines: |out| {
+            one_line(
+                out,
+                "n 1: put # get #, n 8: put # get #, n 64: put # get #, const 8: put # get #, \
+                 const 64: put # get #",
+            )
+        },
     },
     Bench {
         name: "copies_4mib",
