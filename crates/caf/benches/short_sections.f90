@@ -86,7 +86,7 @@ program short_sections
   if (me == 2 .and. any(buf /= 1)) error stop "short_sections: a put wrote wrong values"
   if (me == 1) print '(a)', trim(line)
 contains
-  !> Adds `<how> <n>: put # get #` (ns) to the line image 1 prints.
+  !> Adds `<how> <n>: put # get #` (ns) to the line image 1 prints, after ` | `.
   subroutine add(how, n, put, get)
     character(len=*), intent(in) :: how
     integer, intent(in) :: n
@@ -94,7 +94,7 @@ contains
     character(len=64) :: part
     write(part, '(a,1x,i0,a,f0.1,a,f0.1)') how, n, ': put ', 1d9 * median(put), &
       ' get ', 1d9 * median(get)
-    if (len_trim(line) > 0) line = trim(line) // ', '
+    if (len_trim(line) > 0) line = trim(line) // ' |'
     line = trim(line) // ' ' // trim(part)
   end subroutine
 end program

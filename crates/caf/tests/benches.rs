@@ -54,8 +54,8 @@ const BENCHES: &[Bench] = &[
         lines: |out| {
             one_line(
                 out,
-                "n 1: put # get #, n 8: put # get #, n 64: put # get #, const 8: put # get #, \
-                 const 64: put # get #",
+                "n 1: put # get # | n 8: put # get # | n 64: put # get # | const 8: put # get # \
+                 | const 64: put # get #",
             )
         },
     },
