@@ -527,25 +527,47 @@ fn strided_remote() -> Result<()> {
     check(&rt, returned == pieces, || {
         "segment get returned other bytes".into()
     });
-    // Direct load/store reach (shmem_ptr): own memory always; a neighbour's on shm only.
+    // Direct load/store reach (shmem_ptr): own memory always; a neighbour's on shm, and on
+    // mpi when every rank runs on this host (a shared window; the launchers say how many
+    // ranks share the host).
     let own = rt.mapped_address(block.ga(me)?, region)?;
     check(&rt, own == Some(rt.local_address(block.ga(me)?)?), || {
         format!("mapped_address of own block is {own:?}")
     });
     let on_shm = std::env::var_os("GASPAR_JOB_ID").is_some();
+    let ranks_here = ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok()?.parse::<u32>().ok());
+    let one_host = on_shm || ranks_here == Some(rt.procs());
     let neighbour = rt.mapped_address(block.ga(right)?, region)?;
-    check(&rt, neighbour.is_some() == (on_shm || right == me), || {
-        format!("mapped_address of the neighbour's block is {neighbour:?}")
-    });
-    // On shm every segment is mapped at its owner's address (unless
-    // GASPAR_SHM_PLACEMENT=anywhere): the neighbour's block is where the neighbour has it.
-    let placed = on_shm && std::env::var("GASPAR_SHM_PLACEMENT").map_or(true, |v| v != "anywhere");
-    check(&rt, rt.maps_at_home(me), || "own memory not at home".into());
     check(
         &rt,
-        rt.maps_at_home(right) == (placed || right == me),
-        || format!("maps_at_home(neighbour) is {}", rt.maps_at_home(right)),
+        neighbour.is_some() == (one_host || right == me),
+        || format!("mapped_address of the neighbour's block is {neighbour:?}"),
     );
+    if let Some(address) = neighbour {
+        // What a load there reads is what a get reads: the bytes put there above.
+        let mut got = [0u8; 3];
+        rt.get(
+            &mut got,
+            block.ga(right)?.offset(40_100).expect("in block"),
+            Handle::NULL,
+        )?;
+        // SAFETY: `address` maps the neighbour's block, `region` bytes long (checked by
+        // mapped_address), which nobody writes between the barrier above and the next.
+        let loaded = unsafe { std::ptr::read_volatile((address + 40_100) as *const [u8; 3]) };
+        check(&rt, loaded == got && got == pieces[0][..], || {
+            format!("a load from the mapped neighbour gave {loaded:?}, a get {got:?}")
+        });
+    }
+    // On shm every segment is mapped at its owner's address (unless
+    // GASPAR_SHM_PLACEMENT=anywhere): the neighbour's block is where the neighbour has it.
+    // On mpi only where the library happened to map it at the same address.
+    let placed = on_shm && std::env::var("GASPAR_SHM_PLACEMENT").map_or(true, |v| v != "anywhere");
+    check(&rt, rt.maps_at_home(me), || "own memory not at home".into());
+    check(&rt, !placed || rt.maps_at_home(right), || {
+        format!("maps_at_home(neighbour) is {}", rt.maps_at_home(right))
+    });
     let home_word = region - 8;
     let own_address = rt.local_address(block.ga(me)?)? as u64;
     rt.put(
@@ -562,7 +584,7 @@ fn strided_remote() -> Result<()> {
         Handle::NULL,
     )?;
     let at_home = neighbour == Some(u64::from_le_bytes(reported) as usize);
-    check(&rt, at_home == (placed || right == me), || {
+    check(&rt, at_home == rt.maps_at_home(right), || {
         format!(
             "the neighbour's block is at {:#x} there and at {neighbour:x?} here",
             u64::from_le_bytes(reported)

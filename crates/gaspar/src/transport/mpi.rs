@@ -280,6 +280,15 @@ impl Unflushed {
     }
 }
 
+/// Where another rank's part of a shared window lies in this process.
+#[derive(Debug, Clone, Copy)]
+struct PeerWindow {
+    /// This process's address of the rank's window.
+    base: usize,
+    /// Whether the rank has its window at that address too.
+    at_home: bool,
+}
+
 /// The `mpi` transport of one rank.
 pub struct MpiTransport {
     rank: u32,
@@ -293,6 +302,9 @@ pub struct MpiTransport {
     /// What this rank attached to `dynamic`, by slot.
     attached: std::sync::Mutex<Vec<Option<usize>>>,
     base: *mut u8,
+    /// Where each rank's window lies in this process, by rank, when the window is shared
+    /// (every rank on this host: `startup::allocate_window`); empty otherwise.
+    peer_bases: Box<[PeerWindow]>,
     /// Where the starter memory begins in every rank's window: the alignment pad.
     starter_offset: u64,
     starter_len: u64,
@@ -1178,6 +1190,14 @@ impl Transport for MpiTransport {
         self.detach_region(slot)
     }
 
+    fn maps_at_home(&self, rank: u32) -> bool {
+        rank == self.rank
+            || self
+                .peer_bases
+                .get(rank as usize)
+                .is_some_and(|peer| peer.at_home)
+    }
+
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize> {
         let (start, segment_len) = match loc.segment() {
             Segment::Starter => (self.starter_offset, self.starter_len),
@@ -1185,8 +1205,17 @@ impl Transport for MpiTransport {
             Segment::Registered(_) => return None,
         };
         let end = loc.offset.checked_add(len)?;
-        (loc.rank() == self.rank && end <= segment_len)
-            .then(|| self.base as usize + (start + loc.offset) as usize)
+        if end > segment_len {
+            return None;
+        }
+        let base = if loc.rank() == self.rank {
+            self.base as usize
+        } else {
+            self.peer_bases.get(loc.rank() as usize)?.base
+        };
+        // Every rank's part starts the same pad after its base (`common_pad`), and a
+        // mapping keeps the offset within the page.
+        Some(base + (start + loc.offset) as usize)
     }
 
     fn abort(&self, message: &str) -> ! {

@@ -11,7 +11,8 @@ use super::host::Host;
 use super::progress::{self, ProgressThread};
 use super::sieve;
 use super::{
-    allgather_words, check, constant, MpiTransport, Unflushed, RUNTIME_WORDS_BYTES, TABLE_BYTES,
+    allgather_words, check, constant, MpiTransport, PeerWindow, Unflushed, RUNTIME_WORDS_BYTES,
+    TABLE_BYTES,
 };
 use crate::addr::REGISTRATION_SLOTS;
 use crate::config;
@@ -47,6 +48,107 @@ fn common_pad(pads: &[u64]) -> Result<u64> {
          {WINDOW_ALIGN}-byte boundary, by rank: {pads:?}); gaspar needs the same alignment \
          on every rank"
     )))
+}
+
+/// This rank's window of `total` bytes on `comm`: its base, the window, and where each
+/// rank's window lies in this process when every rank's memory is mapped here (else
+/// empty), with whether that is where the rank itself has it. Collective over `comm`.
+///
+/// When the job's ranks share one host (`one_host`: the host's shared window works for
+/// all of them), the window is a shared one (`MPI_Win_allocate_shared`, each rank's part
+/// on its own pages), which the libraries serve as they serve `MPI_Win_allocate` there
+/// (Open MPI's osc/sm, MPICH's shared memory: the same RMA, as fast), and whose other
+/// ranks' parts are mapped here too: plain loads and stores reach them
+/// ([`Transport::mapped_address`]), so that, as on `shm`, an accessor of gfortran 15/16
+/// runs in the caller against the part instead of in the owner's service thread. Else,
+/// or when the library cannot make one on every rank, `MPI_Win_allocate`.
+///
+/// # Safety
+/// MPI is initialized and `comm` is a live communicator.
+unsafe fn allocate_window(
+    comm: ffi::MPI_Comm,
+    total: u64,
+    one_host: bool,
+) -> Result<(*mut u8, ffi::MPI_Win, Box<[PeerWindow]>)> {
+    let mut base: *mut u8 = std::ptr::null_mut();
+    let mut win = constant::win_null();
+    let mut procs: c_int = 0;
+    // SAFETY: MPI is initialized and `comm` live (this function's contract); every
+    // out-pointer is a valid local; `total` is a byte count of memory this rank maps
+    // (checked against overflow by the caller).
+    unsafe {
+        check("MPI_Comm_size", ffi::MPI_Comm_size(comm, &mut procs))?;
+        // Each rank's window on its own pages (osc/sm, MPICH), equally aligned.
+        let mut info = constant::info_null();
+        check("MPI_Info_create", ffi::MPI_Info_create(&mut info))?;
+        check(
+            "MPI_Info_set",
+            ffi::MPI_Info_set(info, c"alloc_shared_noncontig".as_ptr(), c"true".as_ptr()),
+        )?;
+        if one_host {
+            // Errors returned while the window is tried, and every rank decides alike
+            // from the agreement below.
+            ffi::MPI_Comm_set_errhandler(comm, constant::errors_return());
+            let allocated = ffi::MPI_Win_allocate_shared(
+                total as ffi::MPI_Aint,
+                1,
+                info,
+                comm,
+                &mut base as *mut *mut u8 as *mut std::ffi::c_void,
+                &mut win,
+            );
+            let mut peers: Vec<usize> = Vec::with_capacity(procs as usize);
+            if allocated == 0 {
+                ffi::MPI_Win_set_errhandler(win, constant::errors_return());
+                for rank in 0..procs {
+                    let mut at: *mut std::ffi::c_void = std::ptr::null_mut();
+                    let (mut len, mut unit): (ffi::MPI_Aint, c_int) = (0, 0);
+                    let queried = ffi::MPI_Win_shared_query(
+                        win,
+                        rank,
+                        &mut len,
+                        &mut unit,
+                        (&mut at as *mut *mut std::ffi::c_void).cast(),
+                    );
+                    if queried != 0 || at.is_null() || (len as u64) < total {
+                        break;
+                    }
+                    peers.push(at as usize);
+                }
+            }
+            ffi::MPI_Comm_set_errhandler(comm, constant::errors_are_fatal());
+            let mut usable = vec![0u64; procs as usize];
+            allgather_words(comm, u64::from(peers.len() == procs as usize), &mut usable)?;
+            if usable.iter().all(|&u| u == 1) {
+                ffi::MPI_Info_free(&mut info);
+                let mut homes = vec![0u64; procs as usize];
+                allgather_words(comm, base as u64, &mut homes)?;
+                let peers = peers
+                    .iter()
+                    .zip(homes)
+                    .map(|(&at, home)| PeerWindow {
+                        base: at,
+                        at_home: at as u64 == home,
+                    })
+                    .collect();
+                return Ok((base, win, peers));
+            }
+            if allocated == 0 {
+                check("MPI_Win_free", ffi::MPI_Win_free(&mut win))?;
+            }
+        }
+        let allocated = ffi::MPI_Win_allocate(
+            total as ffi::MPI_Aint,
+            1,
+            info,
+            comm,
+            &mut base as *mut *mut u8 as *mut std::ffi::c_void,
+            &mut win,
+        );
+        ffi::MPI_Info_free(&mut info);
+        check("MPI_Win_allocate", allocated)?;
+    }
+    Ok((base, win, Box::default()))
 }
 
 /// The MPI tool interface (MPI_T), which may be used before MPI is initialized. It stays
@@ -385,8 +487,9 @@ impl MpiTransport {
         let mut comm = constant::comm_null();
         let host: Host;
         let (mut rank, mut procs): (c_int, c_int) = (0, 0);
-        let mut base: *mut u8 = std::ptr::null_mut();
-        let mut win = constant::win_null();
+        let base: *mut u8;
+        let win: ffi::MPI_Win;
+        let peer_bases: Box<[PeerWindow]>;
         let mut dynamic = constant::win_null();
         // SAFETY: MPI is initialized; every out-pointer is a valid local; the window size
         // fits MPI_Aint (checked above against overflow, and it is a byte count of memory
@@ -398,23 +501,8 @@ impl MpiTransport {
             )?;
             check("MPI_Comm_rank", ffi::MPI_Comm_rank(comm, &mut rank))?;
             check("MPI_Comm_size", ffi::MPI_Comm_size(comm, &mut procs))?;
-            // Each rank's window on its own pages (osc/sm, MPICH), equally aligned.
-            let mut info = constant::info_null();
-            check("MPI_Info_create", ffi::MPI_Info_create(&mut info))?;
-            check(
-                "MPI_Info_set",
-                ffi::MPI_Info_set(info, c"alloc_shared_noncontig".as_ptr(), c"true".as_ptr()),
-            )?;
-            let allocated = ffi::MPI_Win_allocate(
-                total as ffi::MPI_Aint,
-                1,
-                info,
-                comm,
-                &mut base as *mut *mut u8 as *mut std::ffi::c_void,
-                &mut win,
-            );
-            ffi::MPI_Info_free(&mut info);
-            check("MPI_Win_allocate", allocated)?;
+            host = Host::join(comm)?;
+            (base, win, peer_bases) = allocate_window(comm, total, host.runs_collectives())?;
             check(
                 "MPI_Win_lock_all",
                 ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, win),
@@ -445,7 +533,6 @@ impl MpiTransport {
             let pad = alignment_pad(base as usize);
             allgather_words(comm, pad, &mut pads)?;
             common_pad(&pads)?;
-            host = Host::join(comm)?;
             // An empty registration table and a free accumulate lock (the window's memory
             // is not zeroed by MPI).
             std::ptr::write_bytes(
@@ -466,6 +553,7 @@ impl MpiTransport {
             table_offset: pad + table_offset,
             attached: std::sync::Mutex::new(vec![None; REGISTRATION_SLOTS]),
             base,
+            peer_bases,
             starter_offset: pad,
             starter_len,
             heap_offset: pad + heap_offset,
