@@ -136,7 +136,22 @@ pub const MPI_PROGRESS: Setting = Setting {
 pub const MPI_SIEVE: Setting = Setting {
     name: "GASPAR_MPI_SIEVE",
     default: "auto",
-    description: "mpi transport: strided and I/O-vector gets read as one span from their first to their last                   chunk and picked out locally (data sieving); auto = where measured faster,                   per target rank; always (spans up to 4 MiB); never",
+    description: "mpi transport: strided and I/O-vector gets read as one span from their \
+                  first to their last chunk and picked out locally (data sieving); auto = \
+                  where measured faster, per target rank; always (spans up to 4 MiB); never",
+};
+/// Whether the mpi transport moves contiguous puts and gets to ranks whose memory it maps
+/// (every rank, when the job runs on one host) with loads and stores instead of MPI calls.
+///
+/// ```
+/// assert_eq!(gaspar::config::MPI_DIRECT.default, "on");
+/// ```
+pub const MPI_DIRECT: Setting = Setting {
+    name: "GASPAR_MPI_DIRECT",
+    default: "on",
+    description: "mpi transport: on = contiguous puts and gets to a rank on this host are \
+                  copies through the shared window (as OSHMPI does; atomics, accumulates \
+                  and strided transfers stay MPI calls), off = every transfer is an MPI call",
 };
 /// Where the shm transport maps the segments.
 ///
@@ -180,6 +195,7 @@ pub const SETTINGS: &[Setting] = &[
     COARRAY_MEMORY,
     MPI_PROGRESS,
     MPI_SIEVE,
+    MPI_DIRECT,
     SHM_PLACEMENT,
     LOG,
 ];

@@ -151,6 +151,18 @@ unsafe fn allocate_window(
     Ok((base, win, Box::default()))
 }
 
+/// `GASPAR_MPI_DIRECT`: whether contiguous puts and gets to mapped ranks are copies.
+fn direct_from_env() -> Result<bool> {
+    match config::MPI_DIRECT.raw().trim() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(Error::Environment(format!(
+            "{}={other:?} is not on or off",
+            config::MPI_DIRECT.name
+        ))),
+    }
+}
+
 /// The MPI tool interface (MPI_T), which may be used before MPI is initialized. It stays
 /// initialized once started: MPICH 4.0 crashes in MPI_Init after an MPI_T_finalize.
 fn tool_interface() -> bool {
@@ -427,6 +439,7 @@ impl MpiTransport {
     pub fn start() -> Result<MpiTransport> {
         let (starter_len, heap_len) = config::segment_sizes()?;
         let sieve_choice = sieve::Choice::from_env()?;
+        let direct = direct_from_env()?;
         let heap_offset = starter_len.div_ceil(HEAP_ALIGN) * HEAP_ALIGN;
         let table_offset = (heap_offset + heap_len).div_ceil(64) * 64;
         // Room for the alignment pad; a whole number of pages, so that libraries which
@@ -553,6 +566,7 @@ impl MpiTransport {
             table_offset: pad + table_offset,
             attached: std::sync::Mutex::new(vec![None; REGISTRATION_SLOTS]),
             base,
+            direct: direct && !peer_bases.is_empty(),
             peer_bases,
             starter_offset: pad,
             starter_len,
