@@ -1,5 +1,6 @@
 ! Array sections of coindexed objects: contiguous, strided, negative strides, 2-d and 3-d
-! sections, vector subscripts, on both sides of the assignment (put and get).
+! sections, vector subscripts, on both sides of the assignment (put and get), and a put to
+! the own image whose source overlaps its destination.
 program sections
   implicit none
   integer, parameter :: m = 8
@@ -56,6 +57,12 @@ program sections
   w = 0
   w(1:20:2) = v(11:20)[right]
   if (any(w(1:20:2) /= [(me * 100 + i, i = 10, 1, -1)]) .or. any(w(2:20:2) /= 0)) error stop "get into strided"
+  sync all
+  ! a put to this image whose source overlaps its destination (the same coarray)
+  v = [(i, i = 1, 20)]
+  v(2:11)[me] = v(1:10)
+  sync memory
+  if (any(v(2:11) /= [(i, i = 1, 10)]) .or. v(1) /= 1 .or. v(12) /= 12) error stop "overlapping put"
   sync all
   if (me == 1) print '(a,i0)', "sections ok on ", n
 end program

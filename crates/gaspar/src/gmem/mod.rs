@@ -916,8 +916,9 @@ impl GlobalMemory {
     }
 
     /// This process's address of the `len` bytes at `ga` when plain loads and stores reach
-    /// them (OpenSHMEM's `shmem_ptr`): memory this rank owns, and on the `shm` transport
-    /// the starter memory and heap of every rank. `None` when only transfers reach it.
+    /// them (OpenSHMEM's `shmem_ptr`): memory this rank owns, and the starter memory and
+    /// heap of every rank on the `shm` transport, and on `mpi` when every rank of the job
+    /// runs on this host (a shared window). `None` when only transfers reach it.
     ///
     /// Stores through the address are ordered like puts: visible to the owner after a
     /// fence to it and a barrier (or its own synchronization on a flag written with an

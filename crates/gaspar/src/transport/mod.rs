@@ -525,7 +525,8 @@ pub trait Transport: Send + Sync {
     fn retract_region(&self, slot: u8) -> TransportResult<()>;
     /// This process's address of the `len` bytes at `loc` when plain loads and stores
     /// reach them (OpenSHMEM's `shmem_ptr`): the starter memory and heap of this rank on
-    /// every transport, and of every rank on `shm`. `None` otherwise, or out of bounds.
+    /// every transport, and of every rank on `shm` and on `mpi` when its window is shared
+    /// (every rank on one host). `None` otherwise, or out of bounds.
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
     /// True when this process maps rank `rank`'s memory (what [`mapped_address`] reaches)
     /// at the address `rank` itself uses, so that pointers `rank` stores into that memory

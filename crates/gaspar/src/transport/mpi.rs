@@ -460,14 +460,16 @@ impl MpiTransport {
     /// this way, as MPI programs do:
     /// an MPI atomic on one's own window takes the target's accumulate lock (osc/sm), and
     /// a poller that holds it keeps the writer out (a ping-pong round trip 3-4x as long).
-    /// The libraries write an aligned word with one store, so the load sees a whole value.
+    /// The libraries write an aligned word with one store, so the load sees a whole value;
+    /// so does a direct put of the word ([`put_direct`](Self::put_direct): an 8-byte copy
+    /// is one store), as on `shm`.
     #[inline]
     fn load_own(&self, disp: ffi::MPI_Aint, width: Width) -> u64 {
         // SAFETY: the window is locked for the whole run.
         succeeded("MPI_Win_sync", unsafe { ffi::MPI_Win_sync(self.win) });
         // SAFETY: `disp` addresses an aligned word of this rank's part of the window
         // (checked by the caller against the segment), which lives until finalize; other
-        // ranks change it only through MPI, and it is read here only atomically.
+        // ranks change it through MPI or direct puts, and it is read here only atomically.
         unsafe {
             let word = self.base.add(disp as usize);
             match width {
@@ -689,8 +691,9 @@ impl MpiTransport {
         // SAFETY: `at` is `src.len()` bytes of a rank's window mapped here
         // (`direct_target` checked the range against the segment), which lives until
         // finalize; other ranks may touch it only as a put or get may, unordered with
-        // this one unless the program synchronized.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), at, src.len()) };
+        // this one unless the program synchronized. A copy that allows overlap: `src`
+        // may lie in the same window (a put within this rank's own memory).
+        unsafe { std::ptr::copy(src.as_ptr(), at, src.len()) };
         // Before any later write of this rank, such as an MPI atomic that signals it.
         std::sync::atomic::fence(Ordering::Release);
     }
@@ -701,8 +704,9 @@ impl MpiTransport {
         self.order_after_writes(rank);
         // After any earlier read of this rank, such as an MPI atomic that saw a signal.
         std::sync::atomic::fence(Ordering::Acquire);
-        // SAFETY: as in `put_direct`, reading into the borrowed `dst`.
-        unsafe { std::ptr::copy_nonoverlapping(at, dst.as_mut_ptr(), dst.len()) };
+        // SAFETY: as in `put_direct`, reading into the borrowed `dst`, which may lie in
+        // the window too.
+        unsafe { std::ptr::copy(at, dst.as_mut_ptr(), dst.len()) };
     }
 
     /// The window and displacement of `len` bytes at `loc`.

@@ -117,9 +117,12 @@ unsafe fn allocate_window(
                 }
             }
             ffi::MPI_Comm_set_errhandler(comm, constant::errors_are_fatal());
+            // Each rank's word: 1 when it made the window, 2 when it could also see
+            // every rank's part.
+            let mine = u64::from(allocated == 0) + u64::from(peers.len() == procs as usize);
             let mut usable = vec![0u64; procs as usize];
-            allgather_words(comm, u64::from(peers.len() == procs as usize), &mut usable)?;
-            if usable.iter().all(|&u| u == 1) {
+            allgather_words(comm, mine, &mut usable)?;
+            if usable.iter().all(|&u| u == 2) {
                 ffi::MPI_Info_free(&mut info);
                 let mut homes = vec![0u64; procs as usize];
                 allgather_words(comm, base as u64, &mut homes)?;
@@ -133,7 +136,10 @@ unsafe fn allocate_window(
                     .collect();
                 return Ok((base, win, peers));
             }
-            if allocated == 0 {
+            // Freed together (a collective call) only where every rank made it; a
+            // library that made it on some ranks only is left with it unused rather than
+            // waiting forever in a free the others do not make.
+            if usable.iter().all(|&u| u >= 1) {
                 check("MPI_Win_free", ffi::MPI_Win_free(&mut win))?;
             }
         }
