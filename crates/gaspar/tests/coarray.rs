@@ -6,16 +6,20 @@ mod common;
 
 use common::*;
 
+/// How many images printed `<name> ok` (each prints `image N: <name> ok`).
+fn ok_lines(out: &Outcome, name: &str) -> usize {
+    out.stdout
+        .lines()
+        .filter(|l| l.ends_with(&format!(": {name} ok")))
+        .count()
+}
+
 fn scenario_on_every_image(name: &str) {
     for t in transports() {
         for procs in 1..=4u32 {
             let out = run_on(t, procs, &[&example("coarray_engine"), &name]);
             out.assert_success();
-            let ok = out
-                .stdout
-                .lines()
-                .filter(|l| l.ends_with(&format!(": {name} ok")))
-                .count();
+            let ok = ok_lines(&out, name);
             assert_eq!(ok, procs as usize, "{t}, {procs} images: {}", out.stdout);
         }
     }
@@ -122,11 +126,7 @@ fn a_broadcast_source_runs_ahead_of_images_not_there_yet() {
         let limit = std::time::Duration::from_secs(30);
         let out = run_on_within(limit, "shm", procs, &[&example("coarray_engine"), &name]);
         out.assert_success();
-        let ok = out
-            .stdout
-            .lines()
-            .filter(|l| l.ends_with(&format!(": {name} ok")))
-            .count();
+        let ok = ok_lines(&out, name);
         assert_eq!(ok, procs as usize, "{procs} images: {}", out.stdout);
     }
 }
@@ -141,11 +141,7 @@ fn images_that_go_on_see_a_failed_image_in_syncs_and_status() {
     for (scenario, status) in [("fail-image", 0), ("killed-image", 128 + 6)] {
         for procs in 2..=4u32 {
             let out = run_on("shm", procs, &[&example("coarray_engine"), &scenario]);
-            let ok = out
-                .stdout
-                .lines()
-                .filter(|l| l.ends_with(&format!(": {scenario} ok")))
-                .count();
+            let ok = ok_lines(&out, scenario);
             assert_eq!(
                 ok, procs as usize,
                 "{procs} images: {}\n{}",
