@@ -215,15 +215,3 @@ fn first_error(build: &Outcome) -> String {
         .trim()
         .to_owned()
 }
-
-/// Whether OpenMPI's `mpirun` is installed (says "skipped" through [`skip`] otherwise).
-fn mpirun_installed() -> bool {
-    let installed = std::process::Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !installed {
-        skip("mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)");
-    }
-    installed
-}

@@ -15,11 +15,14 @@
 #![cfg(feature = "mpi")]
 
 mod common;
+#[path = "../../gaspar/tests/common/two_hosts.rs"]
+mod two_hosts;
 
 use std::path::Path;
 
 use common::expected::{self, Launch};
 use common::*;
+use two_hosts::TwoHosts;
 
 /// The programs of tests/fortran run here (see the file's comment for why these).
 const PROGRAMS: &[&str] = &[
@@ -50,14 +53,27 @@ fn chroot_has(launcher: &str) -> bool {
     found
 }
 
-/// Builds each program of [`PROGRAMS`] in the chroot with `gaspar` (`gaspar caf`, gfortran
+/// Builds each program of `programs` in the chroot with `gaspar` (`gaspar caf`, gfortran
 /// 16) and runs it with `launch` (a shell command line before `./program`), against its
 /// `mpirun2` line of tests/fortran/EXPECTED; `mpi` names the MPI in messages.
 fn programs_meet_their_expectations(mpi: &str, gaspar: &Path, launch: &str) {
+    programs_launched_meet_their_expectations(mpi, gaspar, PROGRAMS, &|dir, name| {
+        sid::run(dir, &format!("{launch} ./{name}"))
+    });
+}
+
+/// [`programs_meet_their_expectations`] for `programs`, each started by `launch(dir, name)`
+/// (`name` built in `dir`).
+fn programs_launched_meet_their_expectations(
+    mpi: &str,
+    gaspar: &Path,
+    programs: &[&str],
+    launch: &dyn Fn(&Path, &str) -> Outcome,
+) {
     let entries = expected::read(&manifest_dir().join("tests/fortran/EXPECTED"));
     let mut failures = Vec::new();
     let mut checked = 0;
-    for &name in PROGRAMS {
+    for &name in programs {
         let source = manifest_dir().join(format!("tests/fortran/{name}.f90"));
         let dir = work_dir(&format!("gfortran16-{mpi}"), name);
         let built = sid::gaspar_caf_with(gaspar, &dir, "gfortran-16", &source, name);
@@ -66,12 +82,12 @@ fn programs_meet_their_expectations(mpi: &str, gaspar: &Path, launch: &str) {
             .find(|e| e.program == name && e.launches.contains(&Launch::Mpirun(2)))
             .unwrap_or_else(|| panic!("tests/fortran/EXPECTED has no mpirun2 line for {name}"));
         checked += 1;
-        let outcome = built.map(|()| sid::run(&dir, &format!("{launch} ./{name}")));
+        let outcome = built.map(|()| launch(&dir, name));
         if let Err(how) = entry
             .expect
             .met_by(&outcome, Some(&expected::ok_line(name, 2)))
         {
-            failures.push(format!("{name} under {launch}: {how}"));
+            failures.push(format!("{name} with {mpi}: {how}"));
         }
     }
     assert!(
@@ -115,4 +131,51 @@ fn gfortran_16_programs_meet_their_expectations_under_mpich_mpiexec() {
         gaspar.display()
     );
     programs_meet_their_expectations("mpich", &gaspar, "mpiexec.mpich -n 2");
+}
+
+/// The programs run across two hosts: those of [`PROGRAMS`] (on two hosts no part of a
+/// coarray is mapped in the other image, and every accessor of pointer_components and
+/// derived_types runs on its owner's service, reached over TCP), and derived_types.
+const PROGRAMS_ACROSS_HOSTS: &[&str] = &[
+    "scalar_put_get",
+    "sendget",
+    "pointer_components",
+    "derived_types",
+    "co_kinds",
+    "teams",
+    "stop_code",
+];
+
+/// Across two "hosts" (two network namespaces joined by a veth pair, one image in each, the
+/// chroot's Open MPI 6 over TCP with the one-sided component it picks: gaspar's
+/// tests/common/two_hosts.rs), as on one host.
+#[test]
+fn gfortran_16_programs_meet_their_expectations_across_two_hosts() {
+    if !chroot_has("/usr/bin/mpirun") {
+        return;
+    }
+    // Inside the repository: the chroot sees the launcher files at the same path.
+    let hosts_dir = work_dir("gfortran16-two-hosts", "hosts");
+    let hosts = match TwoHosts::new(&hosts_dir, "cs") {
+        Ok(hosts) => hosts,
+        Err(e) => return skip(&format!("cannot make two network namespaces here: {e}")),
+    };
+    ensure_built();
+    let before = hosts.received_bytes();
+    programs_launched_meet_their_expectations(
+        "openmpi across two hosts",
+        &gaspar(),
+        PROGRAMS_ACROSS_HOSTS,
+        &|dir, name| {
+            run_in(
+                dir,
+                hosts.mpirun_in_sid_chroot(&sid::script(), "", &format!("./{name}")),
+            )
+        },
+    );
+    let after = hosts.received_bytes();
+    assert!(
+        after > before + 50_000,
+        "hardly any traffic crossed the link: {before} -> {after} bytes"
+    );
 }

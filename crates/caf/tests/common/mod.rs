@@ -25,6 +25,18 @@ pub fn skip(reason: &str) {
     eprintln!("skipped: {reason}");
 }
 
+/// Whether OpenMPI's `mpirun` is installed (says "skipped" through [`skip`] otherwise).
+pub fn mpirun_installed() -> bool {
+    let installed = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        skip("mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)");
+    }
+    installed
+}
+
 /// Whether gfortran is installed (says "skipped" through [`skip`] otherwise).
 pub fn gfortran_installed() -> bool {
     let installed = Command::new("gfortran")

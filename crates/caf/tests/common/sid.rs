@@ -6,7 +6,8 @@ use std::process::Command;
 
 use super::{gaspar, run_in, Outcome};
 
-fn script() -> PathBuf {
+/// The script that makes the chroot and runs commands in it.
+pub fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/sid-chroot")
 }
 

@@ -261,12 +261,20 @@ fn enable_async_progress() {
 
 /// OpenMPI 4.1's default one-sided component on one host, osc/rdma, crashes the target of
 /// a 64-bit MPI_Compare_and_swap (in the shared-memory BTL's emulated atomics), which
-/// gaspar's atomics and ARMCI's locks use. So when a process of an OpenMPI job loads
+/// gaspar's atomics and ARMCI's locks use. So when a process of an OpenMPI 4 job loads
 /// gaspar and the user has not chosen the component, gaspar adds osc/rdma to the
 /// components OpenMPI excludes, before MPI is initialized: OpenMPI then picks osc/sm on
 /// one host (osc/ucx across hosts, when the system allows it). This runs when the library
 /// is loaded (an ELF constructor), because a C program that links libarmci may call
 /// MPI_Init itself, before any gaspar call.
+///
+/// OpenMPI 5 and later are left alone: their osc/rdma does not crash (Open MPI 6.0 of
+/// Debian sid: counter, ordering, busy-target on one host and across two), and it is the
+/// component that serves a job across hosts over TCP there. Excluding it left no
+/// component for MPI_Win_allocate across hosts (osc/ucx declines TCP unless UCX is told
+/// to use it), and osc/ucx with UCX 1.19 aborts on an assertion
+/// (`ucs_async_check_owner_thread`) as soon as a second thread makes an MPI call, as the
+/// progress thread does.
 ///
 /// "Chosen" means: `OMPI_MCA_osc` in the environment (which is also how mpirun passes
 /// `--mca osc X` to its ranks), or an `osc` setting in OpenMPI's parameter files that
@@ -278,6 +286,7 @@ fn enable_async_progress() {
 extern "C" fn steer_openmpi_away_from_rdma() {
     if std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none()
         || std::env::var_os("OMPI_MCA_osc").is_some()
+        || !library_version().starts_with("Open MPI v4.")
     {
         return;
     }
@@ -344,7 +353,8 @@ fn refuse_broken_component() -> Result<()> {
     )))
 }
 
-/// The MPI library's version string (MPI_Get_library_version may be called at any time).
+/// The MPI library's version string (MPI_Get_library_version may be called at any time,
+/// before MPI_Init too).
 fn library_version() -> String {
     // SAFETY: a constant the bindings' shim initializes at load time.
     let max = unsafe { ffi::RSMPI_MAX_LIBRARY_VERSION_STRING }.max(0) as usize;
