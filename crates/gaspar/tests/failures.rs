@@ -1,10 +1,11 @@
 //! How jobs fail, on every transport (see `common::transports`): a rank that aborts,
 //! panics, exits without finalizing or is killed ends the whole job with a clear message
-//! and a failing status, and leaves no process behind. (On `shm` the launcher's own
-//! reports are checked in more detail in `launcher.rs`.)
+//! and a failing status, and leaves no process behind, and no file in /dev/shm or /tmp.
+//! (On `shm` the launcher's own reports are checked in more detail in `launcher.rs`.)
 
 mod common;
 
+use std::process::Command;
 use std::time::Duration;
 
 use common::*;
@@ -244,4 +245,100 @@ fn a_rank_waiting_for_the_accumulate_lock_of_a_killed_rank_gets_job_aborted() {
         out.stderr
     );
     assert_eq!(out.code(), Some(137), "{}", out.stderr);
+}
+
+/// `cmd` in a mount namespace of its own whose /dev/shm and /tmp are fresh and empty (where
+/// MPI and a launcher would leave shared-memory files, window backing files and session
+/// directories); after it ends, every file left in them is listed on stderr as
+/// `left: PATH`, and the status is `cmd`'s. Root only.
+fn with_private_tmp(cmd: &Command) -> Command {
+    let mut wrapped = Command::new("unshare");
+    wrapped
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(
+            "mount -t tmpfs gaspar-shm /dev/shm && mount -t tmpfs gaspar-tmp /tmp || exit 90; \
+             \"$@\"; status=$?; find /dev/shm /tmp -mindepth 1 | sed 's/^/left: /' >&2; \
+             exit $status",
+        )
+        .arg("sh")
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (name, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapped.env(name, value),
+            None => wrapped.env_remove(name),
+        };
+    }
+    wrapped
+}
+
+/// The files a job left (the `left:` lines of [`with_private_tmp`]).
+fn files_left(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("left: "))
+        .collect()
+}
+
+#[test]
+fn failed_jobs_leave_no_file_in_dev_shm_or_tmp() {
+    if !nix::unistd::geteuid().is_root() {
+        return skip("a private /dev/shm and /tmp (a mount namespace) need root");
+    }
+    // The check sees what a job leaves there.
+    let probe = run_command(with_private_tmp(&{
+        let mut c = Command::new("sh");
+        c.args(["-c", "touch /dev/shm/probe /tmp/probe"]);
+        c
+    }));
+    assert_eq!(
+        files_left(&probe.stderr),
+        ["/dev/shm/probe", "/tmp/probe"],
+        "{}",
+        probe.stderr
+    );
+    for t in transports() {
+        for scenario in ["abort", "panic"] {
+            let out = run_command(with_private_tmp(&job_on(
+                t,
+                3,
+                &example("scenarios"),
+                &[scenario],
+            )));
+            assert_ne!(out.code(), Some(0), "{t} {scenario}: {}", out.stderr);
+            assert_ne!(
+                out.code(),
+                Some(90),
+                "{t}: no private /dev/shm: {}",
+                out.stderr
+            );
+            assert_eq!(
+                files_left(&out.stderr),
+                Vec::<&str>::new(),
+                "{t} {scenario}: files left"
+            );
+        }
+        // A rank killed in a barrier: the launcher cleans up after it.
+        let mut live = LiveJob::start_command(with_private_tmp(&job_on(
+            t,
+            4,
+            &example("scenarios"),
+            &["barrier-wait", "2"],
+        )));
+        let lines = live.wait_for("waiting", 4);
+        let victim = lines.iter().find(|l| l.starts_with("rank 2 ")).unwrap();
+        let victim_pid: i32 = victim.split_whitespace().nth(3).unwrap().parse().unwrap();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(victim_pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
+        let (status, _, stderr) = live.finish();
+        assert!(!status.success(), "{t}: {stderr}");
+        assert_eq!(
+            files_left(&stderr),
+            Vec::<&str>::new(),
+            "{t} kill -9: files left"
+        );
+    }
 }

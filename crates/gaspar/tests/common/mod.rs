@@ -206,6 +206,15 @@ pub fn run_on_with_env(
     run_command_within(cmd, limit)
 }
 
+/// The command of a job of `procs` ranks on `transport` running `program args`, as
+/// [`run_on`] starts it.
+pub fn job_on(transport: &str, procs: u32, program: &Path, args: &[&str]) -> Command {
+    let mut cmd = job_command(transport, procs);
+    cmd.arg(program_for(transport, program.as_os_str()))
+        .args(args);
+    cmd
+}
+
 /// `gaspar run -n N <args...>`, waited for with a timeout.
 pub fn run(procs: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Outcome {
     let mut cmd = Command::new(gaspar());
@@ -280,9 +289,14 @@ impl LiveJob {
                 "--label"
             });
         }
+        cmd.arg(program_for(transport, program.as_os_str()))
+            .args(args);
+        LiveJob::start_command(cmd)
+    }
+
+    /// Starts `cmd`, a job whose ranks' output is read as it comes.
+    pub fn start_command(mut cmd: Command) -> LiveJob {
         let mut child = cmd
-            .arg(program_for(transport, program.as_os_str()))
-            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
