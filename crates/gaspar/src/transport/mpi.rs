@@ -746,6 +746,22 @@ impl MpiTransport {
         self.get_bytes(span.win, src.rank(), disp, piece)
     }
 
+    /// [`put_flushed_anywhere`](Self::put_flushed_anywhere) out of line, with its error
+    /// boxed there: the fast path's frame then holds neither.
+    #[cold]
+    #[inline(never)]
+    fn put_flushed_elsewhere(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
+        Ok(self.put_flushed_anywhere(dst, src)?)
+    }
+
+    /// [`get_anywhere`](Self::get_anywhere) out of line (see
+    /// [`put_flushed_elsewhere`](Self::put_flushed_elsewhere)).
+    #[cold]
+    #[inline(never)]
+    fn get_elsewhere(&self, src: Location, dst: &mut [u8]) -> TransportResult<()> {
+        Ok(self.get_anywhere(src, dst)?)
+    }
+
     /// `put_flushed` for any segment and size, or the error that stops it.
     fn put_flushed_anywhere(&self, dst: Location, src: &[u8]) -> Result<()> {
         self.on_mpi_thread()?;
@@ -1072,7 +1088,7 @@ impl Transport for MpiTransport {
             return Ok(());
         }
         let Some((disp, count)) = self.heap_target(dst, src.len()) else {
-            return Ok(self.put_flushed_anywhere(dst, src)?);
+            return self.put_flushed_elsewhere(dst, src);
         };
         self.order_after_writes(dst.rank());
         // SAFETY: `src` is borrowed until the flush below; `heap_target` checked the range;
@@ -1095,7 +1111,7 @@ impl Transport for MpiTransport {
             return Ok(());
         }
         let Some((disp, count)) = self.heap_target(src, dst.len()) else {
-            return Ok(self.get_anywhere(src, dst)?);
+            return self.get_elsewhere(src, dst);
         };
         self.order_after_writes(src.rank());
         // SAFETY: `dst` is borrowed until the flush below; `heap_target` checked the range;
@@ -1152,9 +1168,9 @@ impl Transport for MpiTransport {
                 if target.rank() == self.rank && matches!(op, AtomicOp::Load) {
                     return Ok(self.load_own(disp, width));
                 }
-                Ok(self.atomic_at(target.rank(), disp, width, op)?)
+                Ok(self.atomic_at(target.rank(), disp, width, op))
             }
-            _ => Ok(self.atomic_anywhere(target, width, op)?),
+            _ => self.atomic_elsewhere(target, width, op),
         }
     }
 
@@ -1174,7 +1190,7 @@ impl Transport for MpiTransport {
         // After the registration table: 8-byte aligned (the table starts on 64 bytes and
         // its length is a multiple of 8).
         let disp = (self.table_offset + TABLE_BYTES) as ffi::MPI_Aint;
-        Ok(self.atomic_at(rank, disp, Width::W8, op)?)
+        Ok(self.atomic_at(rank, disp, Width::W8, op))
     }
 
     fn flush(&self, rank: u32) -> TransportResult<()> {
