@@ -6,6 +6,7 @@
 
 mod armci;
 mod caf;
+mod caf16;
 mod charts;
 mod coarray;
 mod darray;
@@ -62,6 +63,8 @@ enum Suite {
     Coarray,
     /// scripts/bench-caf: libcaf_gaspar vs OpenCoarrays.
     Caf,
+    /// scripts/bench-caf16: libcaf_gaspar vs caf_shmem (gfortran 16) and OpenCoarrays.
+    Caf16,
     /// scripts/bench-darray: distributed arrays' variants vs the hand-optimized one.
     Darray,
 }
@@ -104,6 +107,9 @@ impl Suite {
             Suite::Armci => "ARMCI: gaspar's libarmci vs ARMCI-MPI",
             Suite::Coarray => "Coarray layer (Rust API) vs its raw calls and OpenMPI",
             Suite::Caf => "Fortran coarrays: libcaf_gaspar vs OpenCoarrays",
+            Suite::Caf16 => {
+                "Fortran coarrays, gfortran 16: libcaf_gaspar vs caf_shmem and OpenCoarrays"
+            }
             Suite::Darray => "Distributed arrays: the LAPPS benchmarks' variants",
         }
     }
@@ -116,6 +122,7 @@ impl Suite {
             Suite::Armci => armci::section(context),
             Suite::Coarray => coarray::section(context),
             Suite::Caf => caf::section(context),
+            Suite::Caf16 => caf16::section(context),
             Suite::Darray => darray::section(context),
         }
     }

@@ -49,7 +49,7 @@ fn parse(output: &str) -> Vec<(u32, Vec<Figure>)> {
 }
 
 /// The bytes of a figure name's size suffix: `put_bw_4KiB` -> 4096.
-fn size_of(suffix: &str) -> Option<f64> {
+pub(super) fn size_of(suffix: &str) -> Option<f64> {
     let (digits, scale) = if let Some(d) = suffix.strip_suffix("MiB") {
         (d, 1 << 20)
     } else if let Some(d) = suffix.strip_suffix("KiB") {
