@@ -69,6 +69,11 @@ pub unsafe extern "C" fn _gfortran_caf_register(
             _ => {
                 let (engine, heap) = state.with_components()?;
                 let (memory, holds) = allocate(engine, kind, size)?;
+                // SAFETY: null or a descriptor gfortran built (this function's contract).
+                if holds == Holds::Data && !unsafe { intrinsic_elements(desc) } {
+                    // A derived type's accessors may have to run in the owner.
+                    accessor::service::wanted()?;
+                }
                 let local = engine.local_addr(&memory)?;
                 if holds == Holds::Data {
                     heap.add_data(local, size);

@@ -9,6 +9,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use gaspar::coarray::Coarrays;
 
@@ -25,10 +27,61 @@ thread_local! {
     static CONNECTIONS: RefCell<HashMap<u32, Box<dyn Channel>>> = RefCell::new(HashMap::new());
 }
 
-/// Starts this image's service and learns the others' (collective over every image: the
-/// library calls it from `init` when the program registered accessors).
+/// This image's listeners, bound and announced to the other images at start, until the
+/// service's threads take them ([`run`]).
+static IDLE: Mutex<Option<peers::Listeners>> = Mutex::new(None);
+
+/// Whether a coarray whose accessors may have to run in its owner was registered before
+/// the service could start.
+static WANTED: AtomicBool = AtomicBool::new(false);
+
+/// Binds this image's service and learns the others' (collective over every image: the
+/// library calls it from `init` when the program registered accessors). The threads start
+/// now only where an accessor may need them: when some image's memory is not mapped here
+/// (the mpi transport across hosts, where every accessor runs in the owner) or a coarray
+/// of a derived type was registered already; otherwise when such a coarray is
+/// ([`wanted`]), on every image alike, since registration is collective. A job of coarrays
+/// of intrinsic types on one node never starts them: its accessors all run in the
+/// caller, and its images stay single-threaded, which glibc's malloc rewards (a lock on
+/// its arena for every block above the thread cache's 1032 bytes otherwise: gfortran 16's
+/// temporary for a 4 KiB section put cost 15-20 % of its bandwidth, measured with the
+/// cache widened by `GLIBC_TUNABLES=glibc.malloc.tcache_max=8192`).
 pub(crate) fn start(engine: &Coarrays) -> Result<(), CafError> {
     let listeners = peers::exchange(engine)?;
+    *lock_idle() = Some(listeners);
+    if WANTED.load(Ordering::Acquire) || !every_image_mapped(engine) {
+        run()?;
+    }
+    Ok(())
+}
+
+/// A coarray whose accessors may run in its owner (one of a derived type) was registered:
+/// starts the service's threads, now or at [`start`].
+pub(crate) fn wanted() -> Result<(), CafError> {
+    WANTED.store(true, Ordering::Release);
+    run()
+}
+
+fn lock_idle() -> std::sync::MutexGuard<'static, Option<peers::Listeners>> {
+    IDLE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Whether every image's memory is mapped in this process (then an accessor of a coarray
+/// of an intrinsic type always runs in the caller).
+fn every_image_mapped(engine: &Coarrays) -> bool {
+    let rt = engine.runtime();
+    (0..rt.procs()).all(|rank| {
+        rt.starter_ga(rank)
+            .and_then(|ga| rt.mapped_address(ga, 1))
+            .is_ok_and(|mapped| mapped.is_some())
+    })
+}
+
+/// Starts the service's threads on the listeners [`start`] bound, once.
+fn run() -> Result<(), CafError> {
+    let Some(listeners) = lock_idle().take() else {
+        return Ok(());
+    };
     if let Some(unix) = listeners.unix {
         spawn("caf-accessors", move || serve(unix.incoming()))?;
     }
