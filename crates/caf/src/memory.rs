@@ -69,16 +69,24 @@ pub unsafe extern "C" fn _gfortran_caf_register(
             _ => {
                 let (engine, heap) = state.with_components()?;
                 let (memory, holds) = allocate(engine, kind, size)?;
-                // SAFETY: null or a descriptor gfortran built (this function's contract).
-                if holds == Holds::Data && !unsafe { intrinsic_elements(desc) } {
-                    // A derived type's accessors may have to run in the owner.
-                    accessor::service::wanted()?;
-                }
                 let local = engine.local_addr(&memory)?;
                 if holds == Holds::Data {
                     heap.add_data(local, size);
                     let part = engine.part(&memory, engine.this_image())?;
                     accessor::parts::insert(part.ga_bits, local);
+                    // Accessors that may have to run in the owner: a derived type's, and
+                    // any whose part is not mapped here (memory registered on its own,
+                    // GASPAR_COARRAY_MEMORY=ra/ca; other hosts). Every image sees the same.
+                    // SAFETY: null or a descriptor gfortran built (this function's contract).
+                    let derived = !unsafe { intrinsic_elements(desc) };
+                    let unmapped = (1..=engine.num_images()).any(|image| {
+                        engine
+                            .part(&memory, image)
+                            .is_ok_and(|p| p.mapped.is_none())
+                    });
+                    if derived || unmapped {
+                        accessor::service::wanted()?;
+                    }
                 }
                 // Only an allocatable coarray's descriptor outlives this call (a static
                 // coarray is registered with a temporary one).

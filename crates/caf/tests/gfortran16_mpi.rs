@@ -163,7 +163,7 @@ fn gfortran_16_programs_meet_their_expectations_across_two_hosts() {
     ensure_built();
     let before = hosts.received_bytes();
     programs_launched_meet_their_expectations(
-        "openmpi across two hosts",
+        "openmpi-two-hosts",
         &gaspar(),
         PROGRAMS_ACROSS_HOSTS,
         &|dir, name| {

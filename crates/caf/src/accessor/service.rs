@@ -39,8 +39,10 @@ static WANTED: AtomicBool = AtomicBool::new(false);
 /// library calls it from `init` when the program registered accessors). The threads start
 /// now only where an accessor may need them: when some image's memory is not mapped here
 /// (the mpi transport across hosts, where every accessor runs in the owner) or a coarray
-/// of a derived type was registered already; otherwise when such a coarray is
-/// ([`wanted`]), on every image alike, since registration is collective. A job of coarrays
+/// whose accessors may run in its owner was registered already (one of a derived type, or
+/// one whose parts are not all mapped here: memory registered on its own,
+/// `GASPAR_COARRAY_MEMORY=ra/ca`); otherwise when such a coarray is ([`wanted`]), on
+/// every image alike, since registration is collective. A job of coarrays
 /// of intrinsic types on one node never starts them: its accessors all run in the
 /// caller, and its images stay single-threaded, which glibc's malloc rewards (a lock on
 /// its arena for every block above the thread cache's 1032 bytes otherwise: gfortran 16's
@@ -55,8 +57,8 @@ pub(crate) fn start(engine: &Coarrays) -> Result<(), CafError> {
     Ok(())
 }
 
-/// A coarray whose accessors may run in its owner (one of a derived type) was registered:
-/// starts the service's threads, now or at [`start`].
+/// A coarray whose accessors may run in its owner (one of a derived type, or one not
+/// mapped here) was registered: starts the service's threads, now or at [`start`].
 pub(crate) fn wanted() -> Result<(), CafError> {
     WANTED.store(true, Ordering::Release);
     run()

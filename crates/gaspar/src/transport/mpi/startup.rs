@@ -261,7 +261,7 @@ fn enable_async_progress() {
 
 /// OpenMPI 4.1's default one-sided component on one host, osc/rdma, crashes the target of
 /// a 64-bit MPI_Compare_and_swap (in the shared-memory BTL's emulated atomics), which
-/// gaspar's atomics and ARMCI's locks use. So when a process of an OpenMPI 4 job loads
+/// gaspar's atomics and ARMCI's locks use. So when a process of an OpenMPI job before 5 loads
 /// gaspar and the user has not chosen the component, gaspar adds osc/rdma to the
 /// components OpenMPI excludes, before MPI is initialized: OpenMPI then picks osc/sm on
 /// one host (osc/ucx across hosts, when the system allows it). This runs when the library
@@ -286,7 +286,7 @@ fn enable_async_progress() {
 extern "C" fn steer_openmpi_away_from_rdma() {
     if std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none()
         || std::env::var_os("OMPI_MCA_osc").is_some()
-        || !library_version().starts_with("Open MPI v4.")
+        || !open_mpi_before_5(&library_version())
     {
         return;
     }
@@ -351,6 +351,15 @@ fn refuse_broken_component() -> Result<()> {
          crashes on gaspar's 64-bit compare-and-swap: pass `--mca osc sm` to mpirun on one \
          host, or `--mca osc ucx` across hosts"
     )))
+}
+
+/// Whether `version` (MPI_Get_library_version's) is Open MPI's, before 5.
+fn open_mpi_before_5(version: &str) -> bool {
+    version
+        .strip_prefix("Open MPI v")
+        .and_then(|v| v.split('.').next())
+        .and_then(|major| major.parse::<u32>().ok())
+        .is_some_and(|major| major < 5)
 }
 
 /// The MPI library's version string (MPI_Get_library_version may be called at any time,
@@ -641,6 +650,20 @@ mod tests {
             message.contains("aligned the ranks' windows differently"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn only_open_mpi_before_5_is_steered() {
+        assert!(open_mpi_before_5(
+            "Open MPI v4.1.4, package: Debian OpenMPI"
+        ));
+        assert!(open_mpi_before_5("Open MPI v3.1.6"));
+        assert!(!open_mpi_before_5(
+            "Open MPI v6.0.0rc2, package: Debian OpenMPI"
+        ));
+        assert!(!open_mpi_before_5("Open MPI v5.0.3"));
+        assert!(!open_mpi_before_5("MPICH Version:      4.0.2"));
+        assert!(!open_mpi_before_5(""));
     }
 
     #[test]
