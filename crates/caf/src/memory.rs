@@ -86,6 +86,10 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                     });
                     if derived || unmapped {
                         accessor::service::wanted()?;
+                        // Every image's part is in its `parts` before any image goes on:
+                        // a request that reaches an owner's service about this coarray
+                        // right after the allocation finds it there.
+                        engine.sync_all()?;
                     }
                 }
                 // Only an allocatable coarray's descriptor outlives this call (a static
