@@ -1,6 +1,6 @@
 //! How jobs fail, on every transport (see `common::transports`): a rank that aborts,
 //! panics, exits without finalizing or is killed ends the whole job with a clear message
-//! and a failing status, and leaves no process behind, and no file in /dev/shm or /tmp.
+//! and a failing status, and leaves no process behind, and no file in /dev/shm or TMPDIR.
 //! (On `shm` the launcher's own reports are checked in more detail in `launcher.rs`.)
 
 mod common;
@@ -247,18 +247,23 @@ fn a_rank_waiting_for_the_accumulate_lock_of_a_killed_rank_gets_job_aborted() {
     assert_eq!(out.code(), Some(137), "{}", out.stderr);
 }
 
-/// `cmd` in a mount namespace of its own whose /dev/shm and /tmp are fresh and empty (where
-/// MPI and a launcher would leave shared-memory files, window backing files and session
-/// directories); after it ends, every file left in them is listed on stderr as
-/// `left: PATH`, and the status is `cmd`'s. Root only.
+/// `cmd` in a mount namespace of its own whose /dev/shm is a fresh, empty tmpfs, and with
+/// `TMPDIR` naming another (where MPI and a launcher would leave shared-memory files,
+/// window backing files and session directories; OpenMPI and MPICH put theirs under
+/// `TMPDIR`). /tmp itself is not replaced: the build under test may live there. After the
+/// job, every file left in either is listed on stderr as `left: PATH` (the second as
+/// `left: TMPDIR/...`), and the status is `cmd`'s. Root only.
 fn with_private_tmp(cmd: &Command) -> Command {
     let mut wrapped = Command::new("unshare");
     wrapped
         .args(["--mount", "--propagation", "private", "sh", "-c"])
         .arg(
-            "mount -t tmpfs gaspar-shm /dev/shm && mount -t tmpfs gaspar-tmp /tmp || exit 90; \
-             \"$@\"; status=$?; find /dev/shm /tmp -mindepth 1 | sed 's/^/left: /' >&2; \
-             exit $status",
+            "tmp=$(mktemp -d /run/gaspar-leak-check.XXXXXX) || exit 90; \
+             mount -t tmpfs gaspar-shm /dev/shm && mount -t tmpfs gaspar-tmp \"$tmp\" \
+               || { rmdir \"$tmp\"; exit 90; }; \
+             TMPDIR=$tmp \"$@\"; status=$?; \
+             find /dev/shm \"$tmp\" -mindepth 1 | sed \"s|^$tmp|TMPDIR|; s|^|left: |\" >&2; \
+             umount \"$tmp\"; rmdir \"$tmp\"; exit $status",
         )
         .arg("sh")
         .arg(cmd.get_program())
@@ -281,19 +286,19 @@ fn files_left(stderr: &str) -> Vec<&str> {
 }
 
 #[test]
-fn failed_jobs_leave_no_file_in_dev_shm_or_tmp() {
+fn failed_jobs_leave_no_file_in_dev_shm_or_tmpdir() {
     if !nix::unistd::geteuid().is_root() {
-        return skip("a private /dev/shm and /tmp (a mount namespace) need root");
+        return skip("a private /dev/shm and TMPDIR (a mount namespace) need root");
     }
     // The check sees what a job leaves there.
     let probe = run_command(with_private_tmp(&{
         let mut c = Command::new("sh");
-        c.args(["-c", "touch /dev/shm/probe /tmp/probe"]);
+        c.args(["-c", "touch /dev/shm/probe \"$TMPDIR/probe\""]);
         c
     }));
     assert_eq!(
         files_left(&probe.stderr),
-        ["/dev/shm/probe", "/tmp/probe"],
+        ["/dev/shm/probe", "TMPDIR/probe"],
         "{}",
         probe.stderr
     );
