@@ -49,7 +49,7 @@ fn parse(output: &str) -> Vec<(u32, Vec<Figure>)> {
 }
 
 /// The bytes of a figure name's size suffix: `put_bw_4KiB` -> 4096.
-pub(super) fn size_of(suffix: &str) -> Option<f64> {
+fn size_of(suffix: &str) -> Option<f64> {
     let (digits, scale) = if let Some(d) = suffix.strip_suffix("MiB") {
         (d, 1 << 20)
     } else if let Some(d) = suffix.strip_suffix("KiB") {
@@ -62,22 +62,33 @@ pub(super) fn size_of(suffix: &str) -> Option<f64> {
 
 /// The bandwidth lines of one image count: (`put`|`get`, runtime) -> (bytes, GB/s).
 fn bandwidth_series(figures: &[Figure]) -> Vec<Series> {
+    bandwidth_lines(
+        figures,
+        &["gaspar", "OpenCoarrays"],
+        |f| (&f.name, &f.unit),
+        |f, k| if k == 0 { f.gaspar } else { f.opencoarrays },
+    )
+}
+
+/// The put and get bandwidth lines of a Fortran benchmark's figures: for `put` then
+/// `get`, and each of `runtimes` (index k), the figures `OP_bw_SIZE` in MB/s as (bytes,
+/// GB/s), the value of runtime k read by `value`; a line with no point is left out.
+pub(super) fn bandwidth_lines<F>(
+    figures: &[F],
+    runtimes: &[&str],
+    name_and_unit: impl Fn(&F) -> (&str, &str),
+    value: impl Fn(&F, usize) -> Option<f64>,
+) -> Vec<Series> {
     let mut series = Vec::new();
     for op in ["put", "get"] {
         let prefix = format!("{op}_bw_");
-        for (runtime, value) in [
-            (
-                "gaspar",
-                (|f: &Figure| f.gaspar) as fn(&Figure) -> Option<f64>,
-            ),
-            ("OpenCoarrays", |f: &Figure| f.opencoarrays),
-        ] {
+        for (k, runtime) in runtimes.iter().enumerate() {
             let points: Vec<(f64, f64)> = figures
                 .iter()
-                .filter(|f| f.unit == "MB/s")
                 .filter_map(|f| {
-                    let bytes = size_of(f.name.strip_prefix(&prefix)?)?;
-                    Some((bytes, value(f)? / 1000.0))
+                    let (name, unit) = name_and_unit(f);
+                    let bytes = size_of(name.strip_prefix(&prefix)?).filter(|_| unit == "MB/s")?;
+                    Some((bytes, value(f, k)? / 1000.0))
                 })
                 .collect();
             if !points.is_empty() {

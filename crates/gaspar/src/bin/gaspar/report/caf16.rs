@@ -3,7 +3,7 @@
 //! caf_shmem, and by gfortran 12 on OpenCoarrays, read from the script's tables (one per
 //! image count).
 
-use super::caf::size_of;
+use super::caf::bandwidth_lines;
 use super::charts::{self, Series};
 use super::markdown::{number, times, Section, Table};
 use super::scripts::Script;
@@ -97,27 +97,12 @@ fn memcpy_fractions(figures: &[Figure]) -> Vec<Figure> {
 
 /// The put and get bandwidth lines of gaspar and caf_shmem: (bytes, GB/s).
 fn bandwidth_series(figures: &[Figure]) -> Vec<Series> {
-    let mut series = Vec::new();
-    for op in ["put", "get"] {
-        let prefix = format!("{op}_bw_");
-        for (k, runtime) in RUNTIMES.iter().enumerate().take(2) {
-            let points: Vec<(f64, f64)> = figures
-                .iter()
-                .filter(|f| f.unit == "MB/s")
-                .filter_map(|f| {
-                    let bytes = size_of(f.name.strip_prefix(&prefix)?)?;
-                    Some((bytes, f.values[k]? / 1000.0))
-                })
-                .collect();
-            if !points.is_empty() {
-                series.push(Series {
-                    name: format!("{runtime} {op}"),
-                    points,
-                });
-            }
-        }
-    }
-    series
+    bandwidth_lines(
+        figures,
+        &RUNTIMES[..2],
+        |f| (&f.name, &f.unit),
+        |f, k| f.values[k],
+    )
 }
 
 pub(super) fn section(context: &Context) -> Result<Section, String> {
