@@ -19,21 +19,5 @@ program service_alloc_derived
   if (e[right]%v(3) /= 2.0*right) error stop 1
   write (*, '(a,i0,a,i0)') 'image ', me, ' threads ', thread_count()
 contains
-  ! The "Threads:" line of /proc/self/status.
-  integer function thread_count()
-    character(len=256) :: line
-    integer :: u, ios
-    thread_count = -1
-    open (newunit=u, file='/proc/self/status', action='read', iostat=ios)
-    if (ios /= 0) return
-    do
-      read (u, '(a)', iostat=ios) line
-      if (ios /= 0) exit
-      if (line(1:8) == 'Threads:') then
-        read (line(9:), *) thread_count
-        exit
-      end if
-    end do
-    close (u)
-  end function
+  include 'thread_count.inc'
 end program
