@@ -324,21 +324,9 @@ fn failed_jobs_leave_no_file_in_dev_shm_or_tmpdir() {
             );
         }
         // A rank killed in a barrier: the launcher cleans up after it.
-        let mut live = LiveJob::start_command(with_private_tmp(&job_on(
-            t,
-            4,
-            &example("scenarios"),
-            &["barrier-wait", "2"],
-        )));
-        let lines = live.wait_for("waiting", 4);
-        let victim = lines.iter().find(|l| l.starts_with("rank 2 ")).unwrap();
-        let victim_pid: i32 = victim.split_whitespace().nth(3).unwrap().parse().unwrap();
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(victim_pid),
-            nix::sys::signal::Signal::SIGKILL,
-        )
-        .unwrap();
-        let (status, _, stderr) = live.finish();
+        let KilledJob { status, stderr, .. } = kill_rank_2_when_all_wait(LiveJob::start_command(
+            with_private_tmp(&job_on(t, 4, &example("scenarios"), &["barrier-wait", "2"])),
+        ));
         // As kill_9_of_a_rank_in_a_barrier_ends_the_job_and_leaves_no_process expects.
         let killed = if t == "mpich" { 9 } else { 137 };
         assert_eq!(status.code(), Some(killed), "{t}: {stderr}");

@@ -414,13 +414,18 @@ pub struct KilledJob {
 /// Starts 4 ranks of the `barrier-wait` scenario on `transport` (rank 2 never enters the
 /// barrier), kills rank 2 with SIGKILL once all are up, and waits for the job to end.
 pub fn kill_a_rank_in_a_barrier(transport: &str) -> KilledJob {
-    let mut live = LiveJob::start_on(
+    kill_rank_2_when_all_wait(LiveJob::start_on(
         transport,
         4,
         false,
         &example("scenarios"),
         &["barrier-wait", "2"],
-    );
+    ))
+}
+
+/// Kills rank 2 of `live` (4 ranks of `scenarios barrier-wait 2`, however started) with
+/// SIGKILL once all four say they are waiting, and waits for the job to end.
+pub fn kill_rank_2_when_all_wait(mut live: LiveJob) -> KilledJob {
     let lines = live.wait_for("waiting", 4);
     let (pids, job) = pids_and_job(&lines);
     let victim = lines.iter().find(|l| l.starts_with("rank 2 ")).unwrap();
