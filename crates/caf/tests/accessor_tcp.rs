@@ -26,13 +26,9 @@ fn accessors_reach_their_owners_over_tcp() {
         // the mpi round runs `mpirun` jobs only (this file's jobs are `gaspar run` ones)
         return;
     }
-    if let Err(reason) = sid::ready() {
-        skip(&reason);
+    let Some(gaspar) = sid::ready_with_gaspar() else {
         return;
-    }
-    ensure_built();
-    let gaspar = gaspar();
-    let gaspar = gaspar.to_string_lossy();
+    };
     let entries = expected::read(&manifest_dir().join("tests/fortran/EXPECTED"));
     let mut failures = Vec::new();
     let mut checked = 0;

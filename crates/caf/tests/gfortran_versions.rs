@@ -52,13 +52,9 @@ const COMPILER_BUGS: &[(&str, &str, &str, bool)] = &[
 
 #[test]
 fn every_program_meets_its_expectation_with_gfortran_13_to_16() {
-    if let Err(reason) = sid::ready() {
-        skip(&reason);
+    let Some(gaspar) = sid::ready_with_gaspar() else {
         return;
-    }
-    ensure_built();
-    let gaspar = gaspar();
-    let gaspar = gaspar.to_string_lossy();
+    };
     let sources: std::collections::BTreeMap<_, _> = programs().into_iter().collect();
     let entries = expected::read(&manifest_dir().join("tests/fortran/EXPECTED"));
     let mut failures = Vec::new();

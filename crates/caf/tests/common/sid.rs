@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{gaspar, run_in, Outcome};
+use super::{ensure_built, gaspar, run_in, skip, Outcome};
 
 /// The script that makes the chroot and runs commands in it.
 pub fn script() -> PathBuf {
@@ -34,6 +34,17 @@ pub fn ready() -> Result<PathBuf, String> {
     Ok(PathBuf::from(
         String::from_utf8_lossy(&path.stdout).trim().to_owned(),
     ))
+}
+
+/// The chroot made ([`ready`]) and this build's gaspar and libcaf_gaspar built: gaspar's
+/// path for command lines run inside the chroot, or `None` after saying "skipped" and why.
+pub fn ready_with_gaspar() -> Option<String> {
+    if let Err(reason) = ready() {
+        skip(&reason);
+        return None;
+    }
+    ensure_built();
+    Some(gaspar().to_string_lossy().into_owned())
 }
 
 /// `sh -c SCRIPT` inside the chroot, in `dir` (a directory of the repository).
