@@ -223,8 +223,15 @@ impl Gma {
     #[inline(always)]
     pub fn put_blocking(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
         let d = self.locate_range(dst, src.len() as u64)?;
+        self.put_blocking_located(d, src)
+    }
+
+    /// [`put_blocking`](Self::put_blocking) to a place its caller resolved and checked
+    /// itself (see [`put_located`](Self::put_located)).
+    #[inline(always)]
+    pub(crate) fn put_blocking_located(&self, dst: Location, src: &[u8]) -> Result<()> {
         // Complete on return: no handle to issue.
-        Ok(self.transport().put_flushed(d, src)?)
+        Ok(self.transport().put_flushed(dst, src)?)
     }
 
     /// Reads `dst.len()` bytes at `src` into `dst` (a blocking get: complete on return,
@@ -515,7 +522,20 @@ impl Gma {
     #[inline(always)]
     pub fn atomic_blocking(&self, target: GlobalAddr, width: Width, op: AtomicOp) -> Result<u64> {
         let t = self.locate_range(target, width.bytes().into())?;
-        Ok(self.transport().atomic(t, width, op)?)
+        self.atomic_located(t, width, op)
+    }
+
+    /// [`atomic_blocking`](Self::atomic_blocking) on a word its caller resolved and
+    /// checked itself (see [`put_located`](Self::put_located)); the transport still
+    /// checks the word's alignment and its place in the segment.
+    #[inline(always)]
+    pub(crate) fn atomic_located(
+        &self,
+        target: Location,
+        width: Width,
+        op: AtomicOp,
+    ) -> Result<u64> {
+        Ok(self.transport().atomic(target, width, op)?)
     }
 
     /// Writes `src` to `dst`, then updates the 8-byte signal word at `signal` as `op`
