@@ -150,8 +150,8 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
     /// compiles while it borrows the runtime), so the layer below does not look the
     /// allocation up again, as it must for a bare address: the array's own check is the
     /// only one above the transport's (which checks the segment and the alignment).
-    /// Measured on the mpi transport (8-byte fetch-add, Zen 4): that look-up was 2.5 ns
-    /// of the 5 over raw MPI.
+    /// Measured (8-byte fetch-add, Zen 4, 2026-11-29): 7.4 -> 6.9 ns on `shm`, 25.3 -> 24.8
+    /// ns on the mpi transport (raw MPI: 19.3).
     #[inline(always)]
     fn located(&self, rank: u32, index: usize, count: usize) -> Result<Location> {
         if index > self.len || count > self.len - index || rank >= self.procs {
