@@ -1158,7 +1158,11 @@ impl Transport for MpiTransport {
         Ok(())
     }
 
-    #[inline]
+    // Always inlined: the operation is then known where it is called (no dispatch on it)
+    // and the place and operation stay in registers instead of memory (an 8-byte
+    // fetch-add in `gaspar bench --transport mpi`: 24.4 -> 23.6 ns, raw MPI 19.2; Zen 4,
+    // Open MPI 4.1's osc/sm).
+    #[inline(always)]
     fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64> {
         let bytes = width.bytes() as usize;
         let aligned = target.offset & (bytes as u64 - 1) == 0;
