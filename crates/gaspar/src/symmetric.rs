@@ -166,7 +166,8 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
         ))
     }
 
-    /// Why [`at`](Self::at) refuses (kept out of the transfers' inlined path).
+    /// Why [`at`](Self::at) or [`located`](Self::located) refuses (kept out of the
+    /// transfers' inlined path).
     #[cold]
     #[inline(never)]
     fn refusal(&self, rank: u32, index: usize, count: usize) -> Error {
