@@ -1158,10 +1158,9 @@ impl Transport for MpiTransport {
         Ok(())
     }
 
-    // Always inlined: the operation is then known where it is called (no dispatch on it)
-    // and the place and operation stay in registers instead of memory (an 8-byte
-    // fetch-add in `gaspar bench --transport mpi`: 24.4 -> 23.6 ns, raw MPI 19.2; Zen 4,
-    // Open MPI 4.1's osc/sm).
+    // Always inlined into its caller, where the operation is usually a constant (an
+    // 8-byte fetch-add in `RUNS=3 scripts/bench-mpi`: 24.4 -> 23.3-23.6 ns, raw MPI
+    // 19.2; AMD EPYC, Zen 4, Open MPI 4.1's osc/sm).
     #[inline(always)]
     fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64> {
         let bytes = width.bytes() as usize;
