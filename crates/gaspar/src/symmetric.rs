@@ -422,9 +422,11 @@ impl<T: AtomicWord> SymmetricArray<'_, T> {
     /// `op` on element `index` on `rank`, complete there on return; the previous value.
     #[inline(always)]
     fn rmw(&self, rank: u32, index: usize, op: AtomicOp) -> Result<T> {
-        let word = self.located(rank, index, 1)?;
-        Ok(T::from_bits(self.rt.acp().atomic_located(
-            word,
+        let bytes = self.checked_bytes(rank, index, 1)?;
+        Ok(T::from_bits(self.rt.acp().atomic_heap(
+            self.rt.acp().physical(rank)?,
+            self.heap_offset + bytes,
+            self.base.on_rank_at(rank, bytes),
             T::WIDTH,
             op,
         )?))

@@ -538,6 +538,20 @@ impl Gma {
         Ok(self.transport().atomic(target, width, op)?)
     }
 
+    /// [`atomic_located`](Self::atomic_located) on the word `offset` bytes into physical
+    /// rank `rank`'s symmetric heap (reached through `ga`), which the caller checked.
+    #[inline(always)]
+    pub(crate) fn atomic_heap(
+        &self,
+        rank: u32,
+        offset: u64,
+        ga: GlobalAddr,
+        width: Width,
+        op: AtomicOp,
+    ) -> Result<u64> {
+        Ok(self.transport().atomic_heap(rank, offset, ga, width, op)?)
+    }
+
     /// Writes `src` to `dst`, then updates the 8-byte signal word at `signal` as `op`
     /// says (OpenSHMEM 1.5's `shmem_put_signal`), and returns when both are visible at
     /// their targets. The data is complete at its target before the signal changes, so a

@@ -157,6 +157,40 @@ pub enum AtomicOp {
     Store(u64),
 }
 
+impl AtomicOp {
+    /// The operation as scalars (see [`from_parts`](Self::from_parts)).
+    #[inline(always)]
+    pub(crate) fn parts(self) -> (u8, u64, u64) {
+        match self {
+            AtomicOp::CompareSwap { expected, new } => (0, expected, new),
+            AtomicOp::Swap(v) => (1, v, 0),
+            AtomicOp::Add(v) => (2, v, 0),
+            AtomicOp::Xor(v) => (3, v, 0),
+            AtomicOp::Or(v) => (4, v, 0),
+            AtomicOp::And(v) => (5, v, 0),
+            AtomicOp::Load => (6, 0, 0),
+            AtomicOp::Store(v) => (7, v, 0),
+        }
+    }
+
+    /// The operation [`parts`](Self::parts) took apart (`code` is one it returned).
+    pub(crate) fn from_parts(code: u8, a: u64, b: u64) -> AtomicOp {
+        match code {
+            0 => AtomicOp::CompareSwap {
+                expected: a,
+                new: b,
+            },
+            1 => AtomicOp::Swap(a),
+            2 => AtomicOp::Add(a),
+            3 => AtomicOp::Xor(a),
+            4 => AtomicOp::Or(a),
+            5 => AtomicOp::And(a),
+            6 => AtomicOp::Load,
+            _ => AtomicOp::Store(a),
+        }
+    }
+}
+
 /// One contiguous piece of a noncontiguous transfer: `len` bytes at byte `local` of the
 /// local buffer and at byte `remote` after the remote location.
 ///
@@ -479,6 +513,20 @@ pub trait Transport: Send + Sync {
     fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
     /// Does `op` on the word at `target` and returns the word's previous value.
     fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
+    /// [`atomic`](Self::atomic) on the word `offset` bytes into physical rank `rank`'s
+    /// symmetric heap, reached through `ga`: for a caller that knows the segment (a typed
+    /// array), so that nothing decodes it.
+    #[inline(always)]
+    fn atomic_heap(
+        &self,
+        rank: u32,
+        offset: u64,
+        ga: GlobalAddr,
+        width: Width,
+        op: AtomicOp,
+    ) -> TransportResult<u64> {
+        self.atomic(Location::new(rank, Segment::Heap, offset, ga), width, op)
+    }
     /// Adds `scale * src` to the elements of `kind` at `dst` (ARMCI's accumulate),
     /// `shape` saying where they lie on both sides (checked as a whole first; `scale` is
     /// one element). Completes as [`put`](Self::put) does; see the module documentation
@@ -703,6 +751,29 @@ mod tests {
                     (rank, segment, u64::MAX)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn an_atomic_op_taken_apart_is_put_back_together() {
+        let ops = [
+            AtomicOp::CompareSwap {
+                expected: 3,
+                new: u64::MAX,
+            },
+            AtomicOp::Swap(5),
+            AtomicOp::Add(u64::MAX),
+            AtomicOp::Xor(7),
+            AtomicOp::Or(9),
+            AtomicOp::And(11),
+            AtomicOp::Load,
+            AtomicOp::Store(13),
+        ];
+        let mut codes = std::collections::BTreeSet::new();
+        for op in ops {
+            let (code, a, b) = op.parts();
+            assert!(codes.insert(code), "{op:?}: code {code} used twice");
+            assert_eq!(AtomicOp::from_parts(code, a, b), op);
         }
     }
 }

@@ -643,6 +643,21 @@ impl MpiTransport {
         self.registered_span(loc, slot)
     }
 
+    /// [`atomic_elsewhere`](Self::atomic_elsewhere) with the place and the operation as
+    /// scalars, in registers: passed whole (by memory, as the ABI passes them), they
+    /// were written on every call and the operation, a constant in the caller, was read
+    /// back and dispatched through a jump table.
+    #[inline(always)]
+    fn atomic_elsewhere_of(
+        &self,
+        target: Location,
+        width: Width,
+        op: AtomicOp,
+    ) -> TransportResult<u64> {
+        let (code, a, b) = op.parts();
+        self.atomic_elsewhere(target.offset, target.ga, target.place, width, code, a, b)
+    }
+
     /// The common case of [`target`](Self::target), in a few instructions: `len` bytes of
     /// starter memory or heap that end before [`fast_reach`](Self::fast_reach). Returns
     /// the window displacement and the MPI count; `None` sends the caller to its general
@@ -1173,8 +1188,32 @@ impl Transport for MpiTransport {
                 }
                 Ok(self.atomic_at(target.rank(), disp, width, op))
             }
-            _ => self.atomic_elsewhere(target, width, op),
+            _ => self.atomic_elsewhere_of(target, width, op),
         }
+    }
+
+    #[inline(always)]
+    fn atomic_heap(
+        &self,
+        rank: u32,
+        offset: u64,
+        ga: crate::addr::GlobalAddr,
+        width: Width,
+        op: AtomicOp,
+    ) -> TransportResult<u64> {
+        let bytes = u64::from(width.bytes());
+        // The caller checked the word against its array; the window's reach and the
+        // alignment are checked here all the same, in a few instructions.
+        if offset & (bytes - 1) == 0 && offset + bytes < self.fast_reach[1] {
+            let disp = (self.heap_offset + offset) as ffi::MPI_Aint;
+            self.order_after_writes(rank);
+            if rank == self.rank && matches!(op, AtomicOp::Load) {
+                return Ok(self.load_own(disp, width));
+            }
+            return Ok(self.atomic_at(rank, disp, width, op));
+        }
+        let target = Location::new(rank, Segment::Heap, offset, ga);
+        self.atomic_elsewhere_of(target, width, op)
     }
 
     fn accumulate(

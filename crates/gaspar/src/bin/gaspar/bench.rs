@@ -135,6 +135,7 @@ fn in_job_peer(
     rt: &gaspar::strided::Strided,
     target: gaspar::GlobalAddr,
     word: GlobalPtr<u64>,
+    typed: &gaspar::SymmetricArray<'_, u64>,
     (reps, iters): (u32, u64),
     figures: &mut Figures,
 ) -> gaspar::Result<()> {
@@ -212,6 +213,59 @@ fn in_job_peer(
                 iters,
                 || {
                     std::hint::black_box(word.compare_swap(rt, 0, 0).expect("compare_swap"));
+                },
+                || {
+                    std::hint::black_box(peer.compare_swap());
+                },
+            ),
+        );
+        // The same through the typed API (element 0 of rank 1's array): what a Rust
+        // program calls, which checks its index and rank instead of decoding an address.
+        let value = 7u64;
+        record(
+            "typed_put_lat",
+            8,
+            time_pair(
+                reps,
+                iters,
+                || typed.put(1, 0, &value).expect("put"),
+                || peer.put(&eight),
+            ),
+        );
+        record(
+            "typed_get_lat",
+            8,
+            time_pair(
+                reps,
+                iters,
+                || {
+                    std::hint::black_box(typed.get(1, 0).expect("get"));
+                },
+                || peer.get(&mut scratch),
+            ),
+        );
+        record(
+            "typed_fadd_lat",
+            8,
+            time_pair(
+                reps,
+                iters,
+                || {
+                    std::hint::black_box(typed.fetch_add(1, 0, 1).expect("fetch_add"));
+                },
+                || {
+                    std::hint::black_box(peer.fetch_add());
+                },
+            ),
+        );
+        record(
+            "typed_cas_lat",
+            8,
+            time_pair(
+                reps,
+                iters,
+                || {
+                    std::hint::black_box(typed.compare_swap(1, 0, 0, 0).expect("compare_swap"));
                 },
                 || {
                     std::hint::black_box(peer.compare_swap());
@@ -334,13 +388,14 @@ fn signal_pingpong(
 }
 
 fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
-    let rt = gaspar::init()?.into_acp();
+    let runtime = gaspar::init()?;
     if let Some(pingpong_iters) = args.scaling_pingpong_iters {
-        return measure_scaling(rt, args, pingpong_iters);
+        return measure_scaling(runtime.into_acp(), args, pingpong_iters);
     }
     if args.allreduce {
-        return allreduce::measure(rt, args);
+        return allreduce::measure(runtime.into_acp(), args);
     }
+    let rt = runtime.acp();
     if rt.procs() != 2 {
         rt.abort("the benchmark needs exactly 2 ranks");
     }
@@ -373,12 +428,12 @@ fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
     })?;
     measure("fadd_lat", 8, &mut || {
         time_loop(reps, iters, || {
-            word.fetch_add(&rt, 1).expect("fetch_add");
+            word.fetch_add(rt, 1).expect("fetch_add");
         })
     })?;
     measure("cas_lat", 8, &mut || {
         time_loop(reps, iters, || {
-            word.compare_swap(&rt, 0, 0).expect("compare_swap");
+            word.compare_swap(rt, 0, 0).expect("compare_swap");
         })
     })?;
     rt.barrier()?;
@@ -392,11 +447,16 @@ fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
             remote,
             mapped: mapped.map(|address| address + skip),
         };
-        placements::measure(&rt, buffers, reps, &mut figures)?;
+        placements::measure(rt, buffers, reps, &mut figures)?;
     }
     rt.barrier()?;
     #[cfg(feature = "mpi")]
-    in_job_peer(&rt, target, word, (reps, iters), &mut figures)?;
+    {
+        // The typed API's element (a symmetric array of the runtime) beside the address.
+        let typed = runtime.alloc::<u64>(1)?;
+        in_job_peer(rt, target, word, &typed, (reps, iters), &mut figures)?;
+        typed.free()?;
+    }
     // Barrier: both ranks loop; rank 0 reports.
     let t = time_loop(reps, iters, || rt.barrier().expect("barrier"));
     if me == 0 {
@@ -404,7 +464,7 @@ fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
         write_figures(&args.out, &figures)?;
     }
     rt.free(block)?;
-    rt.finalize()
+    runtime.finalize()
 }
 
 fn parse_figures(text: &str) -> Figures {

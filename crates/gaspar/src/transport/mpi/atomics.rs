@@ -7,7 +7,7 @@ use std::ffi::c_int;
 use mpi::ffi;
 
 use super::{constant, succeeded, unsupported_registered, MpiTransport};
-use crate::addr::Segment;
+use crate::addr::{GlobalAddr, Segment};
 use crate::error::{Error, Result};
 use crate::transport::{AtomicOp, Location, TransportResult, Width};
 
@@ -41,16 +41,24 @@ impl MpiTransport {
     }
 
     /// [`atomic_anywhere`](Self::atomic_anywhere) with its error boxed, out of line: the
-    /// fast path's frame then holds neither (measured with put and get: 2 ns of 20).
+    /// fast path's frame then holds neither (measured with put and get: 2 ns of 20). The
+    /// place and the operation come as scalars ([`Location`]'s fields,
+    /// [`AtomicOp::parts`]), see `atomic_elsewhere_of`.
     #[cold]
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn atomic_elsewhere(
         &self,
-        target: Location,
+        offset: u64,
+        ga: GlobalAddr,
+        place: u64,
         width: Width,
-        op: AtomicOp,
+        code: u8,
+        a: u64,
+        b: u64,
     ) -> TransportResult<u64> {
-        Ok(self.atomic_anywhere(target, width, op)?)
+        let target = Location { offset, ga, place };
+        Ok(self.atomic_anywhere(target, width, AtomicOp::from_parts(code, a, b))?)
     }
 
     /// `op` on the word at `disp` of `rank`'s window, checked by the caller.

@@ -33,7 +33,7 @@ use super::{
     barrier, segments_extent, AtomicOp, Incoming, Location, Outgoing, Pattern, Run, SegmentSizes,
     Transport, TransportResult, Width,
 };
-use crate::addr::{Segment, REGISTRATION_SLOTS};
+use crate::addr::{GlobalAddr, Segment, REGISTRATION_SLOTS};
 use crate::error::{Error, Result};
 
 /// One peer's mapping, as this process sees it.
@@ -323,6 +323,42 @@ impl ShmTransport {
         if !self.asymmetric_fences || membarrier(MembarrierCommand::GlobalExpedited).is_err() {
             fence(Ordering::SeqCst);
         }
+    }
+
+    /// `op` on the word at `ptr`, of `rank`'s memory; wakes `rank`'s sleepers when the
+    /// word may have changed.
+    ///
+    /// # Safety
+    /// `ptr` is aligned to `width` and its `width` bytes lie inside a shared mapping of
+    /// this transport, which every process touches only through atomics or the
+    /// program's own copies.
+    #[inline(always)]
+    unsafe fn atomic_on(&self, ptr: *mut u8, rank: u32, width: Width, op: AtomicOp) -> u64 {
+        let old = match width {
+            // SAFETY: the function's contract.
+            Width::W8 => atomic_u64(unsafe { &*(ptr as *const AtomicU64) }, op),
+            // SAFETY: the function's contract.
+            Width::W4 => u64::from(atomic_u32(unsafe { &*(ptr as *const AtomicU32) }, op)),
+        };
+        if op != AtomicOp::Load {
+            self.wake(rank);
+        }
+        old
+    }
+
+    /// [`atomic`](Transport::atomic) out of line, the operation as scalars (so that a
+    /// caller's constant operation is never written to memory for it).
+    #[cold]
+    #[inline(never)]
+    fn atomic_elsewhere(
+        &self,
+        target: Location,
+        width: Width,
+        code: u8,
+        a: u64,
+        b: u64,
+    ) -> TransportResult<u64> {
+        self.atomic(target, width, AtomicOp::from_parts(code, a, b))
     }
 
     /// Called after a write that a wait on memory of `watched` may look for: rings
@@ -805,24 +841,44 @@ impl Transport for ShmTransport {
                 reason: "on the shm transport atomics need starter memory or the symmetric heap, not registered memory",
             }));
         };
-        let old = match width {
-            Width::W8 => {
-                // SAFETY: `ptr` is 8-byte aligned (segment bases are page aligned and the
-                // offset was checked), inside a live shared mapping, and every process
-                // touches this word only through atomics or the program's own copies.
-                let word = unsafe { &*(ptr as *const AtomicU64) };
-                atomic_u64(word, op)
+        // SAFETY: `ptr` is aligned (segment bases are page aligned and the offset was
+        // checked) and `bytes` from it lie inside a live shared mapping (`shared`).
+        Ok(unsafe { self.atomic_on(ptr, target.rank(), width, op) })
+    }
+
+    #[inline(always)]
+    fn atomic_heap(
+        &self,
+        rank: u32,
+        offset: u64,
+        ga: GlobalAddr,
+        width: Width,
+        op: AtomicOp,
+    ) -> TransportResult<u64> {
+        let bytes = u64::from(width.bytes());
+        let inside = offset
+            .checked_add(bytes)
+            .is_some_and(|end| end <= self.layout.heap_len);
+        match self.peers.get(rank as usize) {
+            Some(peer) if inside && offset & (bytes - 1) == 0 => {
+                let ptr = peer
+                    .base
+                    .wrapping_add((self.layout.heap_offset + offset) as usize);
+                // SAFETY: an aligned word inside `rank`'s heap (checked above; the heap's
+                // start is page aligned), which is mapped as long as the transport lives.
+                Ok(unsafe { self.atomic_on(ptr, rank, width, op) })
             }
-            Width::W4 => {
-                // SAFETY: as above, with 4-byte alignment.
-                let word = unsafe { &*(ptr as *const AtomicU32) };
-                u64::from(atomic_u32(word, op))
+            _ => {
+                let (code, a, b) = op.parts();
+                self.atomic_elsewhere(
+                    Location::new(rank, Segment::Heap, offset, ga),
+                    width,
+                    code,
+                    a,
+                    b,
+                )
             }
-        };
-        if op != AtomicOp::Load {
-            self.wake(target.rank());
         }
-        Ok(old)
     }
 
     fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64> {
@@ -1018,6 +1074,7 @@ impl Transport for ShmTransport {
 
 const _: () = assert!(MAX_ROUNDS >= 17);
 
+#[inline]
 fn atomic_u64(word: &AtomicU64, op: AtomicOp) -> u64 {
     const ORD: Ordering = Ordering::AcqRel;
     match op {
@@ -1036,6 +1093,7 @@ fn atomic_u64(word: &AtomicU64, op: AtomicOp) -> u64 {
     }
 }
 
+#[inline]
 fn atomic_u32(word: &AtomicU32, op: AtomicOp) -> u32 {
     const ORD: Ordering = Ordering::AcqRel;
     let low = |v: u64| v as u32;
