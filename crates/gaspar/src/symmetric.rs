@@ -7,9 +7,9 @@ use bytemuck::Pod;
 
 use crate::error::{Error, Result};
 use crate::gma::{AtomicWord, Compare, GlobalPtr, Handle, SignalOp};
-use crate::gmem::{GlobalAddr, Segment, SymmetricAlloc};
+use crate::gmem::{GlobalAddr, SymmetricAlloc};
 use crate::runtime::Runtime;
-use crate::transport::{AtomicOp, Location};
+use crate::transport::AtomicOp;
 
 /// An array of `len` elements of `T` on every rank (from [`Runtime::alloc`]), reached by
 /// (rank, index). Every transfer is checked against the array's length and the job's
@@ -132,7 +132,13 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
     }
 
     /// Bytes from element 0 to element `index`, after checking `index` (and `count`
-    /// elements from it) and `rank` against the array.
+    /// elements from it) and `rank` against the array. The blocking transfers and the
+    /// atomics then go to the transport's heap paths (`put_heap`, `get_heap`,
+    /// `atomic_heap`): the handle is the proof that the block is live ([`free`](Self::free)
+    /// consumes it, and nothing that ends every allocation compiles while it borrows the
+    /// runtime), so the layers below neither look the allocation up again, as they must
+    /// for a bare address, nor decode a segment; the transport still checks its reach
+    /// and the alignment.
     #[inline(always)]
     fn checked_bytes(&self, rank: u32, index: usize, count: usize) -> Result<u64> {
         if index > self.len || count > self.len - index || rank >= self.procs {
@@ -148,23 +154,6 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
         let bytes = self.checked_bytes(rank, index, count)?;
         // A rank of the job and a place inside the block, which fits the address layout.
         Ok(self.base.on_rank_at(rank, bytes))
-    }
-
-    /// Element `index` (of `count` elements from it) on `rank` as the transport's place,
-    /// after checking both against the array. The handle is the proof that the block is
-    /// live ([`free`](Self::free) consumes it, and nothing that ends every allocation
-    /// compiles while it borrows the runtime), so the layer below does not look the
-    /// allocation up again, as it must for a bare address: the array's own check is the
-    /// only one above the transport's (which checks the segment and the alignment).
-    #[inline(always)]
-    fn located(&self, rank: u32, index: usize, count: usize) -> Result<Location> {
-        let bytes = self.checked_bytes(rank, index, count)?;
-        Ok(Location::new(
-            self.rt.acp().physical(rank)?,
-            Segment::Heap,
-            self.heap_offset + bytes,
-            self.base.on_rank_at(rank, bytes),
-        ))
     }
 
     /// Why [`checked_bytes`](Self::checked_bytes) refuses (kept out of the transfers'
@@ -222,10 +211,13 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
     /// ```
     #[inline]
     pub fn put_slice(&self, rank: u32, index: usize, values: &[T]) -> Result<()> {
-        let dst = self.located(rank, index, values.len())?;
-        self.rt
-            .acp()
-            .put_blocking_located(dst, bytemuck::cast_slice(values))
+        let bytes = self.checked_bytes(rank, index, values.len())?;
+        self.rt.acp().put_blocking_heap(
+            self.rt.acp().physical(rank)?,
+            self.heap_offset + bytes,
+            self.base.on_rank_at(rank, bytes),
+            bytemuck::cast_slice(values),
+        )
     }
 
     /// Writes `value` to element `index` on `rank` without waiting for it to arrive:
@@ -287,10 +279,13 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
     /// ```
     #[inline]
     pub fn get_slice(&self, rank: u32, index: usize, out: &mut [T]) -> Result<()> {
-        let src = self.located(rank, index, out.len())?;
-        self.rt
-            .acp()
-            .get_located(bytemuck::cast_slice_mut(out), src)
+        let bytes = self.checked_bytes(rank, index, out.len())?;
+        self.rt.acp().get_heap(
+            bytemuck::cast_slice_mut(out),
+            self.rt.acp().physical(rank)?,
+            self.heap_offset + bytes,
+            self.base.on_rank_at(rank, bytes),
+        )
     }
 
     /// Writes a `D`-dimensional section of `src` into the array on `rank` (a strided put):

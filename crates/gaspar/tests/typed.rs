@@ -60,6 +60,34 @@ fn typed_arrays_move_elements_and_refuse_misuse() {
     }
 }
 
+/// The same through the mpi transport's MPI calls (`GASPAR_MPI_DIRECT=off`): on one host
+/// contiguous puts and gets are otherwise copies through the shared window, and the typed
+/// arrays' heap paths have a branch of each kind.
+#[cfg(feature = "mpi")]
+#[test]
+fn typed_arrays_move_elements_through_mpi_calls_too() {
+    if !mpirun_installed() {
+        skip("mpirun is not installed");
+        return;
+    }
+    for procs in [1u32, 3] {
+        let out = run_on_with_env(
+            JOB_TIMEOUT,
+            "mpi",
+            procs,
+            &[("GASPAR_MPI_DIRECT", "off")],
+            &[&example("typed_scenarios"), &"typed-array"],
+        );
+        out.assert_success();
+        assert_eq!(
+            count(&out, "typed array ok"),
+            procs as usize,
+            "{}",
+            out.stdout
+        );
+    }
+}
+
 /// An array dropped without `free` ends the job at the rank's next collective call, with
 /// a message naming it.
 #[test]

@@ -538,6 +538,32 @@ impl Gma {
         Ok(self.transport().atomic(target, width, op)?)
     }
 
+    /// [`put_blocking_located`](Self::put_blocking_located) to `offset` bytes into physical
+    /// rank `rank`'s symmetric heap (reached through `ga`), which the caller checked.
+    #[inline(always)]
+    pub(crate) fn put_blocking_heap(
+        &self,
+        rank: u32,
+        offset: u64,
+        ga: GlobalAddr,
+        src: &[u8],
+    ) -> Result<()> {
+        Ok(self.transport().put_heap(rank, offset, ga, src)?)
+    }
+
+    /// [`get_located`](Self::get_located) from `offset` bytes into physical rank `rank`'s
+    /// symmetric heap (reached through `ga`), which the caller checked.
+    #[inline(always)]
+    pub(crate) fn get_heap(
+        &self,
+        dst: &mut [u8],
+        rank: u32,
+        offset: u64,
+        ga: GlobalAddr,
+    ) -> Result<()> {
+        Ok(self.transport().get_heap(rank, offset, ga, dst)?)
+    }
+
     /// [`atomic_located`](Self::atomic_located) on the word `offset` bytes into physical
     /// rank `rank`'s symmetric heap (reached through `ga`), which the caller checked.
     #[inline(always)]

@@ -527,6 +527,24 @@ pub trait Transport: Send + Sync {
     ) -> TransportResult<u64> {
         self.atomic(Location::new(rank, Segment::Heap, offset, ga), width, op)
     }
+    /// [`put_flushed`](Self::put_flushed) to `offset` bytes into physical rank `rank`'s
+    /// symmetric heap (see [`atomic_heap`](Self::atomic_heap)).
+    #[inline(always)]
+    fn put_heap(&self, rank: u32, offset: u64, ga: GlobalAddr, src: &[u8]) -> TransportResult<()> {
+        self.put_flushed(Location::new(rank, Segment::Heap, offset, ga), src)
+    }
+    /// [`get`](Self::get) from `offset` bytes into physical rank `rank`'s symmetric heap
+    /// (see [`atomic_heap`](Self::atomic_heap)).
+    #[inline(always)]
+    fn get_heap(
+        &self,
+        rank: u32,
+        offset: u64,
+        ga: GlobalAddr,
+        dst: &mut [u8],
+    ) -> TransportResult<()> {
+        self.get(Location::new(rank, Segment::Heap, offset, ga), dst)
+    }
     /// Adds `scale * src` to the elements of `kind` at `dst` (ARMCI's accumulate),
     /// `shape` saying where they lie on both sides (checked as a whole first; `scale` is
     /// one element). Completes as [`put`](Self::put) does; see the module documentation

@@ -40,7 +40,7 @@ use super::{
     segments_extent, AccKind, AccShape, AtomicOp, Incoming, Location, Outgoing, Pattern, Run,
     SegmentSizes, Transport, TransportResult, Width,
 };
-use crate::addr::{Segment, REGISTRATION_SLOTS};
+use crate::addr::{GlobalAddr, Segment, REGISTRATION_SLOTS};
 use crate::error::{Error, Result};
 use crate::transport::seqlock::RegionEntry;
 use crate::transport::wait::Patience;
@@ -691,12 +691,20 @@ impl MpiTransport {
             return None;
         }
         let (disp, _) = self.heap_target(loc, len)?;
-        let base = if loc.rank() == self.rank {
-            self.base as usize
+        Some((self.direct_base(loc.rank())? + disp as usize) as *mut u8)
+    }
+
+    /// Where `rank`'s window starts in this process, when contiguous transfers to it are
+    /// copies ([`direct_target`](Self::direct_target)).
+    #[inline(always)]
+    fn direct_base(&self, rank: u32) -> Option<usize> {
+        if !self.direct {
+            None
+        } else if rank == self.rank {
+            Some(self.base as usize)
         } else {
-            self.peer_bases.get(loc.rank() as usize)?.base
-        };
-        Some((base + disp as usize) as *mut u8)
+            Some(self.peer_bases.get(rank as usize)?.base)
+        }
     }
 
     /// Copies `src` to `at`, the mapped address of a put to `rank`.
@@ -1119,6 +1127,76 @@ impl Transport for MpiTransport {
         Ok(())
     }
 
+    #[inline(always)]
+    fn put_heap(&self, rank: u32, offset: u64, ga: GlobalAddr, src: &[u8]) -> TransportResult<()> {
+        // As `put_flushed`, with the segment known: the offset is below 2^38 (the caller's
+        // array lies in the heap) and `src` a slice, so the sum does not overflow, and a
+        // reach of at most `i32::MAX` makes the length a valid MPI count.
+        if offset + (src.len() as u64) < self.fast_reach[1] {
+            let disp = self.heap_offset + offset;
+            if let Some(base) = self.direct_base(rank) {
+                self.put_direct(rank, (base + disp as usize) as *mut u8, src);
+                return Ok(());
+            }
+            self.order_after_writes(rank);
+            // SAFETY: `src` is borrowed until the flush below; the range was checked
+            // above; the window is locked for the whole run.
+            let (put, flush) = unsafe {
+                (
+                    put_piece(
+                        self.win,
+                        rank,
+                        disp as ffi::MPI_Aint,
+                        src.as_ptr(),
+                        src.len() as c_int,
+                    ),
+                    ffi::MPI_Win_flush(rank as c_int, self.win),
+                )
+            };
+            succeeded("MPI_Put", put);
+            succeeded("MPI_Win_flush", flush);
+            return Ok(());
+        }
+        self.put_flushed_elsewhere(Location::new(rank, Segment::Heap, offset, ga), src)
+    }
+
+    #[inline(always)]
+    fn get_heap(
+        &self,
+        rank: u32,
+        offset: u64,
+        ga: GlobalAddr,
+        dst: &mut [u8],
+    ) -> TransportResult<()> {
+        // As `get`, with the segment known (see `put_heap`).
+        if offset + (dst.len() as u64) < self.fast_reach[1] {
+            let disp = self.heap_offset + offset;
+            if let Some(base) = self.direct_base(rank) {
+                self.get_direct(rank, (base + disp as usize) as *const u8, dst);
+                return Ok(());
+            }
+            self.order_after_writes(rank);
+            // SAFETY: `dst` is borrowed until the flush below; the range was checked
+            // above; the window is locked for the whole run.
+            let (get, flush) = unsafe {
+                (
+                    get_piece(
+                        self.win,
+                        rank,
+                        disp as ffi::MPI_Aint,
+                        dst.as_mut_ptr(),
+                        dst.len() as c_int,
+                    ),
+                    ffi::MPI_Win_flush_local(rank as c_int, self.win),
+                )
+            };
+            succeeded("MPI_Get", get);
+            succeeded("MPI_Win_flush_local", flush);
+            return Ok(());
+        }
+        self.get_elsewhere(Location::new(rank, Segment::Heap, offset, ga), dst)
+    }
+
     #[inline]
     fn get(&self, src: Location, dst: &mut [u8]) -> TransportResult<()> {
         if let Some(at) = self.direct_target(src, dst.len()) {
@@ -1197,7 +1275,7 @@ impl Transport for MpiTransport {
         &self,
         rank: u32,
         offset: u64,
-        ga: crate::addr::GlobalAddr,
+        ga: GlobalAddr,
         width: Width,
         op: AtomicOp,
     ) -> TransportResult<u64> {
