@@ -215,7 +215,7 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
         self.rt.acp().put_blocking_heap(
             self.rt.acp().physical(rank)?,
             self.heap_offset + bytes,
-            self.base.on_rank_at(rank, bytes),
+            || self.base.on_rank_at(rank, bytes),
             bytemuck::cast_slice(values),
         )
     }
@@ -284,7 +284,7 @@ impl<'rt, T: Pod> SymmetricArray<'rt, T> {
             bytemuck::cast_slice_mut(out),
             self.rt.acp().physical(rank)?,
             self.heap_offset + bytes,
-            self.base.on_rank_at(rank, bytes),
+            || self.base.on_rank_at(rank, bytes),
         )
     }
 
@@ -421,7 +421,7 @@ impl<T: AtomicWord> SymmetricArray<'_, T> {
         Ok(T::from_bits(self.rt.acp().atomic_heap(
             self.rt.acp().physical(rank)?,
             self.heap_offset + bytes,
-            self.base.on_rank_at(rank, bytes),
+            || self.base.on_rank_at(rank, bytes),
             T::WIDTH,
             op,
         )?))

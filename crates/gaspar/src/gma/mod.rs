@@ -539,39 +539,42 @@ impl Gma {
     }
 
     /// [`put_blocking_located`](Self::put_blocking_located) to `offset` bytes into physical
-    /// rank `rank`'s symmetric heap (reached through `ga`), which the caller checked.
+    /// rank `rank`'s symmetric heap, which the caller checked (`ga`: as in
+    /// [`Transport::atomic_heap`]).
     #[inline(always)]
     pub(crate) fn put_blocking_heap(
         &self,
         rank: u32,
         offset: u64,
-        ga: GlobalAddr,
+        ga: impl FnOnce() -> GlobalAddr,
         src: &[u8],
     ) -> Result<()> {
         Ok(self.transport().put_heap(rank, offset, ga, src)?)
     }
 
     /// [`get_located`](Self::get_located) from `offset` bytes into physical rank `rank`'s
-    /// symmetric heap (reached through `ga`), which the caller checked.
+    /// symmetric heap, which the caller checked (`ga`: as in
+    /// [`Transport::atomic_heap`]).
     #[inline(always)]
     pub(crate) fn get_heap(
         &self,
         dst: &mut [u8],
         rank: u32,
         offset: u64,
-        ga: GlobalAddr,
+        ga: impl FnOnce() -> GlobalAddr,
     ) -> Result<()> {
         Ok(self.transport().get_heap(rank, offset, ga, dst)?)
     }
 
     /// [`atomic_located`](Self::atomic_located) on the word `offset` bytes into physical
-    /// rank `rank`'s symmetric heap (reached through `ga`), which the caller checked.
+    /// rank `rank`'s symmetric heap, which the caller checked (`ga`: as in
+    /// [`Transport::atomic_heap`]).
     #[inline(always)]
     pub(crate) fn atomic_heap(
         &self,
         rank: u32,
         offset: u64,
-        ga: GlobalAddr,
+        ga: impl FnOnce() -> GlobalAddr,
         width: Width,
         op: AtomicOp,
     ) -> Result<u64> {

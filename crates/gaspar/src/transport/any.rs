@@ -46,11 +46,11 @@ impl Transport for AnyTransport {
         fn check_range(&self, loc: Location, len: u64) -> TransportResult<()>;
         fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
         fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
-        fn put_heap(&self, rank: u32, offset: u64, ga: crate::addr::GlobalAddr, src: &[u8])
+        fn put_heap(&self, rank: u32, offset: u64, ga: impl FnOnce() -> crate::addr::GlobalAddr, src: &[u8])
             -> TransportResult<()>;
-        fn get_heap(&self, rank: u32, offset: u64, ga: crate::addr::GlobalAddr, dst: &mut [u8])
+        fn get_heap(&self, rank: u32, offset: u64, ga: impl FnOnce() -> crate::addr::GlobalAddr, dst: &mut [u8])
             -> TransportResult<()>;
-        fn atomic_heap(&self, rank: u32, offset: u64, ga: crate::addr::GlobalAddr, width: Width,
+        fn atomic_heap(&self, rank: u32, offset: u64, ga: impl FnOnce() -> crate::addr::GlobalAddr, width: Width,
             op: AtomicOp) -> TransportResult<u64>;
         fn accumulate(&self, dst: Location, src: &[u8], shape: AccShape<'_>, kind: AccKind,
             scale: &[u8]) -> TransportResult<()>;

@@ -514,24 +514,31 @@ pub trait Transport: Send + Sync {
     /// Does `op` on the word at `target` and returns the word's previous value.
     fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
     /// [`atomic`](Self::atomic) on the word `offset` bytes into physical rank `rank`'s
-    /// symmetric heap, reached through `ga`: for a caller that knows the segment (a typed
-    /// array), so that nothing decodes it.
+    /// symmetric heap: for a caller that knows the segment (a typed array), so that
+    /// nothing decodes it. `ga` gives the address the caller used, for an error's message;
+    /// only a path that fails calls it (computing it cost a few instructions per call).
     #[inline(always)]
     fn atomic_heap(
         &self,
         rank: u32,
         offset: u64,
-        ga: GlobalAddr,
+        ga: impl FnOnce() -> GlobalAddr,
         width: Width,
         op: AtomicOp,
     ) -> TransportResult<u64> {
-        self.atomic(Location::new(rank, Segment::Heap, offset, ga), width, op)
+        self.atomic(Location::new(rank, Segment::Heap, offset, ga()), width, op)
     }
     /// [`put_flushed`](Self::put_flushed) to `offset` bytes into physical rank `rank`'s
     /// symmetric heap (see [`atomic_heap`](Self::atomic_heap)).
     #[inline(always)]
-    fn put_heap(&self, rank: u32, offset: u64, ga: GlobalAddr, src: &[u8]) -> TransportResult<()> {
-        self.put_flushed(Location::new(rank, Segment::Heap, offset, ga), src)
+    fn put_heap(
+        &self,
+        rank: u32,
+        offset: u64,
+        ga: impl FnOnce() -> GlobalAddr,
+        src: &[u8],
+    ) -> TransportResult<()> {
+        self.put_flushed(Location::new(rank, Segment::Heap, offset, ga()), src)
     }
     /// [`get`](Self::get) from `offset` bytes into physical rank `rank`'s symmetric heap
     /// (see [`atomic_heap`](Self::atomic_heap)).
@@ -540,10 +547,10 @@ pub trait Transport: Send + Sync {
         &self,
         rank: u32,
         offset: u64,
-        ga: GlobalAddr,
+        ga: impl FnOnce() -> GlobalAddr,
         dst: &mut [u8],
     ) -> TransportResult<()> {
-        self.get(Location::new(rank, Segment::Heap, offset, ga), dst)
+        self.get(Location::new(rank, Segment::Heap, offset, ga()), dst)
     }
     /// Adds `scale * src` to the elements of `kind` at `dst` (ARMCI's accumulate),
     /// `shape` saying where they lie on both sides (checked as a whole first; `scale` is

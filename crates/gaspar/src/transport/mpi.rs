@@ -1128,7 +1128,13 @@ impl Transport for MpiTransport {
     }
 
     #[inline(always)]
-    fn put_heap(&self, rank: u32, offset: u64, ga: GlobalAddr, src: &[u8]) -> TransportResult<()> {
+    fn put_heap(
+        &self,
+        rank: u32,
+        offset: u64,
+        ga: impl FnOnce() -> GlobalAddr,
+        src: &[u8],
+    ) -> TransportResult<()> {
         // As `put_flushed`, with the segment known: the offset is below 2^38 (the caller's
         // array lies in the heap) and `src` a slice, so the sum does not overflow, and a
         // reach of at most `i32::MAX` makes the length a valid MPI count.
@@ -1157,7 +1163,7 @@ impl Transport for MpiTransport {
             succeeded("MPI_Win_flush", flush);
             return Ok(());
         }
-        self.put_flushed_elsewhere(Location::new(rank, Segment::Heap, offset, ga), src)
+        self.put_flushed_elsewhere(Location::new(rank, Segment::Heap, offset, ga()), src)
     }
 
     #[inline(always)]
@@ -1165,7 +1171,7 @@ impl Transport for MpiTransport {
         &self,
         rank: u32,
         offset: u64,
-        ga: GlobalAddr,
+        ga: impl FnOnce() -> GlobalAddr,
         dst: &mut [u8],
     ) -> TransportResult<()> {
         // As `get`, with the segment known (see `put_heap`).
@@ -1194,7 +1200,7 @@ impl Transport for MpiTransport {
             succeeded("MPI_Win_flush_local", flush);
             return Ok(());
         }
-        self.get_elsewhere(Location::new(rank, Segment::Heap, offset, ga), dst)
+        self.get_elsewhere(Location::new(rank, Segment::Heap, offset, ga()), dst)
     }
 
     #[inline]
@@ -1275,7 +1281,7 @@ impl Transport for MpiTransport {
         &self,
         rank: u32,
         offset: u64,
-        ga: GlobalAddr,
+        ga: impl FnOnce() -> GlobalAddr,
         width: Width,
         op: AtomicOp,
     ) -> TransportResult<u64> {
@@ -1290,7 +1296,7 @@ impl Transport for MpiTransport {
             }
             return Ok(self.atomic_at(rank, disp, width, op));
         }
-        let target = Location::new(rank, Segment::Heap, offset, ga);
+        let target = Location::new(rank, Segment::Heap, offset, ga());
         self.atomic_elsewhere_of(target, width, op)
     }
 

@@ -851,7 +851,7 @@ impl Transport for ShmTransport {
         &self,
         rank: u32,
         offset: u64,
-        ga: GlobalAddr,
+        ga: impl FnOnce() -> GlobalAddr,
         width: Width,
         op: AtomicOp,
     ) -> TransportResult<u64> {
@@ -871,7 +871,7 @@ impl Transport for ShmTransport {
             _ => {
                 let (code, a, b) = op.parts();
                 self.atomic_elsewhere(
-                    Location::new(rank, Segment::Heap, offset, ga),
+                    Location::new(rank, Segment::Heap, offset, ga()),
                     width,
                     code,
                     a,
