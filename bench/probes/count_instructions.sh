@@ -22,7 +22,7 @@ exec "\$@"
 WRAP
 chmod +x "$work/rank0.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-GASPAR_MPI_DIRECT=off mpirun -n 2 "$work/rank0.sh" target/release/examples/op_loop "$mode" "$n" > /dev/null
+GASPAR_MPI_DIRECT=off mpirun -n 2 "$work/rank0.sh" "${CARGO_TARGET_DIR:-target}/release/examples/op_loop" "$mode" "$n" > /dev/null
 python3 - "$work/out" "$n" "$mode" <<'PY'
 import re, sys
 path, n, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]

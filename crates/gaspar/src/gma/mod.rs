@@ -223,15 +223,8 @@ impl Gma {
     #[inline(always)]
     pub fn put_blocking(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
         let d = self.locate_range(dst, src.len() as u64)?;
-        self.put_blocking_located(d, src)
-    }
-
-    /// [`put_blocking`](Self::put_blocking) to a place its caller resolved and checked
-    /// itself (see [`put_located`](Self::put_located)).
-    #[inline(always)]
-    pub(crate) fn put_blocking_located(&self, dst: Location, src: &[u8]) -> Result<()> {
         // Complete on return: no handle to issue.
-        Ok(self.transport().put_flushed(dst, src)?)
+        Ok(self.transport().put_flushed(d, src)?)
     }
 
     /// Reads `dst.len()` bytes at `src` into `dst` (a blocking get: complete on return,
@@ -522,25 +515,11 @@ impl Gma {
     #[inline(always)]
     pub fn atomic_blocking(&self, target: GlobalAddr, width: Width, op: AtomicOp) -> Result<u64> {
         let t = self.locate_range(target, width.bytes().into())?;
-        self.atomic_located(t, width, op)
+        Ok(self.transport().atomic(t, width, op)?)
     }
 
-    /// [`atomic_blocking`](Self::atomic_blocking) on a word its caller resolved and
-    /// checked itself (see [`put_located`](Self::put_located)); the transport still
-    /// checks the word's alignment and its place in the segment.
-    #[inline(always)]
-    pub(crate) fn atomic_located(
-        &self,
-        target: Location,
-        width: Width,
-        op: AtomicOp,
-    ) -> Result<u64> {
-        Ok(self.transport().atomic(target, width, op)?)
-    }
-
-    /// [`put_blocking_located`](Self::put_blocking_located) to `offset` bytes into physical
-    /// rank `rank`'s symmetric heap, which the caller checked (`ga`: as in
-    /// [`Transport::atomic_heap`]).
+    /// [`put_blocking`](Self::put_blocking) to `offset` bytes into physical rank `rank`'s
+    /// symmetric heap, which the caller checked (`ga`: as in [`Transport::atomic_heap`]).
     #[inline(always)]
     pub(crate) fn put_blocking_heap(
         &self,
@@ -566,7 +545,7 @@ impl Gma {
         Ok(self.transport().get_heap(rank, offset, ga, dst)?)
     }
 
-    /// [`atomic_located`](Self::atomic_located) on the word `offset` bytes into physical
+    /// [`atomic_blocking`](Self::atomic_blocking) on the word `offset` bytes into physical
     /// rank `rank`'s symmetric heap, which the caller checked (`ga`: as in
     /// [`Transport::atomic_heap`]).
     #[inline(always)]

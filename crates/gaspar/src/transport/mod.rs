@@ -186,7 +186,8 @@ impl AtomicOp {
             4 => AtomicOp::Or(a),
             5 => AtomicOp::And(a),
             6 => AtomicOp::Load,
-            _ => AtomicOp::Store(a),
+            7 => AtomicOp::Store(a),
+            _ => unreachable!("{code} is no code `AtomicOp::parts` gives"),
         }
     }
 }

@@ -687,11 +687,21 @@ impl MpiTransport {
     /// atomics.
     #[inline(always)]
     fn direct_target(&self, loc: Location, len: usize) -> Option<*mut u8> {
+        // Also in `direct_base`; checked first here so that the MPI path decodes nothing.
         if !self.direct {
             return None;
         }
         let (disp, _) = self.heap_target(loc, len)?;
         Some((self.direct_base(loc.rank())? + disp as usize) as *mut u8)
+    }
+
+    /// Whether `len` bytes `offset` bytes into the heap end before the fast paths' reach
+    /// ([`fast_reach`](Self::fast_reach)), whatever the caller passed.
+    #[inline(always)]
+    fn in_heap_reach(&self, offset: u64, len: u64) -> bool {
+        offset
+            .checked_add(len)
+            .is_some_and(|end| end < self.fast_reach[1])
     }
 
     /// Where `rank`'s window starts in this process, when contiguous transfers to it are
@@ -1135,10 +1145,9 @@ impl Transport for MpiTransport {
         ga: impl FnOnce() -> GlobalAddr,
         src: &[u8],
     ) -> TransportResult<()> {
-        // As `put_flushed`, with the segment known: the offset is below 2^38 (the caller's
-        // array lies in the heap) and `src` a slice, so the sum does not overflow, and a
+        // As `put_flushed`, with the segment known (any offset: the sum is checked); a
         // reach of at most `i32::MAX` makes the length a valid MPI count.
-        if offset + (src.len() as u64) < self.fast_reach[1] {
+        if self.in_heap_reach(offset, src.len() as u64) {
             let disp = self.heap_offset + offset;
             if let Some(base) = self.direct_base(rank) {
                 self.put_direct(rank, (base + disp as usize) as *mut u8, src);
@@ -1175,7 +1184,7 @@ impl Transport for MpiTransport {
         dst: &mut [u8],
     ) -> TransportResult<()> {
         // As `get`, with the segment known (see `put_heap`).
-        if offset + (dst.len() as u64) < self.fast_reach[1] {
+        if self.in_heap_reach(offset, dst.len() as u64) {
             let disp = self.heap_offset + offset;
             if let Some(base) = self.direct_base(rank) {
                 self.get_direct(rank, (base + disp as usize) as *const u8, dst);
@@ -1288,7 +1297,7 @@ impl Transport for MpiTransport {
         let bytes = u64::from(width.bytes());
         // The caller checked the word against its array; the window's reach and the
         // alignment are checked here all the same, in a few instructions.
-        if offset & (bytes - 1) == 0 && offset + bytes < self.fast_reach[1] {
+        if offset & (bytes - 1) == 0 && self.in_heap_reach(offset, bytes) {
             let disp = (self.heap_offset + offset) as ffi::MPI_Aint;
             self.order_after_writes(rank);
             if rank == self.rank && matches!(op, AtomicOp::Load) {
