@@ -896,21 +896,48 @@ fn exit_without_finalize() -> Result<()> {
 fn mpi_single_thread() -> Result<()> {
     // SAFETY: MPI is not initialized yet; null argc/argv are allowed since MPI-2.
     unsafe { mpi::ffi::MPI_Init(std::ptr::null_mut(), std::ptr::null_mut()) };
-    let rt = gaspar::init()?.into_acp();
+    let runtime = gaspar::init()?;
+    let rt = runtime.acp();
     let block = rt.alloc(64)?;
     let word = GlobalPtr::<u64>::new(block.ga(rt.rank())?);
-    word.fetch_add(&rt, 1)?;
-    let from_another = std::thread::scope(|s| s.spawn(|| word.fetch_add(&rt, 1)).join());
+    word.fetch_add(rt, 1)?;
+    let from_another = std::thread::scope(|s| s.spawn(|| word.fetch_add(rt, 1)).join());
     match from_another {
         Ok(Err(Error::WrongThread { .. })) => {}
         other => rt.abort(&format!("another thread was not refused: {other:?}")),
     }
-    check(&rt, word.atomic_load(&rt)? == 1, || {
+    check(rt, word.atomic_load(rt)? == 1, || {
         "the refused add happened".into()
     });
+    // The typed API's heap paths too: its blocking put, get and atomics.
+    let typed = runtime.alloc::<u64>(1)?;
+    let me = rt.rank();
+    typed.put(me, 0, &5)?;
+    let refused = std::thread::scope(|s| {
+        s.spawn(|| {
+            [
+                typed.put(me, 0, &6).err(),
+                typed.get(me, 0).err(),
+                typed.fetch_add(me, 0, 1).err(),
+                typed.compare_swap(me, 0, 5, 7).err(),
+            ]
+        })
+        .join()
+    });
+    match refused {
+        Ok(errors)
+            if errors
+                .iter()
+                .all(|e| matches!(e, Some(Error::WrongThread { .. }))) => {}
+        other => rt.abort(&format!("another thread's typed calls: {other:?}")),
+    }
+    check(rt, typed.get(me, 0)? == 5, || {
+        "a refused typed call changed the element".into()
+    });
+    typed.free()?;
     rt.barrier()?;
     say(&format!("rank {}: other threads refused", rt.rank()));
-    rt.finalize()?;
+    runtime.finalize()?;
     // SAFETY: every MPI call of this program is done.
     unsafe { mpi::ffi::MPI_Finalize() };
     Ok(())
