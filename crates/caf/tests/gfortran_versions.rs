@@ -104,3 +104,60 @@ fn every_program_meets_its_expectation_with_gfortran_13_to_16() {
     );
     eprintln!("{checked} jobs as tests/fortran/EXPECTED expects");
 }
+
+/// A program `gaspar caf` links for gfortran 16 (with the assembly that sends GCC 16's
+/// changed names to the library's GCC 16 forms) describes those names as functions that
+/// end inside `.text`: a name without its own size took the library function's, which ran
+/// past the end of `.text`, and valgrind stopped on the program with an assertion.
+#[test]
+fn gfortran_16_programs_give_the_shims_their_own_size() {
+    let Some(_gaspar) = sid::ready_with_gaspar() else {
+        return;
+    };
+    let source = manifest_dir().join("tests/fortran/scalar_put_get.f90");
+    let dir = work_dir("gfortran-versions/symbols", "scalar_put_get");
+    sid::gaspar_caf(&dir, "gfortran-16", &source, "scalar_put_get")
+        .unwrap_or_else(|e| panic!("gaspar caf with gfortran-16: {e}"));
+    let sections = sid::run(&dir, "readelf -SW ./scalar_put_get");
+    let symbols = sid::run(&dir, "readelf -sW ./scalar_put_get");
+    assert_eq!(symbols.code, Some(0), "{}", symbols.summary());
+    // `[13] .text PROGBITS 0000000000002310 002310 000979 00 AX 0 0 16`
+    let text = sections
+        .stdout
+        .lines()
+        .find_map(|l| {
+            let rest = l.split_once(']')?.1;
+            let f: Vec<_> = rest.split_whitespace().collect();
+            (f.first() == Some(&".text")).then(|| {
+                let hex = |s: &str| u64::from_str_radix(s, 16).unwrap();
+                let (index, start) = (
+                    l.split_once(']')?.0.trim_start_matches([' ', '[']),
+                    hex(f[2]),
+                );
+                Some((index.trim().to_owned(), start, start + hex(f[4])))
+            })?
+        })
+        .unwrap_or_else(|| panic!("no .text in:\n{}", sections.stdout));
+    let (index, start, end) = text;
+    let mut checked = 0;
+    for line in symbols.stdout.lines() {
+        // `47: 0000000000002c70 5 FUNC GLOBAL DEFAULT 13 _gfortran_caf_send_to_remote`
+        let f: Vec<_> = line.split_whitespace().collect();
+        if f.len() < 8 || f[3] != "FUNC" || f[6] != index || !f[7].starts_with("_gfortran_caf_") {
+            continue;
+        }
+        let value = u64::from_str_radix(f[1], 16).unwrap();
+        let size: u64 = f[2].parse().unwrap();
+        assert!(
+            value >= start && value + size <= end,
+            "{} at {value:#x}, {size} bytes, outside .text {start:#x}..{end:#x}",
+            f[7]
+        );
+        checked += 1;
+    }
+    assert!(
+        checked > 0,
+        "no _gfortran_caf_ function defined in the program:\n{}",
+        symbols.stdout
+    );
+}

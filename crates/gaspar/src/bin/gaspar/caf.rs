@@ -163,9 +163,12 @@ fn gcc16_shim_text() -> String {
     };
     let mut text =
         String::from("# gaspar caf: GCC 16's coarray calls whose arguments changed\n\t.text\n");
+    // Each name gets its size: without `.size` the linker gives the program's symbol the
+    // size of the library's same-named function, which runs past the end of `.text`, and
+    // valgrind stops on the program with an assertion (perf and gdb are misled too).
     for (name, form) in GCC16_FORMS {
         text.push_str(&format!(
-            "\t.globl\t{name}\n\t.type\t{name}, @function\n{name}:\n\t{jump}\t{form}{suffix}\n"
+            "\t.globl\t{name}\n\t.type\t{name}, @function\n{name}:\n\t{jump}\t{form}{suffix}\n\t.size\t{name}, .-{name}\n"
         ));
     }
     text.push_str("\t.section\t.note.GNU-stack,\"\",@progbits\n");
