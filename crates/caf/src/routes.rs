@@ -95,7 +95,8 @@ pub(crate) struct Routes {
     per_segment: bool,
     /// Bytes from a part's address to its end (the same for every image).
     len: AtomicUsize,
-    /// Indexed by image - 1, then image 0 last; as many as the job has images, plus one.
+    /// Indexed by gfortran's image number (0: this image); as many as the job has images,
+    /// plus one.
     parts: OnceLock<Box<[Part]>>,
 }
 
@@ -111,11 +112,8 @@ impl Routes {
     /// The slot of gfortran's image number (0: this image).
     #[inline]
     fn slot(parts: &[Part], image: c_int) -> Option<&Part> {
-        let own = parts.len().checked_sub(1)?;
-        match usize::try_from(image).ok()? {
-            0 => parts.get(own),
-            i => parts[..own].get(i - 1),
-        }
+        // A negative number becomes one past any job (2^31 or more): one comparison.
+        parts.get(image as u32 as usize)
     }
 
     /// The parts, when found under the current numbering of the images.

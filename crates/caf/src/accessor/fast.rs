@@ -56,26 +56,44 @@ impl PointedCopy {
         }
         // SAFETY: a descriptor's header is readable (this function's contract).
         let rank = unsafe { (*desc.cast::<Descriptor>()).dtype.rank };
-        let words = owner::bytes_of_rank(rank)? / 8;
         let copy = self.0.as_mut_ptr().cast::<u64>();
         let from = desc.cast::<u64>();
-        // SAFETY: `words` 8-byte words (the header and `rank` dimensions, all 8-byte
-        // fields, 8-byte aligned as gfortran lays descriptors out) read into a buffer of
-        // MAX_BYTES >= 8 * words, aligned for a descriptor; the base address is then
-        // replaced. The common ranks as copies of a fixed size, which compile to a few
-        // moves: a loop of any length becomes a call to memcpy, which cost 5 ns of a
-        // one-element get of 18-24 (gfortran 16, AMD EPYC).
+        // SAFETY: the header and `rank` dimensions (all 8-byte fields, 8-byte aligned as
+        // gfortran lays descriptors out) read into a buffer of MAX_BYTES, which holds the
+        // largest rank's, aligned for a descriptor; the base address is then replaced.
+        // The common ranks as copies of a fixed size, which compile to a few moves: a loop
+        // of any length becomes a call to memcpy, which cost 5 ns of a one-element get of
+        // 18-24 (gfortran 16, AMD EPYC).
         unsafe {
-            match words {
-                5 => copy_words::<5>(from, copy),
-                8 => copy_words::<8>(from, copy),
-                11 => copy_words::<11>(from, copy),
-                _ => std::ptr::copy_nonoverlapping(from, copy, words),
+            match rank {
+                1 => copy_words::<{ RANK_WORDS[1] }>(from, copy),
+                0 => copy_words::<{ RANK_WORDS[0] }>(from, copy),
+                2 => copy_words::<{ RANK_WORDS[2] }>(from, copy),
+                _ => copy_any(from, copy, owner::bytes_of_rank(rank)? / 8),
             }
             (*copy.cast::<Descriptor>()).base_addr = base as *mut c_void;
         }
         Some(copy.cast())
     }
+}
+
+/// The 8-byte words of a descriptor of rank 0, 1 and 2 (its header and dimensions).
+const RANK_WORDS: [usize; 3] = [
+    owner::HEADER_BYTES / 8,
+    (owner::HEADER_BYTES + owner::DIM_BYTES) / 8,
+    (owner::HEADER_BYTES + 2 * owner::DIM_BYTES) / 8,
+];
+
+/// Copies `words` words from `from` to `to`, out of line: inlined, the compiler saw that
+/// the fixed-size copies of the common ranks are this one at their sizes and made all of
+/// them a call to memcpy.
+///
+/// # Safety
+/// `words` words are readable at `from` and writable at `to`.
+#[inline(never)]
+unsafe fn copy_any(from: *const u64, to: *mut u64, words: usize) {
+    // SAFETY: this function's contract.
+    unsafe { std::ptr::copy_nonoverlapping(from, to, words) }
 }
 
 /// Copies `N` words from `from` to `to`.

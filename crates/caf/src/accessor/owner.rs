@@ -12,9 +12,9 @@ use crate::error::CafError;
 use crate::token;
 
 /// Bytes of a descriptor header (base_addr, offset, dtype, span) before its dimensions.
-const HEADER_BYTES: usize = 40;
+pub(crate) const HEADER_BYTES: usize = 40;
 /// Bytes of one dimension (stride, lower bound, upper bound).
-const DIM_BYTES: usize = 24;
+pub(crate) const DIM_BYTES: usize = 24;
 /// Bytes of a descriptor of the highest rank.
 pub(crate) const MAX_BYTES: usize = HEADER_BYTES + descriptor::MAX_RANK * DIM_BYTES;
 

@@ -44,10 +44,8 @@ pub(crate) fn accessor(index: c_int) -> Option<AccessorFn> {
     if !finished.is_null() {
         // SAFETY: a finished table is leaked, never freed nor changed.
         let finished = unsafe { &*finished };
-        return usize::try_from(index)
-            .ok()
-            .and_then(|i| finished.get(i))
-            .copied();
+        // A negative index becomes one past any table (2^31 or more): one comparison.
+        return finished.get(index as u32 as usize).copied();
     }
     let table = table();
     usize::try_from(index)

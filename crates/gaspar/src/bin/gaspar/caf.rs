@@ -151,15 +151,12 @@ fn links(user: &[OsString]) -> bool {
 
 /// The assembly that sends GCC 16's changed names to the library's GCC 16 forms.
 fn gcc16_shim_text() -> String {
-    let jump = if cfg!(target_arch = "aarch64") {
-        "b"
+    // On x86-64 through the library's GOT entry: one indirect jump where `jmp NAME@PLT`
+    // made two (the PLT's own jump through that entry).
+    let (jump, suffix) = if cfg!(target_arch = "aarch64") {
+        ("b\t", "")
     } else {
-        "jmp"
-    };
-    let suffix = if cfg!(target_arch = "aarch64") {
-        ""
-    } else {
-        "@PLT"
+        ("jmp\t*", "@GOTPCREL(%rip)")
     };
     let mut text =
         String::from("# gaspar caf: GCC 16's coarray calls whose arguments changed\n\t.text\n");
@@ -168,7 +165,7 @@ fn gcc16_shim_text() -> String {
     // valgrind stops on the program with an assertion (perf and gdb are misled too).
     for (name, form) in GCC16_FORMS {
         text.push_str(&format!(
-            "\t.globl\t{name}\n\t.type\t{name}, @function\n{name}:\n\t{jump}\t{form}{suffix}\n\t.size\t{name}, .-{name}\n"
+            "\t.globl\t{name}\n\t.type\t{name}, @function\n{name}:\n\t{jump}{form}{suffix}\n\t.size\t{name}, .-{name}\n"
         ));
     }
     text.push_str("\t.section\t.note.GNU-stack,\"\",@progbits\n");
