@@ -40,6 +40,7 @@ fn main() {
         "remote-local-bounds" => remote_local_bounds(),
         waits if waits.starts_with("waits-") => waits_scenario(waits),
         "polling-get" => polling_get(),
+        "single-threaded" => single_threaded(),
         "face-get" => face_get(args.next().and_then(|a| a.parse().ok()).unwrap_or(5)),
         other => {
             eprintln!("unknown scenario {other:?}");
@@ -862,6 +863,34 @@ fn barrier_wait(holdout: u32) -> Result<()> {
     let result = rt.barrier();
     say(&format!("rank {} left the barrier: {result:?}", rt.rank()));
     result?;
+    rt.finalize()
+}
+
+/// Whether glibc counts this process as single-threaded: it never started a second
+/// thread (glibc 2.32 and later; the flag stays false once a thread was created).
+fn libc_single_threaded() -> bool {
+    unsafe extern "C" {
+        static __libc_single_threaded: std::ffi::c_char;
+    }
+    // SAFETY: glibc's own variable, only read, by the thread that could change it.
+    unsafe { std::ptr::read_volatile(&raw const __libc_single_threaded) != 0 }
+}
+
+/// Each rank says whether it is still single-threaded in glibc's eyes after its waits'
+/// budget was settled and some barriers waited: glibc's malloc locks its arena on every
+/// call above its thread cache in a process that ever had a second thread.
+fn single_threaded() -> Result<()> {
+    let rt = gaspar::init()?.into_acp();
+    let limit = gaspar::spin_limit()?;
+    for _ in 0..100 {
+        rt.barrier()?;
+    }
+    say(&format!(
+        "rank {}: single-threaded {}, spin limit {} ns",
+        rt.rank(),
+        libc_single_threaded(),
+        limit.as_nanos()
+    ));
     rt.finalize()
 }
 

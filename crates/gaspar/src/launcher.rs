@@ -354,6 +354,10 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
         Ok((_, None)) => {}
         Err(e) => tracing::warn!("copy engine not calibrated ({e}); ranks copy with memcpy"),
     }
+    // Measured here for the ranks' waits, so that no rank starts a thread to measure it
+    // (see `env::WAKE_UP_NS`); under a budget the user set, not needed.
+    let wake_up = (config::SPIN_LIMIT.raw().trim() == "auto")
+        .then(crate::transport::wait::measured_sleep_and_wake_up);
     let job = segment::new_job_id()?;
     let segments = JobSegments::create(&job, spec.procs, starter_len, heap_len)?;
 
@@ -372,7 +376,8 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&signals), Some(&mut old_mask))
         .map_err(|e| Error::os("pthread_sigmask", e))?;
     let result = Watchdog::start(spec.procs, &segments).and_then(|watchdog| {
-        let failure = supervise(spec, &job, &segments, &watchdog, signals, grace)?;
+        let ranks = RankStart { job: &job, wake_up };
+        let failure = supervise(spec, &ranks, &segments, &watchdog, signals, grace)?;
         // Emptied before the watchdog is dismissed: no moment is left in which a kill of
         // the launcher would leave the memory to a daemon.
         segments.empty();
@@ -384,9 +389,17 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     result
 }
 
+/// What every rank of a job is started with besides its program.
+struct RankStart<'a> {
+    /// The job's id.
+    job: &'a str,
+    /// One sleep and wake-up, measured by the launcher (`None`: the user set the budget).
+    wake_up: Option<Duration>,
+}
+
 fn spawn_rank(
     spec: &LaunchSpec,
-    job: &str,
+    start: &RankStart<'_>,
     rank: u32,
     fds: &[RawFd],
     watchdog: Option<RawFd>,
@@ -394,7 +407,7 @@ fn spawn_rank(
     let mut cmd = Command::new(&spec.program);
     let fd_list: Vec<String> = fds.iter().map(|fd| fd.to_string()).collect();
     cmd.args(&spec.args)
-        .env(env::JOB, job)
+        .env(env::JOB, start.job)
         .env(env::RANK, rank.to_string())
         .env(env::PROCS, spec.procs.to_string())
         .env(env::SEGMENT_FDS, fd_list.join(","))
@@ -405,6 +418,9 @@ fn spawn_rank(
     }
     let launcher = nix::unistd::getpid();
     cmd.env(env::LAUNCHER_PID, launcher.to_string());
+    if let Some(wake_up) = start.wake_up {
+        cmd.env(env::WAKE_UP_NS, wake_up.as_nanos().to_string());
+    }
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe system calls (sigprocmask, prctl, fcntl, getpid, write, getppid,
     // _exit); `watchdog` is the launcher's open end of the watchdog's pipe, which the
@@ -507,7 +523,7 @@ impl Forward {
 
 fn supervise(
     spec: &LaunchSpec,
-    job: &str,
+    start: &RankStart<'_>,
     segments: &JobSegments,
     watchdog: &Watchdog,
     signals: SigSet,
@@ -542,7 +558,7 @@ fn supervise(
     };
 
     for rank in 0..spec.procs {
-        match spawn_rank(spec, job, rank, &fds, watchdog.tell_fd()) {
+        match spawn_rank(spec, start, rank, &fds, watchdog.tell_fd()) {
             Ok(mut child) => {
                 let pid = Pid::from_raw(child.id() as i32);
                 ranks.push(Rank { pid, running: true });

@@ -516,3 +516,25 @@ fn the_default_heap_is_large_where_reserving_it_is_free() {
         out.stdout
     );
 }
+
+/// A rank `gaspar run` starts never has a second thread (the launcher measures the
+/// sleep and wake-up the waits' budget needs, which takes two threads): in a process that
+/// ever had one, glibc's malloc locks its arena on every call above its thread cache (a
+/// gfortran 16 section put of 4 KiB, whose temporary is such a block, took 70 ns against
+/// caf_shmem's 53 while the rank measured it itself).
+#[test]
+fn ranks_started_by_gaspar_run_never_start_a_thread() {
+    let out = scenario("shm", 2, "single-threaded");
+    for rank in 0..2 {
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("rank {rank}: ")))
+            .unwrap_or_else(|| panic!("rank {rank} said nothing:\n{}", out.stdout));
+        assert!(line.contains("single-threaded true"), "{line}");
+        assert!(
+            !line.contains("spin limit 0 ns"),
+            "no budget measured: {line}"
+        );
+    }
+}

@@ -219,7 +219,7 @@ impl Patience {
         let measured = raw.trim() == "auto";
         let budget = if measured {
             match sleep {
-                Sleep::Futex => measured_sleep_and_wake_up(),
+                Sleep::Futex => wake_up_from_launcher().unwrap_or_else(measured_sleep_and_wake_up),
                 #[cfg(feature = "mpi")]
                 Sleep::Progressing => 2 * measured_short_sleep(),
             }
@@ -406,13 +406,20 @@ fn measured_short_sleep() -> Duration {
     samples[SAMPLES / 2]
 }
 
+/// [`measured_sleep_and_wake_up`] as `gaspar run` measured it for this rank
+/// ([`WAKE_UP_NS`](super::shm::env::WAKE_UP_NS)), so that the rank never starts a thread.
+fn wake_up_from_launcher() -> Option<Duration> {
+    let ns = std::env::var(super::shm::env::WAKE_UP_NS).ok()?;
+    ns.parse().ok().map(Duration::from_nanos)
+}
+
 /// The time one sleep on a futex and the wake-up by another thread take here, counted
 /// for both sides of a wait: a rank that was asleep must first be woken before it can
 /// make the condition hold, so a wait right after such a sleep lasts one wake-up more
 /// (with half a round trip, two ranks that once slept would keep taking turns sleeping).
 /// The median of a few ping-pongs between two threads of this process, each side sleeping
 /// until the other wakes it.
-fn measured_sleep_and_wake_up() -> Duration {
+pub(crate) fn measured_sleep_and_wake_up() -> Duration {
     const SAMPLES: u32 = 15;
     let word = AtomicU32::new(0);
     let sleep_until = |value: u32| {
