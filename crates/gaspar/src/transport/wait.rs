@@ -418,55 +418,108 @@ fn wake_up_from_launcher() -> Option<Duration> {
 /// make the condition hold, so a wait right after such a sleep lasts one wake-up more
 /// (with half a round trip, two ranks that once slept would keep taking turns sleeping).
 /// The median of a few ping-pongs between two threads of this process, each side sleeping
-/// until the other wakes it.
+/// until the other wakes it, on two different cores when the process may use two: left to
+/// the scheduler, the threads share a core in some runs and not in others, and a wake-up on
+/// the same core (a context switch) costs a fraction of one from another core, which is
+/// what a rank waiting for a rank on another core pays (the median round trip was 3.8 or
+/// 32-37 us by chance on the AMD EPYC VM of 2026-11-29, where the job's ranks were woken
+/// across its two cores).
 pub(crate) fn measured_sleep_and_wake_up() -> Duration {
     const SAMPLES: u32 = 15;
+    // The word's value when one side could not start: the other stops.
+    const ABANDONED: u32 = u32::MAX;
     let word = AtomicU32::new(0);
-    let sleep_until = |value: u32| {
-        loop {
-            let now = word.load(Ordering::Acquire);
-            if now == value {
-                return;
-            }
-            // EAGAIN (the word moved on) and EINTR both mean: look again.
-            let _ = futex::wait(&word, futex::Flags::PRIVATE, now, None);
+    // Whether `value` came (false: abandoned).
+    let sleep_until = |value: u32| loop {
+        let now = word.load(Ordering::Acquire);
+        if now == value || now == ABANDONED {
+            return now == value;
         }
+        // EAGAIN (the word moved on) and EINTR both mean: look again.
+        let _ = futex::wait(&word, futex::Flags::PRIVATE, now, None);
     };
     let set = |value: u32| {
-        word.store(value, Ordering::Release);
-        let _ = futex::wake(&word, futex::Flags::PRIVATE, 1);
+        // Never over an abandoned run (compare-exchange from what the caller saw).
+        let seen = value - 1;
+        if word
+            .compare_exchange(seen, value, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            let _ = futex::wake(&word, futex::Flags::PRIVATE, 1);
+        }
     };
-    let mut samples = Vec::with_capacity(SAMPLES as usize);
+    let [ping_core, pong_core] = two_cores();
+    // Both sides are threads of their own, so the calling thread's affinity (which the
+    // launcher's ranks inherit) is never changed.
     let measured = std::thread::scope(|s| {
         let pong = std::thread::Builder::new().spawn_scoped(s, || {
+            pin_to(pong_core);
             for k in 0..SAMPLES {
-                sleep_until(2 * k + 1);
+                if !sleep_until(2 * k + 1) {
+                    return;
+                }
                 set(2 * k + 2);
             }
         });
-        if pong.is_err() {
-            return false;
+        let ping = std::thread::Builder::new().spawn_scoped(s, || {
+            pin_to(ping_core);
+            let mut samples = Vec::with_capacity(SAMPLES as usize);
+            for k in 0..SAMPLES {
+                let start = Instant::now();
+                set(2 * k + 1);
+                if !sleep_until(2 * k + 2) {
+                    return None;
+                }
+                samples.push(start.elapsed());
+            }
+            Some(samples)
+        });
+        if pong.is_err() || ping.is_err() {
+            // The side that started would wait for ever for the other: it stops.
+            word.store(ABANDONED, Ordering::Release);
+            let _ = futex::wake(&word, futex::Flags::PRIVATE, 1);
+            return None;
         }
-        for k in 0..SAMPLES {
-            let start = Instant::now();
-            set(2 * k + 1);
-            sleep_until(2 * k + 2);
-            samples.push(start.elapsed());
-        }
-        true
+        ping.ok()?.join().ok().flatten()
     });
-    if !measured {
+    let Some(mut samples) = measured else {
         // No second thread to measure with: a sleep costs at least a system call and a
         // context switch, which the yield in `poll` approximates from below.
         return Duration::ZERO;
-    }
+    };
     samples.sort();
     samples[samples.len() / 2]
+}
+
+/// The first two cores of this process's affinity mask (both the same when it has one).
+fn two_cores() -> [Option<usize>; 2] {
+    let mask = affinity_mask();
+    let mut cores = (0..64 * AFFINITY_WORDS).filter(|&c| mask[c / 64] & (1 << (c % 64)) != 0);
+    match (cores.next(), cores.next()) {
+        (Some(a), Some(b)) => [Some(a), Some(b)],
+        _ => [None, None],
+    }
+}
+
+/// Keeps the calling thread on `core` (nothing for `None`, or when the kernel refuses).
+fn pin_to(core: Option<usize>) {
+    let Some(core) = core else { return };
+    let mut set = nix::sched::CpuSet::new();
+    if set.set(core).is_ok() {
+        let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measuring_a_wake_up_leaves_the_callers_affinity_as_it_was() {
+        let before = affinity_mask();
+        assert!(measured_sleep_and_wake_up() > Duration::ZERO);
+        assert_eq!(affinity_mask(), before, "the launcher's ranks inherit it");
+    }
 
     #[test]
     fn ranks_outnumber_cores_only_when_more_are_awake() {
