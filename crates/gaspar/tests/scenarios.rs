@@ -537,4 +537,21 @@ fn ranks_started_by_gaspar_run_never_start_a_thread() {
             "no budget measured: {line}"
         );
     }
+    // A program started without the launcher is a job of one rank: it measures the
+    // budget only when asked (or when a wait needs it), not at start.
+    let alone = std::process::Command::new(example("scenarios"))
+        .arg("single-threaded")
+        .output()
+        .expect("run the scenarios example");
+    let stdout = String::from_utf8_lossy(&alone.stdout);
+    assert!(
+        alone.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&alone.stderr)
+    );
+    assert!(stdout.contains("rank 0: single-threaded true"), "{stdout}");
+    assert!(
+        !stdout.contains("spin limit 0 ns"),
+        "no budget measured: {stdout}"
+    );
 }

@@ -74,9 +74,14 @@ pub(crate) enum Sleep {
 /// How long a wait polls before it sleeps, and how.
 #[derive(Debug)]
 pub(crate) struct Patience {
-    /// Time a wait polls its condition before it sleeps, as measured at start-up (or as
-    /// `GASPAR_SPIN_LIMIT` says).
-    budget: Duration,
+    /// Time a wait polls its condition before it sleeps: as `GASPAR_SPIN_LIMIT` says, as
+    /// `gaspar run` measured it, or measured here when a wait first needs it (a process
+    /// without the launcher is a job of one rank, whose waits are for its own threads:
+    /// most never wait, and measuring would start a thread, after which glibc's malloc
+    /// locks its arena for good; see [`WAKE_UP_NS`](super::shm::env::WAKE_UP_NS)).
+    budget: std::sync::OnceLock<Duration>,
+    /// How this process's waits sleep (what the budget is measured for).
+    sleep: Sleep,
     /// Whether the budget was measured (and may follow what waits observe later).
     measured: bool,
     /// The wake-ups this process's sleeps actually took (a moving average, in ns): on a
@@ -198,11 +203,16 @@ impl Patience {
     /// when they take longer (a wait for a rank that was asleep lasts its wake-up, and a
     /// budget below that would keep two ranks taking turns sleeping).
     pub(crate) fn budget(&self) -> Duration {
+        let budget = *self.budget.get_or_init(|| match self.sleep {
+            Sleep::Futex => measured_sleep_and_wake_up(),
+            #[cfg(feature = "mpi")]
+            Sleep::Progressing => 2 * measured_short_sleep(),
+        });
         if !self.measured {
-            return self.budget;
+            return budget;
         }
         let observed = Duration::from_nanos(2 * self.observed_wake_up.load(Ordering::Relaxed));
-        self.budget.max(observed)
+        budget.max(observed)
     }
 
     /// Records that a sleep ended `latency_ns` after the bell rang.
@@ -217,17 +227,15 @@ impl Patience {
     fn for_job(sleep: Sleep) -> Result<Patience> {
         let raw = config::SPIN_LIMIT.raw();
         let measured = raw.trim() == "auto";
-        let budget = if measured {
-            match sleep {
-                Sleep::Futex => wake_up_from_launcher().unwrap_or_else(measured_sleep_and_wake_up),
-                #[cfg(feature = "mpi")]
-                Sleep::Progressing => 2 * measured_short_sleep(),
-            }
-        } else {
-            Duration::from_nanos(config::SPIN_LIMIT.number()?)
-        };
+        let budget = std::sync::OnceLock::new();
+        if !measured {
+            let _ = budget.set(Duration::from_nanos(config::SPIN_LIMIT.number()?));
+        } else if let (Sleep::Futex, Some(launcher)) = (sleep, wake_up_from_launcher()) {
+            let _ = budget.set(launcher);
+        }
         let patience = Patience {
             budget,
+            sleep,
             measured,
             observed_wake_up: AtomicU64::new(0),
         };
