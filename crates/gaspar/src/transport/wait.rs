@@ -434,7 +434,7 @@ fn wake_up_from_launcher() -> Option<Duration> {
 /// across its two cores).
 pub(crate) fn measured_sleep_and_wake_up() -> Duration {
     const SAMPLES: u32 = 15;
-    // The word's value when one side could not start: the other stops.
+    // The word's value when the ping side could not start: the pong side stops waiting.
     const ABANDONED: u32 = u32::MAX;
     let word = AtomicU32::new(0);
     // Whether `value` came (false: abandoned).
@@ -447,48 +447,43 @@ pub(crate) fn measured_sleep_and_wake_up() -> Duration {
         let _ = futex::wait(&word, futex::Flags::PRIVATE, now, None);
     };
     let set = |value: u32| {
-        // Never over an abandoned run (compare-exchange from what the caller saw).
-        let seen = value - 1;
-        if word
-            .compare_exchange(seen, value, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
-            let _ = futex::wake(&word, futex::Flags::PRIVATE, 1);
-        }
+        word.store(value, Ordering::Release);
+        let _ = futex::wake(&word, futex::Flags::PRIVATE, 1);
     };
     let [ping_core, pong_core] = two_cores();
     // Both sides are threads of their own, so the calling thread's affinity (which the
-    // launcher's ranks inherit) is never changed.
+    // launcher's ranks inherit) is never changed. The pong side starts first: it only
+    // answers, so if the ping side cannot start, nothing but `ABANDONED` is ever written.
     let measured = std::thread::scope(|s| {
-        let pong = std::thread::Builder::new().spawn_scoped(s, || {
-            pin_to(pong_core);
-            for k in 0..SAMPLES {
-                if !sleep_until(2 * k + 1) {
-                    return;
+        std::thread::Builder::new()
+            .spawn_scoped(s, || {
+                pin_to(pong_core);
+                for k in 0..SAMPLES {
+                    if !sleep_until(2 * k + 1) {
+                        return;
+                    }
+                    set(2 * k + 2);
                 }
-                set(2 * k + 2);
-            }
-        });
+            })
+            .ok()?;
         let ping = std::thread::Builder::new().spawn_scoped(s, || {
             pin_to(ping_core);
             let mut samples = Vec::with_capacity(SAMPLES as usize);
             for k in 0..SAMPLES {
                 let start = Instant::now();
                 set(2 * k + 1);
-                if !sleep_until(2 * k + 2) {
-                    return None;
-                }
+                sleep_until(2 * k + 2);
                 samples.push(start.elapsed());
             }
-            Some(samples)
+            samples
         });
-        if pong.is_err() || ping.is_err() {
-            // The side that started would wait for ever for the other: it stops.
-            word.store(ABANDONED, Ordering::Release);
-            let _ = futex::wake(&word, futex::Flags::PRIVATE, 1);
-            return None;
+        match ping {
+            Ok(ping) => ping.join().ok(),
+            Err(_) => {
+                set(ABANDONED);
+                None
+            }
         }
-        ping.ok()?.join().ok().flatten()
     });
     let Some(mut samples) = measured else {
         // No second thread to measure with: a sleep costs at least a system call and a
