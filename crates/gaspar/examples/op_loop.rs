@@ -1,7 +1,8 @@
 //! A loop of N 8-byte operations from rank 0 on element 0 of rank 1, for timing one
 //! operation alone and for counting the instructions it runs (this VM has no CPU
 //! counters; valgrind's callgrind counts instructions): MODE is `typed-fadd`,
-//! `typed-put`, `typed-get` (the typed API), `ptr-fadd` (`GlobalPtr`), or, under mpirun,
+//! `typed-put`, `typed-get` (the typed API), `ptr-fadd` (`GlobalPtr`), `addr-put`,
+//! `addr-get` (`put_blocking`/`get_blocking` on the address), or, under mpirun,
 //! `raw-fadd`, `raw-put`, `raw-get` (the MPI calls alone, on a window of their own: `gaspar bench`'s).
 //!
 //! `GASPAR_MPI_DIRECT=off mpirun -n 2 target/release/examples/op_loop MODE N` prints the
@@ -51,6 +52,20 @@ fn main() -> gaspar::Result<()> {
                     let (ptr, acp) = (word.ptr(1, 0)?, rt.acp());
                     for _ in 0..n {
                         std::hint::black_box(ptr.fetch_add(acp, 1)?);
+                    }
+                }
+                ("addr-put", _) => {
+                    let (acp, target) = (rt.acp(), word.ptr(1, 0)?.ga());
+                    for _ in 0..n {
+                        acp.put_blocking(target, &[7; 8])?;
+                    }
+                }
+                ("addr-get", _) => {
+                    let (acp, target) = (rt.acp(), word.ptr(1, 0)?.ga());
+                    for _ in 0..n {
+                        let mut value = [0u8; 8];
+                        acp.get_blocking(&mut value, target)?;
+                        std::hint::black_box(value);
                     }
                 }
                 ("raw-fadd", Some(raw)) => (0..n).for_each(|_| {

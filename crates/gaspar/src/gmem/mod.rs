@@ -352,7 +352,7 @@ impl GlobalMemory {
 
     /// Resolves a global address to a transport location (checks the rank; the transport
     /// checks the offset against the segment).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn locate(&self, ga: GlobalAddr) -> Result<Location> {
         // Not `ok_or`: an eagerly built error is dropped (a call) on every success.
         let Some(d) = ga.decode() else {
@@ -436,7 +436,7 @@ impl GlobalMemory {
     /// The heap part of [`locate_range`](Self::locate_range): a hit in the last
     /// allocation found costs one load and a few compares; anything else asks the
     /// allocator.
-    #[inline]
+    #[inline(always)]
     fn check_heap(&self, ga: GlobalAddr, owner: u32, offset: u64, len: u64) -> Result<()> {
         for slot in &self.last_reach {
             let last = slot.load(Ordering::Relaxed);

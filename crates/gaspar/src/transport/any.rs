@@ -19,10 +19,11 @@ pub enum AnyTransport {
     Mpi(super::mpi::MpiTransport),
 }
 
-/// Implements each listed method by calling the same method of the transport inside.
+/// Implements each listed method by calling the same method of the transport inside, with
+/// the inline attribute given first.
 macro_rules! delegate {
-    ($(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)*) => {$(
-        #[inline]
+    ($inline:meta; $(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)*) => {$(
+        #[$inline]
         fn $name(&self $(, $arg: $ty)*) -> $ret {
             match self {
                 AnyTransport::Shm(t) => t.$name($($arg),*),
@@ -35,6 +36,7 @@ macro_rules! delegate {
 
 impl Transport for AnyTransport {
     delegate! {
+        inline;
         fn rank(&self) -> u32;
         fn procs(&self) -> u32;
         fn sizes(&self) -> SegmentSizes;
@@ -46,10 +48,6 @@ impl Transport for AnyTransport {
         fn check_range(&self, loc: Location, len: u64) -> TransportResult<()>;
         fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
         fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
-        fn put_heap(&self, rank: u32, offset: u64, ga: impl FnOnce() -> crate::addr::GlobalAddr, src: &[u8])
-            -> TransportResult<()>;
-        fn get_heap(&self, rank: u32, offset: u64, ga: impl FnOnce() -> crate::addr::GlobalAddr, dst: &mut [u8])
-            -> TransportResult<()>;
         fn atomic_heap(&self, rank: u32, offset: u64, ga: impl FnOnce() -> crate::addr::GlobalAddr, width: Width,
             op: AtomicOp) -> TransportResult<u64>;
         fn accumulate(&self, dst: Location, src: &[u8], shape: AccShape<'_>, kind: AccKind,
@@ -83,5 +81,16 @@ impl Transport for AnyTransport {
             -> TransportResult<bool>;
         fn finalize(&self) -> TransportResult<()>;
         fn finalize_alone(&self) -> TransportResult<()>;
+    }
+    // The heap paths of the 8-byte transfers, inlined whatever the caller's size: the
+    // address API's `put_blocking`/`get_blocking` otherwise call them out of line (11
+    // instructions of the call alone per put on the mpi transport, counted with
+    // bench/probes/count_instructions.sh).
+    delegate! {
+        inline(always);
+        fn put_heap(&self, rank: u32, offset: u64, ga: impl FnOnce() -> crate::addr::GlobalAddr, src: &[u8])
+            -> TransportResult<()>;
+        fn get_heap(&self, rank: u32, offset: u64, ga: impl FnOnce() -> crate::addr::GlobalAddr, dst: &mut [u8])
+            -> TransportResult<()>;
     }
 }
