@@ -244,6 +244,20 @@ impl GlobalAddr {
         let offset = (self.0 & (MAX_SEGMENT_LEN - 1)).checked_add(bytes)?;
         (offset < MAX_SEGMENT_LEN).then_some(GlobalAddr((self.0 & !(MAX_SEGMENT_LEN - 1)) | offset))
     }
+
+    /// The owning rank and the offset when this is a symmetric-heap address: what a
+    /// blocking transfer's fast path needs, without decoding the segment into a value.
+    #[inline(always)]
+    pub(crate) const fn heap_place(self) -> Option<(u32, u64)> {
+        if (self.0 >> SEGMENT_SHIFT) & ((1 << SEGMENT_BITS) - 1) == Segment::Heap.code() {
+            Some((
+                (self.0 >> RANK_SHIFT) as u32,
+                self.0 & (MAX_SEGMENT_LEN - 1),
+            ))
+        } else {
+            None
+        }
+    }
 }
 
 impl fmt::Debug for GlobalAddr {

@@ -14,7 +14,7 @@ use std::ops::Deref;
 
 pub use self::ptr::{AtomicWord, Compare, GlobalPtr};
 use crate::error::Result;
-use crate::gmem::{GlobalAddr, GlobalMemory, Segment};
+use crate::gmem::{GlobalAddr, GlobalMemory};
 use crate::transport::{
     AccKind, AccShape, AtomicOp, Incoming, Location, Outgoing, Pattern, Run, Transport, Width,
 };
@@ -222,12 +222,12 @@ impl Gma {
     /// ```
     #[inline(always)]
     pub fn put_blocking(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
-        let d = self.locate_range(dst, src.len() as u64)?;
         // Complete on return: no handle to issue. A heap address takes the typed arrays'
         // path, which knows its segment (`put_flushed` would match on it again).
-        if matches!(d.segment(), Segment::Heap) {
-            return self.put_blocking_heap(d.rank(), d.offset, || dst, src);
+        if let Some((rank, offset)) = self.locate_heap_range(dst, src.len() as u64)? {
+            return self.put_blocking_heap(rank, offset, || dst, src);
         }
+        let d = self.locate_range(dst, src.len() as u64)?;
         Ok(self.transport().put_flushed(d, src)?)
     }
 
@@ -243,10 +243,10 @@ impl Gma {
     /// ```
     #[inline(always)]
     pub fn get_blocking(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
-        let s = self.locate_range(src, dst.len() as u64)?;
-        if matches!(s.segment(), Segment::Heap) {
-            return self.get_heap(dst, s.rank(), s.offset, || src);
+        if let Some((rank, offset)) = self.locate_heap_range(src, dst.len() as u64)? {
+            return self.get_heap(dst, rank, offset, || src);
         }
+        let s = self.locate_range(src, dst.len() as u64)?;
         Ok(self.transport().get(s, dst)?)
     }
 

@@ -366,6 +366,19 @@ impl GlobalMemory {
         ))
     }
 
+    /// [`locate_range`](Self::locate_range) for a symmetric-heap address: the owner's
+    /// physical rank and the offset in its heap, checked as `locate_range` checks them;
+    /// `Ok(None)` for an address in another segment.
+    #[inline(always)]
+    pub(crate) fn locate_heap_range(&self, ga: GlobalAddr, len: u64) -> Result<Option<(u32, u64)>> {
+        let Some((rank, offset)) = ga.heap_place() else {
+            return Ok(None);
+        };
+        let owner = self.world.physical(rank)?;
+        self.check_heap(ga, owner, offset, len)?;
+        Ok(Some((owner, offset)))
+    }
+
     /// Resolves the `len` bytes at `ga` that a transfer is about to touch: as
     /// `locate`, and on the heap they must lie inside one live allocation
     /// ([`Error::OutsideAllocation`]), checked before anything moves.
