@@ -8,7 +8,10 @@
  *   gcc -O2 -c bench/probes/heapwalk.c -o heapwalk.o
  *   FC=gfortran-16 target/release/gaspar caf -O2 prog.f90 heapwalk.o -o prog
  *
- * A chunk in a thread-cache bin counts as used (glibc marks it so). Figures and the
+ * A chunk in a thread-cache bin counts as used (glibc marks it so). It starts at the
+ * [heap] mapping's first byte, where a dynamically linked program's arena begins (a static
+ * one puts its TLS there first: see crates/caf/tests/heap/largest_hole.c for a walker that
+ * finds the arena from the program break and checks that it ends at the top chunk). Figures and the
  * session they come from: bench/probes/README.md.
  */
 #include <stdio.h>

@@ -192,7 +192,16 @@ fn gfortran_16_programs_keep_a_heap_without_holes() {
         .lines()
         .find_map(|l| l.strip_prefix("largest hole: ")?.trim().parse().ok())
         .unwrap_or_else(|| panic!("no figure:\n{}", out.summary()));
-    // Blocks in the thread cache or the fast bins count as in use: a free chunk here is a
-    // hole some temporary would be carved from (the library before: 12944 bytes).
-    assert_eq!(hole, 0, "a free chunk of {hole} bytes under live blocks");
+    assert!(
+        hole >= 0,
+        "the walk did not end at the top chunk:\n{}",
+        out.summary()
+    );
+    // Requests up to 1032 bytes are the thread cache's; a larger one needs a chunk of
+    // 1056 bytes or more. None such may lie under live blocks (the library before this
+    // test: 12944 bytes from getifaddrs, then 2592 from its own allocations).
+    assert!(
+        hole < 1056,
+        "a free chunk of {hole} bytes under live blocks"
+    );
 }

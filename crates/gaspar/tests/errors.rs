@@ -30,6 +30,16 @@ fn rank_out_of_range() {
         ));
         let block = rt.alloc(8).unwrap();
         assert!(matches!(block.ga(3), Err(Error::RankOutOfRange { .. })));
+        // The blocking calls' heap fast path checks the rank as every other path does.
+        let far_heap = GlobalAddr::new(7, 0, Segment::Heap, block.heap_offset()).unwrap();
+        assert!(matches!(
+            rt.put_blocking(far_heap, &[1]),
+            Err(Error::RankOutOfRange { rank: 7, .. })
+        ));
+        assert!(matches!(
+            rt.get_blocking(&mut [0], far_heap),
+            Err(Error::RankOutOfRange { rank: 7, .. })
+        ));
     });
 }
 
@@ -306,11 +316,14 @@ fn a_put_past_its_allocation_is_refused_and_writes_nothing() {
         // Single words through the blocking typed calls: one across the block's end, one
         // in heap that no allocation holds.
         let across = GlobalPtr::<u64>::new(past);
-        assert!(across.put(rt, &7).is_err());
-        assert!(across.get(rt).is_err());
+        let outside = |r: gaspar::Result<()>| matches!(r, Err(Error::OutsideAllocation { .. }));
+        assert!(outside(across.put(rt, &7)));
+        assert!(outside(across.get(rt).map(drop)));
+        assert!(outside(rt.put_blocking(past, &[1u8; 8])));
+        assert!(outside(rt.get_blocking(&mut [0u8; 8], past)));
         let unallocated = GlobalPtr::<u32>::new(b.ga(0).unwrap().offset(64).unwrap());
-        assert!(unallocated.put(rt, &7).is_err());
-        assert!(unallocated.get(rt).is_err());
+        assert!(outside(unallocated.put(rt, &7)));
+        assert!(outside(unallocated.get(rt).map(drop)));
         let mut back = [0u8; 64];
         rt.get(&mut back, b.ga(0).unwrap(), Handle::NULL).unwrap();
         assert_eq!(back, [5u8; 64], "the next block was overwritten");

@@ -1,33 +1,31 @@
-/* largest_hole: the size in bytes of the largest free chunk of glibc's main malloc heap
-   that is not the top chunk (0 when there is none): a hole between live blocks, which a
-   temporary of that size or less would be carved from instead of the top. Walks the
-   [heap] mapping chunk by chunk; reads /proc/self/maps with read(2) into a static buffer,
-   so that it allocates nothing itself. Chunks in the thread cache count as in use. */
-#include <fcntl.h>
-#include <stdlib.h>
-#include <string.h>
+/* largest_hole: the size in bytes of the largest free chunk of glibc's main malloc arena
+   other than the top chunk (0 when there is none): a hole between live blocks, which a
+   request of that size or less would be carved from instead of the top; -1 when the walk
+   does not end exactly at the top chunk (a layout this walker does not understand).
+   The arena is the `mallinfo2().arena` bytes below the program break (what malloc took
+   with sbrk, nobody else calling sbrk afterwards); its chunks are walked by their size
+   words, a chunk being free when the next one's PREV_INUSE bit is clear (chunks in the
+   thread cache and the fast bins count as in use). Allocates nothing, and reads the arena
+   without its lock: call it while no other thread of the process allocates. */
+#include <malloc.h>
+#include <stdint.h>
 #include <unistd.h>
 
-static char maps[1 << 16];
-
 long largest_hole(void) {
-  int fd = open("/proc/self/maps", O_RDONLY);
-  if (fd < 0) return -1;
-  long got = 0, n;
-  while (got < (long)sizeof maps - 1 && (n = read(fd, maps + got, sizeof maps - 1 - got)) > 0) got += n;
-  close(fd);
-  maps[got] = 0;
-  char *heap = strstr(maps, "[heap]");
-  if (!heap) return -1;
-  while (heap > maps && heap[-1] != '\n') heap--;
-  unsigned long lo = strtoul(heap, &heap, 16), hi = strtoul(heap + 1, NULL, 16);
+  uintptr_t hi = (uintptr_t)sbrk(0);
+  struct mallinfo2 info = mallinfo2();
+  if (info.arena == 0 || info.arena > hi) return -1;
+  uintptr_t p = hi - info.arena;
   long largest = 0;
-  for (unsigned long p = lo; p + 16 < hi;) {
-    unsigned long size = *(unsigned long *)(p + 8) & ~7UL;
-    if (!size || p + size + 16 > hi) break; /* the top chunk: nothing after it */
-    int in_use = *(unsigned long *)(p + size + 8) & 1;
+  while (p + 16 <= hi) {
+    uintptr_t size = *(uintptr_t *)(p + 8) & ~(uintptr_t)7;
+    if (size < 32 || size > hi - p) return -1;
+    uintptr_t next = p + size;
+    if (next == hi) return largest; /* the top chunk */
+    if (next + 16 > hi) return -1;
+    int in_use = *(uintptr_t *)(next + 8) & 1;
     if (!in_use && (long)size > largest) largest = (long)size;
-    p += size;
+    p = next;
   }
-  return largest;
+  return -1;
 }
