@@ -121,8 +121,7 @@ fn node_id() -> u64 {
 /// the same program; `bench/probes/heapwalk.c` shows the heap).
 fn reachable_ip() -> Ipv4Addr {
     use nix::sys::socket::{socket, AddressFamily, SockFlag, SockType};
-    // The first 64 addresses the kernel lists are looked at (a node with more has them
-    // on interfaces a job would not use first anyway).
+    // Only the first 64 addresses the kernel lists are looked at.
     const MOST: usize = 64;
     // A socket to ask the kernel through, bound to nothing.
     let Ok(socket) = socket(

@@ -83,9 +83,9 @@ impl Transport for AnyTransport {
         fn finalize_alone(&self) -> TransportResult<()>;
     }
     // The heap paths of the 8-byte transfers, inlined whatever the caller's size: the
-    // address API's `put_blocking`/`get_blocking` otherwise call them out of line (11
-    // instructions of the call alone per put on the mpi transport, counted with
-    // bench/probes/count_instructions.sh).
+    // address API's `put_blocking`/`get_blocking` otherwise call them out of line (73 / 76
+    // instructions per put / get on the mpi transport against 52 / 55 inlined, counted
+    // with bench/probes/count_instructions.sh addr-put, addr-get).
     delegate! {
         inline(always);
         fn put_heap(&self, rank: u32, offset: u64, ga: impl FnOnce() -> crate::addr::GlobalAddr, src: &[u8])
