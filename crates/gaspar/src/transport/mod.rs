@@ -22,6 +22,7 @@ mod any;
 pub(crate) mod barrier;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub(crate) mod run_queue;
 pub(crate) mod seqlock;
 pub mod shm;
 pub(crate) mod team;

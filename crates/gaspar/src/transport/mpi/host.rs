@@ -345,7 +345,8 @@ impl Host {
     }
 
     /// Waits until `flag` says barrier `epoch` (see [`barrier::arrived`]) and returns its
-    /// value: polls it in `patience` (calling `progress` at each clock read), then sleeps
+    /// value: polls it in `patience` (calling `progress` at each clock read; on while
+    /// [`Patience::keeps_polling`] says so), then sleeps
     /// on `bell` (this rank's) until a signal rings it, waking at least every
     /// [`progress_interval`] of the time waited to call `progress`. While it sleeps the rank is counted out of the ranks awake.
     fn wait_for_flag(
@@ -363,8 +364,12 @@ impl Host {
         };
         let crowding = self.crowding();
         let start = Instant::now();
-        if patience.poll_and(&crowding, &mut ready, progress)? {
-            return Ok(seen);
+        let mut polled_enough = false;
+        while !polled_enough {
+            if patience.poll_and(&crowding, &mut ready, progress)? {
+                return Ok(seen);
+            }
+            polled_enough = !patience.keeps_polling(&crowding);
         }
         let _asleep = crowding.asleep();
         loop {

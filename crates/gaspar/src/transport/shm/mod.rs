@@ -257,7 +257,8 @@ impl ShmTransport {
         }
     }
 
-    /// Waits until `ready()` holds: polls it for the patience budget, then sleeps on
+    /// Waits until `ready()` holds: polls it for the patience budget (and on while
+    /// [`Patience::keeps_polling`] says so), then sleeps on
     /// `bell` (a doorbell of the segment whose memory `ready` looks at) until a writer
     /// rings it (the protocol: [`layout::Bell`]). Ends with [`Error::JobAborted`] when the
     /// job is aborted, and with [`Error::RankGone`] when one of `awaited` (the ranks
@@ -276,9 +277,28 @@ impl ShmTransport {
         awaited: &[u32],
         mut ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
-        if self.patience.poll(&self.crowding(), &mut ready)? {
-            return Ok(());
+        let crowding = self.crowding();
+        while !self.patience.poll(&crowding, &mut ready)? {
+            if self.patience.keeps_polling(&crowding) {
+                // Polling on: whether the wait can still end well is looked at once per
+                // budget, as a sleeper looks at each wake-up.
+                if self.settled(awaited, &mut ready)? {
+                    return Ok(());
+                }
+                continue;
+            }
+            return self.sleep_for(bell, awaited, ready);
         }
+        Ok(())
+    }
+
+    /// The sleeping half of [`wait_for`](Self::wait_for).
+    fn sleep_for(
+        &self,
+        bell: &Doorbell,
+        awaited: &[u32],
+        mut ready: impl FnMut() -> Result<bool>,
+    ) -> Result<()> {
         layout::sleep_until(
             bell,
             self.ranks_awake(),
