@@ -59,7 +59,8 @@ pub const SPIN_LIMIT: Setting = Setting {
     name: "GASPAR_SPIN_LIMIT",
     default: "auto",
     description: "nanoseconds a wait (barrier, lock, wait_until, a coarray accessor call, ...) polls before it sleeps; \
-                  auto = what one sleep and wake-up across two cores costs here, measured once per job (by gaspar run, else at start-up)",
+                  auto = what one sleep and wake-up across two cores costs here, measured once per job (by gaspar run, else at start-up), \
+                  and on past it while the job's ranks fit their cores and no thread of the machine waits for a core",
 };
 /// Grace period between SIGTERM and SIGKILL when the launcher stops a job.
 ///
