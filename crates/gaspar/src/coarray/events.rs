@@ -72,7 +72,7 @@ impl Coarrays {
         let me = self.rt.rank();
         let word = token.location(&self.rt, me, offset)?;
         let mut stranded = None;
-        let waited = self.rt.wait(me, None, || {
+        let waited = self.rt.wait_for_atomics(me, None, || {
             if control_atomic(&self.rt, word, WordOp::Load)? >= threshold {
                 return Ok(true);
             }

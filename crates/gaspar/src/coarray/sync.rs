@@ -144,7 +144,7 @@ impl Coarrays {
             let word = self.signal_words[rank as usize].incoming;
             let expected = self.signals_seen[rank as usize] + 1;
             let mut seen = 0;
-            let waited = self.rt.wait(me, Some(rank), || {
+            let waited = self.rt.wait_for_atomics(me, Some(rank), || {
                 seen = control_atomic(&self.rt, word, WordOp::Load)?;
                 Ok(seen & !GONE >= expected || seen & GONE != 0)
             });

@@ -301,9 +301,12 @@ pub(crate) fn under_lock<T: Transport + ?Sized>(
             break;
         }
         let holder_rank = u32::try_from(holder - 1).unwrap_or(u32::MAX);
-        transport.wait(dst.rank(), Some(holder_rank), &mut || {
-            Ok(transport.accumulate_lock(dst.rank(), super::AtomicOp::Load)? != holder)
-        })?;
+        transport.wait(
+            dst.rank(),
+            Some(holder_rank),
+            super::Writers::Atomics,
+            &mut || Ok(transport.accumulate_lock(dst.rank(), super::AtomicOp::Load)? != holder),
+        )?;
     }
     let mut buffer = Vec::new();
     let updated = shape

@@ -73,7 +73,7 @@ impl Transport for AnyTransport {
         fn departures(&self) -> Option<u64>;
         fn sent_messages_taken(&self, rank: u32) -> bool;
         fn broadcasts_one_way(&self, team: &TransportTeam, len: usize) -> bool;
-        fn wait(&self, watched: u32, awaited: Option<u32>,
+        fn wait(&self, watched: u32, awaited: Option<u32>, writers: super::Writers,
             ready: &mut dyn FnMut() -> crate::error::Result<bool>) -> TransportResult<()>;
         fn split_team(&self, parent: &TransportTeam, color: Option<u32>, key: u32,
             team: Option<TransportTeam>) -> TransportResult<Option<TransportTeam>>;

@@ -23,6 +23,29 @@ pub(crate) mod barrier;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub(crate) mod run_queue;
+
+/// Which writes can end a wait (see [`Transport::wait`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writers {
+    /// Puts as well as atomics: a sleeper must make every core's pending stores visible
+    /// before it looks a last time (on `shm`, `membarrier`, an interrupt on every core
+    /// that runs a rank), since a put looks whether to ring without a fence of its own.
+    Any,
+    /// Only atomics of this library (a sequentially consistent read-modify-write, then a
+    /// look at the bell): a fence of the sleeper's own completes the handshake, and no
+    /// other core is interrupted.
+    ///
+    /// Why no wake-up is lost (C++20's rules for the single order S of sequentially
+    /// consistent operations, [atomics.order] 4, which Rust's atomics follow): the
+    /// sleeper raises the flag (R, SeqCst), fences (X, SeqCst) and reads the word (B);
+    /// the writer adds to the word (A, SeqCst) and reads the flag (L, SeqCst). Were both
+    /// to miss, B read the word before A, so X precedes A in S (4.3), and L read the
+    /// flag before R, so L precedes R (4.1); with program order, A before L and R before
+    /// X, that is the cycle X, A, L, R, X in S, which cannot be. (loom, which models
+    /// SeqCst loads and read-modify-writes as acquire-release, cannot check this; its
+    /// model of the doorbell has a fence on both sides.)
+    Atomics,
+}
 pub(crate) mod seqlock;
 pub mod shm;
 pub(crate) mod team;
@@ -667,13 +690,14 @@ pub trait Transport: Send + Sync {
     }
     /// Waits until `ready()` returns true (the one wait of gaspar, see [`wait`]).
     /// `ready` looks at memory of rank `watched`; the wait may sleep until that memory
-    /// is written by an atomic or by a put that is then flushed. Ends with an error when
-    /// the job aborts, or when rank `awaited` (whose action the wait expects) finalizes
-    /// or exits first.
+    /// is written by an atomic or by a put that is then flushed (`writers` says which
+    /// may end it). Ends with an error when the job aborts, or when rank `awaited`
+    /// (whose action the wait expects) finalizes or exits first.
     fn wait(
         &self,
         watched: u32,
         awaited: Option<u32>,
+        writers: Writers,
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()>;
     /// Collective over the members of `parent`: completes the team the world layer worked

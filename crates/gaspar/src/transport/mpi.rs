@@ -1471,6 +1471,7 @@ impl Transport for MpiTransport {
         &self,
         _watched: u32,
         _awaited: Option<u32>,
+        _writers: super::Writers,
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()> {
         // MPI ends the whole job when a rank fails or aborts, and offers nothing to sleep

@@ -12,7 +12,7 @@ pub use self::collective::{ReduceOp, Reducible, Scalar};
 pub use self::team::Team;
 
 use crate::error::{Error, Result};
-use crate::transport::{self, AnyTransport, Transport};
+use crate::transport::{self, AnyTransport, Transport, Writers};
 
 /// Only one runtime may be alive in a process at a time.
 static ALIVE: AtomicBool = AtomicBool::new(false);
@@ -158,7 +158,39 @@ impl World {
     ) -> Result<()> {
         let watched = self.physical(watched)?;
         let awaited = awaited.map(|r| self.physical(r)).transpose()?;
-        Ok(self.transport.wait(watched, awaited, &mut ready)?)
+        Ok(self
+            .transport
+            .wait(watched, awaited, Writers::Any, &mut ready)?)
+    }
+
+    /// [`wait`](Self::wait) for a `ready` that only atomics of this library (of any rank)
+    /// can make true, such as a counter that other ranks add to: it sleeps without
+    /// interrupting the cores of the ranks still working (see [`Writers::Atomics`]). A
+    /// put that `ready` would wait for may go unnoticed until the next atomic on that
+    /// rank's memory wakes it.
+    ///
+    /// ```
+    /// let world = gaspar::world::World::init()?;
+    /// let mut polls = 0;
+    /// world.wait_for_atomics(0, None, || {
+    ///     polls += 1;
+    ///     Ok(polls == 3)
+    /// })?;
+    /// assert_eq!(polls, 3);
+    /// world.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    pub fn wait_for_atomics(
+        &self,
+        watched: u32,
+        awaited: Option<u32>,
+        mut ready: impl FnMut() -> Result<bool>,
+    ) -> Result<()> {
+        let watched = self.physical(watched)?;
+        let awaited = awaited.map(|r| self.physical(r)).transpose()?;
+        Ok(self
+            .transport
+            .wait(watched, awaited, Writers::Atomics, &mut ready)?)
     }
 
     /// With `report`, asks that this rank's death (an exit without finalize, a signal) be

@@ -13,11 +13,11 @@
 //! shared one) until the rank that sets the flag rings.
 
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use mpi::ffi;
-use rustix::thread::{futex, membarrier, MembarrierCommand};
+use rustix::thread::futex;
 
 use super::{check, constant};
 use crate::error::Result;
@@ -99,10 +99,6 @@ pub(super) struct Host {
     crowded: bool,
     /// How many cores those are.
     cores: usize,
-    /// This process takes part in `membarrier`'s global expedited barriers: a signal of
-    /// the barrier needs only a compiler fence before it looks whether to ring (see
-    /// `ShmTransport::wait_for`, whose protocol this is).
-    asymmetric_fences: bool,
     /// Barriers (each an allgather) run in the window so far.
     barriers: AtomicU64,
     /// The window was freed (at finalize): waits no longer read the count.
@@ -203,8 +199,6 @@ impl Host {
             spans_hosts: ranks < procs,
             crowded: ranks as usize > cores,
             cores,
-            asymmetric_fences: whole_job
-                && membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok(),
             barriers: AtomicU64::new(0),
             released: AtomicBool::new(false),
         })
@@ -313,11 +307,7 @@ impl Host {
             value,
             |rank, k, parity| &at(rank).barrier[k][parity],
             |partner| {
-                if self.asymmetric_fences {
-                    compiler_fence(Ordering::SeqCst);
-                } else {
-                    fence(Ordering::SeqCst);
-                }
+                fence(Ordering::SeqCst);
                 layout::ring_if_asleep(&at(partner).bell);
             },
             |flag, _, epoch| self.wait_for_flag(patience, &own.bell, flag, epoch, progress),
@@ -377,8 +367,7 @@ impl Host {
                 bell,
                 timeout: progress_interval(start.elapsed()),
             };
-            let (done, rung) =
-                layout::sleep_round(&timed, || self.fence_against_wakers(), &mut ready)?;
+            let (done, rung) = layout::sleep_round(&timed, || fence(Ordering::SeqCst), &mut ready)?;
             if done {
                 return Ok(seen);
             }
@@ -387,13 +376,6 @@ impl Host {
                 patience.woken_after(layout::monotonic_ns().saturating_sub(rung_at));
             }
             progress();
-        }
-    }
-
-    /// The sleeper's half of the store-load barrier between a sleeper and its wakers.
-    fn fence_against_wakers(&self) {
-        if !self.asymmetric_fences || membarrier(MembarrierCommand::GlobalExpedited).is_err() {
-            fence(Ordering::SeqCst);
         }
     }
 

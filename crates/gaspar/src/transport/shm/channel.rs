@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::layout::{CHANNEL_DEPTH, CHUNK_HEADER};
-use super::ShmTransport;
+use super::{ShmTransport, Watched};
 use crate::error::{Error, Result};
 
 /// The sending side of an [`exchange`](ShmTransport::exchange) in progress: `done`
@@ -133,8 +133,7 @@ impl ShmTransport {
             if moved {
                 continue;
             }
-            let bell = &self.header(self.rank).collective_bell;
-            self.wait_for(bell, &peers[..awaited], || {
+            self.wait_for(Watched::Collective, &peers[..awaited], || {
                 Ok(outgoing
                     .as_ref()
                     .is_some_and(|o| !o.finished() && self.can_send(o.peer))
@@ -197,7 +196,7 @@ impl ShmTransport {
             );
         }
         counter.store(chunk + 1, Ordering::Release);
-        self.ring_if_asleep(&self.header(o.peer).collective_bell);
+        self.ring_collective(o.peer);
         o.done += piece;
         o.started = true;
         true
@@ -244,7 +243,7 @@ impl ShmTransport {
             Sink::Combine(acc, combine) => combine(&mut acc[at..at + fits], payload),
         }
         ack.store(chunk + 1, Ordering::Release);
-        self.ring_if_asleep(&self.header(i.peer).collective_bell);
+        self.ring_collective(i.peer);
         i.done += piece;
         Ok(true)
     }

@@ -116,9 +116,11 @@ impl Bell for Doorbell {
     fn raise(&self) {
         self.asleep.store(1, Ordering::SeqCst);
     }
+    /// Sequentially consistent: after an atomic, this load and the atomic are the
+    /// writer's half of the handshake (on x86 a plain load either way).
     #[inline(always)]
     fn is_raised(&self) -> bool {
-        self.asleep.load(Ordering::Relaxed) != 0
+        self.asleep.load(Ordering::SeqCst) != 0
     }
     #[inline]
     fn lower(&self) -> bool {
@@ -139,7 +141,8 @@ impl Bell for Doorbell {
 ///
 /// A sleeper and a writer never miss each other: the sleeper raises `asleep` and then
 /// looks at its condition; the writer writes and then looks at `asleep`. With a
-/// store-load barrier between the two steps on both sides (`fence`), at least one of
+/// store-load barrier between the two steps on both sides (`fence`; a writer's may be
+/// its sequentially consistent read-modify-write, see `Writers::Atomics`), at least one of
 /// them sees the other's first step. The sleeper reads the futex word before it raises
 /// the flag: a writer that lowers the flag after that read rings, which moves the word
 /// on and makes the sleep return at once.
@@ -459,7 +462,7 @@ mod loom_tests {
             self.asleep.store(1, Ordering::SeqCst);
         }
         fn is_raised(&self) -> bool {
-            self.asleep.load(Ordering::Relaxed) != 0
+            self.asleep.load(Ordering::SeqCst) != 0
         }
         fn lower(&self) -> bool {
             self.asleep.swap(0, Ordering::SeqCst) != 0

@@ -25,13 +25,13 @@ use rustix::thread::{membarrier, MembarrierCommand};
 
 use self::copy::{copy_bytes, move_pattern, Direction};
 use self::cross_memory::{cross_memory, cross_memory_vector};
-use self::layout::{state, Doorbell, Header, Layout, MAX_ROUNDS};
+use self::layout::{state, Header, Layout, MAX_ROUNDS};
 use self::segment::Mapping;
 use super::team::{TeamCall, TransportTeam};
 use super::wait::{affinity_mask, cores_in, Crowding, Patience, RanksAwake, AFFINITY_WORDS};
 use super::{
     barrier, segments_extent, AtomicOp, Incoming, Location, Outgoing, Pattern, Run, SegmentSizes,
-    Transport, TransportResult, Width,
+    Transport, TransportResult, Width, Writers,
 };
 use crate::addr::{GlobalAddr, Segment, REGISTRATION_SLOTS};
 use crate::error::{Error, Result};
@@ -62,6 +62,19 @@ pub struct ShmTransport {
     /// `ring_if_asleep`).
     asymmetric_fences: bool,
     mappings: Vec<Mapping>,
+}
+
+/// The doorbell a wait sleeps on, which says who may end it.
+#[derive(Debug, Clone, Copy)]
+enum Watched {
+    /// This rank's collective bell: the writers are other ranks' collectives (barrier
+    /// flags, notes, channel counters), which fence before they look at it.
+    Collective,
+    /// The memory bell of this rank: the writers are puts and atomics into that rank's
+    /// memory, as the wait says. A put only fences against the compiler before it looks
+    /// at the bell, an atomic is a sequentially consistent read-modify-write followed by
+    /// a sequentially consistent look (see `wait_for`).
+    Memory(u32, Writers),
 }
 
 /// How many barriers and exchanges this rank has done, and a lock that serializes the
@@ -259,21 +272,36 @@ impl ShmTransport {
 
     /// Waits until `ready()` holds: polls it for the patience budget (and on while
     /// [`Patience::keeps_polling`] says so), then sleeps on
-    /// `bell` (a doorbell of the segment whose memory `ready` looks at) until a writer
+    /// the doorbell `watched` (of the segment whose memory `ready` looks at) until a writer
     /// rings it (the protocol: [`layout::Bell`]). Ends with [`Error::JobAborted`] when the
     /// job is aborted, and with [`Error::RankGone`] when one of `awaited` (the ranks
     /// expected to make `ready` hold) has finalized or exited without doing so.
     ///
-    /// The sleeper's store-load barrier is `membarrier` (a barrier on every core running
-    /// a rank, a few microseconds, paid only when going to sleep), so the writer's is only
-    /// a compiler fence on every put and atomic; without `membarrier` both sides use a
-    /// full fence.
+    /// The store-load barrier on each side of the handshake, by who may end the wait:
+    /// - puts ([`Writers::Any`] on the memory bell): the sleeper's is `membarrier` (a
+    ///   barrier on every core running a rank, paid only when going to sleep), so the
+    ///   writer's is only a compiler fence on every put (a full fence there made an 8-byte
+    ///   put 6.1 ns instead of 2.4 on the AMD EPYC VM); without `membarrier` both sides
+    ///   use a full fence;
+    /// - atomics ([`Writers::Atomics`]): the writer's is its sequentially consistent
+    ///   read-modify-write (on x86 the same locked instruction as any other ordering)
+    ///   followed by a sequentially consistent load of the bell's flag, so the sleeper's
+    ///   own full fence completes the handshake;
+    /// - collectives (barrier flags, notes, channel counters, on the collective bell):
+    ///   both sides use a full fence, which the writers pay among their cache misses.
+    ///
+    /// So a rank that goes to sleep in SYNC ALL, an event wait or a barrier does not
+    /// interrupt the ranks still working: `membarrier` reaches every core that runs a
+    /// rank by an inter-processor interrupt, which on the AMD EPYC VM slowed image 1's
+    /// rounds of 8-byte coarray puts at 4 images on 2 cores (the three others going to
+    /// sleep in the next SYNC ALL) to 5.6-7.0 ns from 4.8-5.4 without it (caf_shmem
+    /// 4.8-5.5).
     ///
     /// While it sleeps, the rank is counted out of the ranks awake, so that the ranks
     /// still polling spin rather than yield once each of them has a core.
     fn wait_for(
         &self,
-        bell: &Doorbell,
+        watched: Watched,
         awaited: &[u32],
         mut ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
@@ -287,7 +315,7 @@ impl ShmTransport {
                 }
                 continue;
             }
-            return self.sleep_for(bell, awaited, ready);
+            return self.sleep_for(watched, awaited, ready);
         }
         Ok(())
     }
@@ -295,14 +323,23 @@ impl ShmTransport {
     /// The sleeping half of [`wait_for`](Self::wait_for).
     fn sleep_for(
         &self,
-        bell: &Doorbell,
+        watched: Watched,
         awaited: &[u32],
         mut ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
+        let bell = match watched {
+            Watched::Collective => &self.header(self.rank).collective_bell,
+            Watched::Memory(rank, _) => &self.header(rank).memory_bell,
+        };
         layout::sleep_until(
             bell,
             self.ranks_awake(),
-            || self.fence_against_wakers(),
+            || match watched {
+                Watched::Collective | Watched::Memory(_, Writers::Atomics) => {
+                    fence(Ordering::SeqCst)
+                }
+                Watched::Memory(_, Writers::Any) => self.fence_against_wakers(),
+            },
             || self.settled(awaited, &mut ready),
             || {
                 let rung_at = bell.rung_at.load(Ordering::Relaxed);
@@ -361,7 +398,7 @@ impl ShmTransport {
             Width::W4 => u64::from(atomic_u32(unsafe { &*(ptr as *const AtomicU32) }, op)),
         };
         if op != AtomicOp::Load {
-            self.wake(rank);
+            self.wake_after_atomic(rank);
         }
         old
     }
@@ -382,21 +419,34 @@ impl ShmTransport {
     }
 
     /// Called after a write that a wait on memory of `watched` may look for: rings
-    /// that rank's memory doorbell when somebody sleeps on it.
+    /// that rank's memory doorbell when somebody sleeps on it (the writer's side of
+    /// [`layout::Bell`]; the fence as [`wait_for`](Self::wait_for) says).
     #[inline(always)]
     fn wake(&self, watched: u32) {
-        self.ring_if_asleep(&self.header(watched).memory_bell);
-    }
-
-    /// Rings `bell` if somebody sleeps on it (the writer's side of [`layout::Bell`]).
-    #[inline(always)]
-    fn ring_if_asleep(&self, bell: &Doorbell) {
         if self.asymmetric_fences {
             compiler_fence(Ordering::SeqCst);
         } else {
             fence(Ordering::SeqCst);
         }
-        layout::ring_if_asleep(bell);
+        layout::ring_if_asleep(&self.header(watched).memory_bell);
+    }
+
+    /// Called after an atomic (a sequentially consistent read-modify-write) of `watched`'s
+    /// memory: rings its memory doorbell when somebody sleeps on it. The atomic is the
+    /// writer's half of the handshake ([`Writers::Atomics`]), so nothing more is needed
+    /// on any CPU.
+    #[inline(always)]
+    fn wake_after_atomic(&self, watched: u32) {
+        layout::ring_if_asleep(&self.header(watched).memory_bell);
+    }
+
+    /// Called after a write of a collective (a barrier's flag, a note, a channel's
+    /// counter) that `rank` may wait for: rings its collective doorbell when somebody
+    /// sleeps on it, after a full fence (see [`wait_for`](Self::wait_for)).
+    #[inline(always)]
+    fn ring_collective(&self, rank: u32) {
+        fence(Ordering::SeqCst);
+        layout::ring_if_asleep(&self.header(rank).collective_bell);
     }
 
     /// The next barrier, with the collectives' lock held; `finalizing` when this rank
@@ -416,11 +466,10 @@ impl ShmTransport {
             finalizing,
             call,
             |r, k, parity| &self.header(r).barrier[k][parity],
-            |partner| self.ring_if_asleep(&self.header(partner).collective_bell),
+            |partner| self.ring_collective(partner),
             |flag, source, epoch| {
                 let mut seen = 0;
-                let bell = &self.header(self.rank).collective_bell;
-                self.wait_for(bell, &[source], || {
+                self.wait_for(Watched::Collective, &[source], || {
                     seen = barrier::Flag::load_acquire(flag);
                     Ok(barrier::arrived(seen, epoch))
                 })?;
@@ -904,7 +953,7 @@ impl Transport for ShmTransport {
     fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64> {
         let old = atomic_u64(&self.header(rank).accumulate_lock.0, op);
         // A rank waiting for the lock sleeps on the owner's memory doorbell.
-        self.wake(rank);
+        self.wake_after_atomic(rank);
         Ok(old)
     }
 
@@ -1055,9 +1104,10 @@ impl Transport for ShmTransport {
         &self,
         watched: u32,
         awaited: Option<u32>,
+        writers: Writers,
         ready: &mut dyn FnMut() -> Result<bool>,
     ) -> TransportResult<()> {
-        Ok(self.wait_for(&self.header(watched).memory_bell, awaited.as_slice(), ready)?)
+        Ok(self.wait_for(Watched::Memory(watched, writers), awaited.as_slice(), ready)?)
     }
 
     fn split_team(
@@ -1094,9 +1144,14 @@ impl Transport for ShmTransport {
 
 const _: () = assert!(MAX_ROUNDS >= 17);
 
+/// The ordering of every read-modify-write: sequentially consistent, so that an atomic is
+/// the writer's half of a sleeper's handshake (see `ShmTransport::wait_for`); on x86 the
+/// same locked instruction as acquire-release.
+const RMW: Ordering = Ordering::SeqCst;
+
 #[inline]
 fn atomic_u64(word: &AtomicU64, op: AtomicOp) -> u64 {
-    const ORD: Ordering = Ordering::AcqRel;
+    const ORD: Ordering = RMW;
     match op {
         AtomicOp::CompareSwap { expected, new } => {
             match word.compare_exchange(expected, new, ORD, Ordering::Acquire) {
@@ -1115,7 +1170,7 @@ fn atomic_u64(word: &AtomicU64, op: AtomicOp) -> u64 {
 
 #[inline]
 fn atomic_u32(word: &AtomicU32, op: AtomicOp) -> u32 {
-    const ORD: Ordering = Ordering::AcqRel;
+    const ORD: Ordering = RMW;
     let low = |v: u64| v as u32;
     match op {
         AtomicOp::CompareSwap { expected, new } => {

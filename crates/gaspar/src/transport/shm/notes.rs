@@ -31,7 +31,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::layout::{NOTE_LEN, NOTE_RING};
-use super::ShmTransport;
+use super::{ShmTransport, Watched};
 use crate::error::{Error, Result};
 
 /// Bytes in front of a note's payload: its start word, tag and length.
@@ -94,8 +94,7 @@ impl ShmTransport {
             let read = self.channel_word(peer, self.layout.channels.notes_read(self.rank));
             let has_room = || read.load(Ordering::Acquire) + RING_LINES >= end;
             if !has_room() {
-                let bell = &self.header(self.rank).collective_bell;
-                self.wait_for(bell, &[peer], || Ok(has_room()))?;
+                self.wait_for(Watched::Collective, &[peer], || Ok(has_room()))?;
             }
             seen_read.store(read.load(Ordering::Acquire), Ordering::Relaxed);
         }
@@ -123,7 +122,7 @@ impl ShmTransport {
         }
         self.channel_word(peer, start)
             .store(first + 1, Ordering::Release);
-        self.ring_if_asleep(&self.header(peer).collective_bell);
+        self.ring_collective(peer);
         Ok(())
     }
 
@@ -137,8 +136,7 @@ impl ShmTransport {
         let ring = self.layout.channels.note_ring(peer);
         let start = ring + (first % RING_LINES) * LINE;
         let start_word = self.channel_word(self.rank, start);
-        let bell = &self.header(self.rank).collective_bell;
-        self.wait_for(bell, &[peer], || {
+        self.wait_for(Watched::Collective, &[peer], || {
             Ok(start_word.load(Ordering::Acquire) == first + 1)
         })?;
         let their_tag = self
@@ -194,7 +192,7 @@ impl ShmTransport {
         }
         self.channel_word(self.rank, self.layout.channels.notes_read(peer))
             .store(end, Ordering::Release);
-        self.ring_if_asleep(&self.header(peer).collective_bell);
+        self.ring_collective(peer);
         self.wake(peer);
     }
 
