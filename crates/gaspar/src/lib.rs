@@ -86,7 +86,7 @@ pub use gma::{AtomicWord, Compare, Fetched, GlobalPtr, Gma, Handle, SignalOp};
 pub use gmem::{GlobalAddr, Key, LocalAlloc, SymmetricAlloc};
 pub use runtime::Runtime;
 pub use symmetric::{LocalView, SymmetricArray};
-pub use transport::{AccShape, AtomicOp, Pattern, Run, Width, Writers};
+pub use transport::{AccShape, AtomicOp, Pattern, Run, Width};
 pub use world::{ReduceOp, Reducible, Team};
 
 /// The transports this build has: `shm` (a job started by `gaspar run`, or one rank

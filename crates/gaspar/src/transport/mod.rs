@@ -23,10 +23,14 @@ pub(crate) mod barrier;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub(crate) mod run_queue;
+pub(crate) mod seqlock;
+pub mod shm;
+pub(crate) mod team;
+pub(crate) mod wait;
 
 /// Which writes can end a wait (see [`Transport::wait`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Writers {
+pub(crate) enum Writers {
     /// Puts as well as atomics: a sleeper must make every core's pending stores visible
     /// before it looks a last time (on `shm`, `membarrier`, an interrupt on every core
     /// that runs a rank), since a put looks whether to ring without a fence of its own.
@@ -46,10 +50,6 @@ pub enum Writers {
     /// model of the doorbell has a fence on both sides.)
     Atomics,
 }
-pub(crate) mod seqlock;
-pub mod shm;
-pub(crate) mod team;
-pub(crate) mod wait;
 
 pub use self::accumulate::{AccKind, AccShape};
 pub use self::any::AnyTransport;

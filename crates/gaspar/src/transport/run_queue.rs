@@ -20,8 +20,8 @@ use std::time::Instant;
 struct RunQueue {
     loadavg: File,
     cores: u64,
-    /// The last answer and when it was read.
-    last: std::sync::Mutex<Option<(Instant, bool)>>,
+    /// When the count was last read, and what it was.
+    last: std::sync::Mutex<Option<(Instant, Option<u64>)>>,
 }
 
 /// How long an answer is kept.
@@ -31,26 +31,29 @@ const REASK: std::time::Duration = std::time::Duration::from_millis(1);
 /// be had (then no wait polls past its budget).
 static RUN_QUEUE: OnceLock<Option<RunQueue>> = OnceLock::new();
 
-/// Whether the machine's runnable threads are no more than its cores online (read at most
-/// [`REASK`] ago; `false` when that cannot be read).
-pub(crate) fn every_runnable_thread_has_a_core() -> bool {
+/// Whether the machine's runnable threads are no more than its cores online, and no more
+/// than `job_cores` (the cores the job may run on, where known: a job confined to a few
+/// cores of a busy machine cannot tell whose threads wait, and counts them all as its
+/// own) (read at most [`REASK`] ago; `false` when that cannot be read).
+pub(crate) fn every_runnable_thread_has_a_core(job_cores: Option<usize>) -> bool {
     let Some(queue) = RUN_QUEUE.get_or_init(open) else {
         return false;
     };
+    let cores = job_cores.map_or(queue.cores, |job| queue.cores.min(job as u64));
     let now = Instant::now();
     let mut last = queue.last.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((at, answer)) = *last {
+    if let Some((at, runnable)) = *last {
         if now.duration_since(at) < REASK {
-            return answer;
+            return runnable.is_some_and(|runnable| runnable <= cores);
         }
     }
     let mut text = [0u8; 128];
-    let answer = match queue.loadavg.read_at(&mut text, 0) {
-        Ok(len) => runnable_threads(&text[..len]).is_some_and(|runnable| runnable <= queue.cores),
-        Err(_) => false,
+    let runnable = match queue.loadavg.read_at(&mut text, 0) {
+        Ok(len) => runnable_threads(&text[..len]),
+        Err(_) => None,
     };
-    *last = Some((now, answer));
-    answer
+    *last = Some((now, runnable));
+    runnable.is_some_and(|runnable| runnable <= cores)
 }
 
 fn open() -> Option<RunQueue> {

@@ -1,9 +1,10 @@
-//! How every wait of gaspar passes its time: it polls briefly, then sleeps until woken.
+//! How every wait of gaspar passes its time: it polls, then sleeps until woken.
 //!
 //! Every wait (barrier, allgather, start-up, finalize, locks, mutexes, message channels,
 //! `wait_until`) goes through a transport's `wait` (the shm barrier through the same
-//! `ShmTransport::wait_for`), which first spends at most a [`Patience`] budget polling its
-//! condition, then sleeps (on `shm`: a futex on a doorbell of the watched segment, see
+//! `ShmTransport::wait_for`), which first spends a [`Patience`] budget polling its
+//! condition (and more while nobody else needs the core, below), then sleeps (on `shm`: a
+//! futex on a doorbell of the watched segment, see
 //! `shm::layout::Bell`), and ends with an error when the job aborts or the awaited rank
 //! is gone.
 //!
@@ -126,6 +127,15 @@ impl<'a> Crowding<'a> {
         }
     }
 
+    /// The cores the job's ranks on this host may run on, where known.
+    fn cores(&self) -> Option<usize> {
+        match *self {
+            #[cfg(feature = "mpi")]
+            Crowding::Fixed(_) => None,
+            Crowding::Live { cores, .. } => Some(cores),
+        }
+    }
+
     /// Whether a poll should yield its core now.
     #[inline]
     pub(crate) fn now(&self) -> bool {
@@ -235,7 +245,9 @@ impl Patience {
     /// through the round, 5.6-5.8 sleeping at once, and the rounds alternated between the
     /// two with the budget alone), although the sleeper asked nothing of it.
     pub(crate) fn keeps_polling(&self, crowding: &Crowding<'_>) -> bool {
-        self.measured && !crowding.now() && super::run_queue::every_runnable_thread_has_a_core()
+        self.measured
+            && !crowding.now()
+            && super::run_queue::every_runnable_thread_has_a_core(crowding.cores())
     }
 
     /// Records that a sleep ended `latency_ns` after the bell rang.
@@ -332,9 +344,11 @@ impl Patience {
     /// past the moment its condition holds: a short wait (a ping-pong's, a barrier's in
     /// a busy loop) never sleeps, and a long one (a rank in a barrier while two others
     /// exchange signals) sleeps, leaving the cores to the ranks that work, which then
-    /// spin. (Backing off from 1 us whatever the wait had lasted, with the crowding fixed
-    /// at start-up, as gaspar did before, made a ping-pong round trip 2.7-11x OpenMPI's
-    /// at 2-8 ranks on 2 cores.)
+    /// spin. A wait polls on past the budget, never sleeping, while
+    /// [`keeps_polling`](Self::keeps_polling) says that nobody else needs its core.
+    /// (Backing off from 1 us whatever the wait had lasted, with the crowding fixed at
+    /// start-up, as gaspar did before, made a ping-pong round trip 2.7-11x OpenMPI's at
+    /// 2-8 ranks on 2 cores.)
     #[cfg(feature = "mpi")]
     pub(crate) fn poll_progressing(
         &self,

@@ -165,7 +165,9 @@ impl World {
 
     /// [`wait`](Self::wait) for a `ready` that only atomics of this library (of any rank)
     /// can make true, such as a counter that other ranks add to: it sleeps without
-    /// interrupting the cores of the ranks still working (see [`Writers::Atomics`]). A
+    /// interrupting the cores of the ranks still working (an atomic's sequentially
+    /// consistent read-modify-write is the writer's half of the handshake with a
+    /// sleeper, whose own fence is the other half, where a put needs `membarrier`). A
     /// put that `ready` would wait for may go unnoticed until the next atomic on that
     /// rank's memory wakes it.
     ///

@@ -57,9 +57,9 @@ pub struct ShmTransport {
     /// The cores the job's ranks may run on (the union of their affinity masks), against
     /// which a poll weighs the ranks awake (see [`Crowding`]).
     cores: usize,
-    /// This process takes part in `membarrier`'s global expedited barriers: a waker needs
-    /// no fence of its own between its write and its look at a doorbell (see
-    /// `ring_if_asleep`).
+    /// This process takes part in `membarrier`'s global expedited barriers: a put needs
+    /// no fence of its own between its write and its look at a doorbell (see `wake` and
+    /// `wait_for`).
     asymmetric_fences: bool,
     mappings: Vec<Mapping>,
 }
@@ -70,7 +70,7 @@ enum Watched {
     /// This rank's collective bell: the writers are other ranks' collectives (barrier
     /// flags, notes, channel counters), which fence before they look at it.
     Collective,
-    /// The memory bell of this rank: the writers are puts and atomics into that rank's
+    /// The memory bell of rank `.0`: the writers are puts and atomics into that rank's
     /// memory, as the wait says. A put only fences against the compiler before it looks
     /// at the bell, an atomic is a sequentially consistent read-modify-write followed by
     /// a sequentially consistent look (see `wait_for`).
@@ -160,8 +160,7 @@ impl ShmTransport {
             patience: Patience::of_process(super::wait::Sleep::Futex)?,
             // Until every rank has published its mask (at the start-up barrier).
             cores: cores_in(&mask),
-            // Every rank registers before its first write that a wait may look for (the
-            // start-up barrier's).
+            // Every rank registers before its first put that a wait may look for.
             asymmetric_fences: membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok(),
             mappings,
         };
@@ -952,8 +951,11 @@ impl Transport for ShmTransport {
 
     fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64> {
         let old = atomic_u64(&self.header(rank).accumulate_lock.0, op);
-        // A rank waiting for the lock sleeps on the owner's memory doorbell.
-        self.wake_after_atomic(rank);
+        // A rank waiting for the lock sleeps on the owner's memory doorbell (a look at the
+        // lock changes nothing: ringing for it would wake the looker's own sleep).
+        if op != AtomicOp::Load {
+            self.wake_after_atomic(rank);
+        }
         Ok(old)
     }
 
@@ -1083,7 +1085,9 @@ impl Transport for ShmTransport {
 
     fn note_departure(&self) {
         for r in 0..self.procs {
-            self.header(r).departures.0.fetch_add(1, Ordering::Release);
+            // Sequentially consistent: an event wait reads it after it was woken by the
+            // departing image's announcement (an atomic, see `Writers::Atomics`).
+            self.header(r).departures.0.fetch_add(1, Ordering::SeqCst);
         }
     }
 
