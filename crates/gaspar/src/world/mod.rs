@@ -154,13 +154,9 @@ impl World {
         &self,
         watched: u32,
         awaited: Option<u32>,
-        mut ready: impl FnMut() -> Result<bool>,
+        ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
-        let watched = self.physical(watched)?;
-        let awaited = awaited.map(|r| self.physical(r)).transpose()?;
-        Ok(self
-            .transport
-            .wait(watched, awaited, Writers::Any, &mut ready)?)
+        self.wait_for_writers(watched, awaited, Writers::Any, ready)
     }
 
     /// [`wait`](Self::wait) for a `ready` that only atomics of this library (of any rank)
@@ -186,13 +182,22 @@ impl World {
         &self,
         watched: u32,
         awaited: Option<u32>,
+        ready: impl FnMut() -> Result<bool>,
+    ) -> Result<()> {
+        self.wait_for_writers(watched, awaited, Writers::Atomics, ready)
+    }
+
+    /// [`wait`](Self::wait) that `writers` may end.
+    fn wait_for_writers(
+        &self,
+        watched: u32,
+        awaited: Option<u32>,
+        writers: Writers,
         mut ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
         let watched = self.physical(watched)?;
         let awaited = awaited.map(|r| self.physical(r)).transpose()?;
-        Ok(self
-            .transport
-            .wait(watched, awaited, Writers::Atomics, &mut ready)?)
+        Ok(self.transport.wait(watched, awaited, writers, &mut ready)?)
     }
 
     /// With `report`, asks that this rank's death (an exit without finalize, a signal) be
