@@ -81,6 +81,17 @@ pub mod copy_engine {
     pub use crate::transport::shm::copy::table::MethodTable;
 }
 
+/// The cores a job's waits count on: a wait spins only while the job's ranks awake fit
+/// them (the fewer of the ranks' affinity masks' cores and a control group's CPU quota).
+pub mod cores {
+    pub use crate::transport::cpu_quota::{cpu_quota, CpuQuota};
+
+    /// The cores this process's affinity mask allows.
+    pub fn in_affinity_mask() -> usize {
+        crate::transport::wait::cores_in(&crate::transport::wait::affinity_mask())
+    }
+}
+
 pub use error::{Error, Result};
 pub use gma::{AtomicWord, Compare, Fetched, GlobalPtr, Gma, Handle, SignalOp};
 pub use gmem::{GlobalAddr, Key, LocalAlloc, SymmetricAlloc};

@@ -20,6 +20,7 @@
 pub(crate) mod accumulate;
 mod any;
 pub(crate) mod barrier;
+pub(crate) mod cpu_quota;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub(crate) mod run_queue;

@@ -17,6 +17,7 @@ pub(crate) fn run() -> ExitCode {
 fn report(out: &mut String) -> std::fmt::Result {
     writeln!(out, "gaspar {}", env!("CARGO_PKG_VERSION"))?;
     writeln!(out, "transports: {}", gaspar::transports().join(" "))?;
+    cores(out)?;
     writeln!(
         out,
         "{:<22} {:<10} {:<10} description",
@@ -33,6 +34,25 @@ fn report(out: &mut String) -> std::fmt::Result {
         )?;
     }
     copy_table(out)
+}
+
+/// The cores a wait counts on (it spins only while the job's ranks awake fit them): the
+/// affinity mask's, fewer under a control group's CPU quota.
+fn cores(out: &mut String) -> std::fmt::Result {
+    let mask = gaspar::cores::in_affinity_mask();
+    match gaspar::cores::cpu_quota() {
+        Some(quota) => writeln!(
+            out,
+            "cores for waits: {} (affinity mask: {mask}; CPU quota of {:.2} core(s) on control group {})",
+            mask.min(quota.cores()),
+            quota.in_cores(),
+            quota.group.display()
+        ),
+        None => writeln!(
+            out,
+            "cores for waits: {mask} (affinity mask: {mask}; no CPU quota)"
+        ),
+    }
 }
 
 /// The copy engine's section: the processor, the cache file, and the table (each cell the

@@ -22,6 +22,7 @@ use rustix::thread::futex;
 use super::{check, constant};
 use crate::error::Result;
 use crate::transport::barrier::{self, Flag, Slot};
+use crate::transport::cpu_quota::usable_cores;
 use crate::transport::shm::layout::{self, Bell, Doorbell, Padded, MAX_ROUNDS};
 use crate::transport::wait::{
     affinity_mask, cores_in, progress_interval, Crowding, Patience, RanksAwake, AFFINITY_WORDS,
@@ -184,7 +185,7 @@ impl Host {
                 ),
             )?;
         }
-        let cores = cores_in(&union);
+        let cores = usable_cores(cores_in(&union));
         // SAFETY: `host` is live and was just made by this call.
         let (win, words) = unsafe { shared_words(host, host_rank, ranks)? };
         // With the key 0 of every rank, the split keeps `comm`'s order: when the host has

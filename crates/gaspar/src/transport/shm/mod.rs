@@ -27,6 +27,7 @@ use self::copy::{copy_bytes, move_pattern, Direction};
 use self::cross_memory::{cross_memory, cross_memory_vector};
 use self::layout::{state, Header, Layout, MAX_ROUNDS};
 use self::segment::Mapping;
+use super::cpu_quota::usable_cores;
 use super::team::{TeamCall, TransportTeam};
 use super::wait::{affinity_mask, cores_in, Crowding, Patience, RanksAwake, AFFINITY_WORDS};
 use super::{
@@ -159,7 +160,7 @@ impl ShmTransport {
             notes: notes::NoteCounts::new(procs),
             patience: Patience::of_process(super::wait::Sleep::Futex)?,
             // Until every rank has published its mask (at the start-up barrier).
-            cores: cores_in(&mask),
+            cores: usable_cores(cores_in(&mask)),
             // Every rank registers before its first put that a wait may look for.
             asymmetric_fences: membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok(),
             mappings,
@@ -204,7 +205,7 @@ impl ShmTransport {
             let pid = header.pid.load(Ordering::Relaxed);
             transport.peers[r as usize].pid = Pid::from_raw(pid as i32);
         }
-        transport.cores = cores_in(&union);
+        transport.cores = usable_cores(cores_in(&union));
         tracing::debug!(
             rank,
             procs,

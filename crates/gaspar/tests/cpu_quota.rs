@@ -1,0 +1,188 @@
+//! Jobs confined by a control group's CPU quota (as Docker's `--cpus` and Kubernetes' CPU
+//! limits confine them): every core stays in the ranks' affinity masks, but the group may
+//! use only one core's worth of time. A rank that waits must then leave that time to the
+//! rank that computes, instead of spinning it away while the kernel stops the whole group.
+//! The tests make a group of their own (as root, in cgroup v2 or v1's `cpu` hierarchy) and
+//! remove it afterwards.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+/// A control group of this test's own with a quota of one core (one period's worth of CPU
+/// time per period), removed when dropped.
+struct OneCoreGroup {
+    dir: PathBuf,
+}
+
+impl OneCoreGroup {
+    /// In the first hierarchy that can hold a CPU quota here: cgroup v2 with the `cpu`
+    /// controller enabled for its root's children, or cgroup v1's `cpu` hierarchy.
+    fn create(name: &str) -> Result<OneCoreGroup, String> {
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo").map_err(|e| e.to_string())?;
+        let dir_name = format!("gaspar-test-{}-{name}", std::process::id());
+        for line in mountinfo.lines() {
+            let Some((mount, fs_fields)) = line.split_once(" - ") else {
+                continue;
+            };
+            let Some(point) = mount.split(' ').nth(4).map(PathBuf::from) else {
+                continue;
+            };
+            let mut fs_fields = fs_fields.split(' ');
+            let (fs_type, options) = (fs_fields.next(), fs_fields.nth(1).unwrap_or(""));
+            let group = match fs_type {
+                Some("cgroup2") => {
+                    let enabled = fs::read_to_string(point.join("cgroup.subtree_control"))
+                        .is_ok_and(|c| c.split_whitespace().any(|c| c == "cpu"));
+                    if !enabled {
+                        continue;
+                    }
+                    OneCoreGroup::make(point.join(&dir_name), |dir| {
+                        write(dir, "cpu.max", "100000 100000")
+                    })
+                }
+                Some("cgroup") if options.split(',').any(|o| o == "cpu") => {
+                    OneCoreGroup::make(point.join(&dir_name), |dir| {
+                        let period = fs::read_to_string(dir.join("cpu.cfs_period_us"))
+                            .map_err(|e| format!("{}: {e}", dir.display()))?;
+                        write(dir, "cpu.cfs_quota_us", period.trim())
+                    })
+                }
+                _ => continue,
+            };
+            return group;
+        }
+        Err("no cgroup hierarchy with the cpu controller is mounted".into())
+    }
+
+    /// Makes the group at `dir` and sets its quota with `limit`.
+    fn make(
+        dir: PathBuf,
+        limit: impl FnOnce(&Path) -> Result<(), String>,
+    ) -> Result<OneCoreGroup, String> {
+        fs::create_dir(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        let group = OneCoreGroup { dir };
+        limit(&group.dir)?;
+        Ok(group)
+    }
+
+    /// `cmd` started inside the group (by a shell that moves itself in, then runs it).
+    fn run(&self, cmd: &Command) -> Outcome {
+        let mut sh = Command::new("sh");
+        sh.arg("-c")
+            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
+            .arg(&self.dir)
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        for (name, value) in cmd.get_envs() {
+            match value {
+                Some(value) => sh.env(name, value),
+                None => sh.env_remove(name),
+            };
+        }
+        run_command(sh)
+    }
+}
+
+impl Drop for OneCoreGroup {
+    fn drop(&mut self) {
+        // Every process of the job has ended (the launcher was waited for).
+        if let Err(e) = fs::remove_dir(&self.dir) {
+            eprintln!("could not remove {}: {e}", self.dir.display());
+        }
+    }
+}
+
+fn write(dir: &Path, file: &str, value: &str) -> Result<(), String> {
+    fs::write(dir.join(file), value).map_err(|e| format!("{}/{file}: {e}", dir.display()))
+}
+
+/// The CPU time (microseconds) each rank of an `imbalance` job printed, by rank.
+fn cpu_times(stdout: &str, procs: usize) -> Vec<u64> {
+    let mut times = vec![None; procs];
+    for line in stdout.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["rank", rank, "cpu_us", cpu, "wall_us", _] = words[..] {
+            let rank: usize = rank.parse().expect("a rank");
+            times[rank] = Some(cpu.parse::<u64>().expect("microseconds"));
+        }
+    }
+    times
+        .into_iter()
+        .enumerate()
+        .map(|(rank, t)| t.unwrap_or_else(|| panic!("rank {rank} printed no times:\n{stdout}")))
+        .collect()
+}
+
+#[test]
+fn ranks_waiting_under_a_one_core_quota_leave_it_to_the_rank_that_computes() {
+    let group = match OneCoreGroup::create("waits") {
+        Ok(group) => group,
+        Err(why) => {
+            return skip(&format!(
+                "no control group with a CPU quota can be made ({why}; needs root)"
+            ))
+        }
+    };
+    let (rounds, work_us) = (100u64, 2000u64);
+    for transport in transports() {
+        for procs in [2usize, 3] {
+            let job = job_on(
+                transport,
+                procs as u32,
+                &example("imbalance"),
+                &[&rounds.to_string(), &work_us.to_string()],
+            );
+            let outcome = group.run(&job);
+            outcome.assert_success();
+            let cpu = cpu_times(&outcome.stdout, procs);
+            assert!(
+                cpu[0] >= rounds * work_us,
+                "{transport}, {procs} ranks: rank 0 computed {} us of CPU, fewer than the {} it was given",
+                cpu[0],
+                rounds * work_us
+            );
+            // Spinning through rank 0's work, each waiting rank would take about as much
+            // CPU time as rank 0 gets (session 25: 360 ms of rank 0's 400); a wait that
+            // sleeps after its budget takes a few percent.
+            for (rank, &waited) in cpu.iter().enumerate().skip(1) {
+                assert!(
+                    waited * 4 < cpu[0],
+                    "{transport}, {procs} ranks: rank {rank} used {waited} us of CPU while waiting \
+                     for rank 0's {} us of work, under a quota of one core",
+                    cpu[0]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn gaspar_info_names_the_quota_its_waits_count_with() {
+    let group = match OneCoreGroup::create("info") {
+        Ok(group) => group,
+        Err(why) => {
+            return skip(&format!(
+                "no control group with a CPU quota can be made ({why}; needs root)"
+            ))
+        }
+    };
+    let mut info = Command::new(gaspar());
+    info.arg("info");
+    let outcome = group.run(&info);
+    outcome.assert_success();
+    let line = outcome
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("cores for waits:"))
+        .unwrap_or_else(|| panic!("no line about cores:\n{}", outcome.stdout));
+    assert!(
+        line.starts_with("cores for waits: 1 ") && line.contains("CPU quota of 1.00 core(s)"),
+        "{line}"
+    );
+    assert!(line.contains(&*group.dir.to_string_lossy()), "{line}");
+}
