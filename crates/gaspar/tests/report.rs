@@ -166,7 +166,7 @@ fn quick_report_of_shm_and_scaling_has_tables_and_charts() {
 }
 
 /// The sections of the whole report, in the order `gaspar bench --report` writes them.
-const SECTIONS: [&str; 8] = [
+const SECTIONS: [&str; 9] = [
     "shm transport, 2 ranks: gaspar vs memcpy and OpenMPI osc/sm",
     "Barrier, ping-pong and allreduce by job size (shm) vs OpenMPI",
     "mpi transport vs raw MPI-3 RMA",
@@ -175,6 +175,7 @@ const SECTIONS: [&str; 8] = [
     "Fortran coarrays: libcaf_gaspar vs OpenCoarrays",
     "Fortran coarrays, gfortran 16: libcaf_gaspar vs caf_shmem and OpenCoarrays",
     "Distributed arrays: the LAPPS benchmarks' variants",
+    "Waiting under a one-core CPU quota: gaspar vs OpenMPI",
 ];
 
 /// The report of every benchmark, `gaspar bench --report DIR --quick` as the README gives

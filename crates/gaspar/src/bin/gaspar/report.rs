@@ -12,6 +12,7 @@ mod coarray;
 mod darray;
 mod markdown;
 mod mpi;
+mod quota;
 mod scripts;
 mod shm;
 mod system;
@@ -67,6 +68,8 @@ enum Suite {
     Caf16,
     /// scripts/bench-darray: distributed arrays' variants vs the hand-optimized one.
     Darray,
+    /// scripts/bench-quota: waits under a container's CPU quota vs OpenMPI (as root).
+    Quota,
 }
 
 /// What every benchmark's section needs.
@@ -111,6 +114,7 @@ impl Suite {
                 "Fortran coarrays, gfortran 16: libcaf_gaspar vs caf_shmem and OpenCoarrays"
             }
             Suite::Darray => "Distributed arrays: the LAPPS benchmarks' variants",
+            Suite::Quota => "Waiting under a one-core CPU quota: gaspar vs OpenMPI",
         }
     }
 
@@ -124,6 +128,7 @@ impl Suite {
             Suite::Caf => caf::section(context),
             Suite::Caf16 => caf16::section(context),
             Suite::Darray => darray::section(context),
+            Suite::Quota => quota::section(context),
         }
     }
 }
