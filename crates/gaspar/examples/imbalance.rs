@@ -1,8 +1,11 @@
 //! An imbalanced loop: each round rank 0 computes for WORK_US microseconds of CPU time
-//! while the other ranks wait for it in a barrier. Every rank prints the CPU time it used
-//! and the loop's wall time: a wait that leaves its core to others uses little CPU while
-//! it waits, one that spins uses all it is given (which, under a CPU quota, is taken from
-//! the rank that computes). `gaspar run -n 2 target/release/examples/imbalance 200 2000`.
+//! while the other ranks wait for it in a barrier. Every rank prints the CPU time it used,
+//! the loop's wall time and the cores its waits count on ([`World::usable_cores`]): a wait
+//! that leaves its core to others uses little CPU while it waits, one that spins uses all
+//! it is given (which, under a CPU quota, is taken from the rank that computes).
+//! `gaspar run -n 2 target/release/examples/imbalance 200 2000`.
+//!
+//! [`World::usable_cores`]: gaspar::world::World::usable_cores
 
 use std::time::{Duration, Instant};
 
@@ -41,10 +44,11 @@ fn main() -> gaspar::Result<()> {
             cpu_time(ClockId::CLOCK_PROCESS_CPUTIME_ID) - cpu,
         );
         println!(
-            "rank {} cpu_us {} wall_us {}",
+            "rank {} cpu_us {} wall_us {} cores {}",
             rt.rank(),
             cpu.as_micros(),
-            wall.as_micros()
+            wall.as_micros(),
+            rt.world().usable_cores()
         );
         Ok(())
     })

@@ -90,6 +90,13 @@ pub mod cores {
     pub fn in_affinity_mask() -> usize {
         crate::transport::wait::cores_in(&crate::transport::wait::affinity_mask())
     }
+
+    /// The cores this process may keep busy at once: [`in_affinity_mask`], fewer under a
+    /// CPU quota (a job's waits count the union of its ranks' masks this way:
+    /// [`World::usable_cores`](crate::world::World::usable_cores)).
+    pub fn usable() -> usize {
+        crate::transport::cpu_quota::usable_cores(in_affinity_mask())
+    }
 }
 
 pub use error::{Error, Result};

@@ -17,11 +17,14 @@
 //! and `cpu.cfs_period_us`, wherever the `cpu` controller is mounted (a machine in hybrid
 //! mode may have both).
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
 /// A quota and the group it was read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CpuQuota {
     /// Microseconds of CPU time the group may use per period.
     pub quota_us: u64,
@@ -33,14 +36,14 @@ pub struct CpuQuota {
 
 impl CpuQuota {
     /// Whole cores' worth of CPU time per period, at least 1.
-    pub fn cores(&self) -> usize {
+    pub fn whole_cores(&self) -> usize {
         usize::try_from(self.quota_us / self.period_us)
             .unwrap_or(usize::MAX)
             .max(1)
     }
 
-    /// The quota in cores (`1.5` for 150 000 us per 100 000 us).
-    pub fn in_cores(&self) -> f64 {
+    /// The quota in cores, fractions included (`1.5` for 150 000 us per 100 000 us).
+    pub fn cores_f64(&self) -> f64 {
         self.quota_us as f64 / self.period_us as f64
     }
 
@@ -69,7 +72,7 @@ pub fn cpu_quota() -> Option<&'static CpuQuota> {
 /// The cores the ranks of a job may keep busy at once: `mask_cores` (from their affinity
 /// masks), fewer under a CPU quota.
 pub(crate) fn usable_cores(mask_cores: usize) -> usize {
-    cpu_quota().map_or(mask_cores, |quota| mask_cores.min(quota.cores()))
+    cpu_quota().map_or(mask_cores, |quota| mask_cores.min(quota.whole_cores()))
 }
 
 /// The tightest quota on the groups `/proc/self/cgroup` (`cgroups`) names, in the
@@ -85,10 +88,14 @@ fn tightest_quota(
             continue;
         };
         // The group's path as this mount shows it (inside a container, the mount's root is
-        // often the container's own group).
+        // often the container's own group). A group outside the mount (a cgroup namespace
+        // shows the groups above its root as "..") is not walked.
         let Some(relative) = Path::new(group).strip_prefix(&mount.root).ok() else {
             continue;
         };
+        if relative.components().any(|c| c == Component::ParentDir) {
+            continue;
+        }
         let mut dir = mount.point.join(relative);
         loop {
             if let Some((quota_us, period_us)) = limit_at(&dir, mount.version, &read) {
@@ -147,28 +154,33 @@ impl CpuMount {
     }
 }
 
-/// A mountinfo path with the kernel's octal escapes (`\040` for a space) undone.
-fn unescape(field: &str) -> String {
+/// A mountinfo path with the kernel's octal escapes (`\040` for a space, `\134` for a
+/// backslash) undone, byte for byte.
+fn unescape(field: &str) -> OsString {
     let bytes = field.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let octal = bytes.get(i + 1..i + 4).and_then(|digits| {
-            let text = std::str::from_utf8(digits).ok()?;
-            u8::from_str_radix(text, 8).ok()
-        });
-        match (bytes[i], octal) {
-            (b'\\', Some(byte)) => {
+        let escaped = match bytes.get(i..i + 4) {
+            Some([b'\\', digits @ ..]) if digits.iter().all(|d| (b'0'..=b'7').contains(d)) => {
+                digits
+                    .iter()
+                    .try_fold(0u8, |byte, d| byte.checked_mul(8)?.checked_add(d - b'0'))
+            }
+            _ => None,
+        };
+        match escaped {
+            Some(byte) => {
                 out.push(byte);
                 i += 4;
             }
-            (byte, _) => {
-                out.push(byte);
+            None => {
+                out.push(bytes[i]);
                 i += 1;
             }
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    OsString::from_vec(out)
 }
 
 /// This process's group in a hierarchy of `version`, from the text of `/proc/self/cgroup`
@@ -241,8 +253,8 @@ mod tests {
             (&format!("{dir}/cpu.cfs_period_us"), "100000\n"),
         ]);
         let quota = tightest_quota(cgroups, HYBRID_MOUNTS, read).expect("the parent's quota");
-        assert_eq!(quota.cores(), 2, "2.5 cores' worth rounds down");
-        assert_eq!(quota.in_cores(), 2.5);
+        assert_eq!(quota.whole_cores(), 2, "2.5 cores' worth rounds down");
+        assert_eq!(quota.cores_f64(), 2.5);
         assert_eq!(quota.group, PathBuf::from(format!("{dir}/batch")));
     }
 
@@ -256,7 +268,7 @@ mod tests {
             ("/sys/fs/cgroup/unified/b/cpu.max", "50000 100000\n"),
         ]);
         let quota = tightest_quota(cgroups, HYBRID_MOUNTS, read).expect("a quota");
-        assert_eq!((quota.cores(), quota.in_cores()), (1, 0.5));
+        assert_eq!((quota.whole_cores(), quota.cores_f64()), (1, 0.5));
         assert_eq!(quota.group, PathBuf::from("/sys/fs/cgroup/unified/b"));
     }
 
@@ -280,7 +292,7 @@ mod tests {
         let cgroups = "0::/docker/abc\n";
         let read = files(&[("/sys/fs/cgroup/cpu.max", "200000 100000\n")]);
         let quota = tightest_quota(cgroups, mounts, read).expect("the container's quota");
-        assert_eq!((quota.cores(), quota.in_cores()), (2, 2.0));
+        assert_eq!((quota.whole_cores(), quota.cores_f64()), (2, 2.0));
         assert_eq!(quota.group, PathBuf::from("/sys/fs/cgroup"));
     }
 
@@ -298,8 +310,18 @@ mod tests {
     }
 
     #[test]
-    fn usable_cores_never_exceed_the_masks_cores() {
-        assert!(usable_cores(1) == 1);
-        assert!(usable_cores(64) <= 64);
+    fn a_group_above_a_cgroup_namespace_is_not_walked() {
+        let mounts = "30 24 0:28 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        let read = files(&[("/sys/fs/cgroup/cpu.max", "100000 100000")]);
+        assert_eq!(tightest_quota("0::/../../other\n", mounts, read), None);
+    }
+
+    #[test]
+    fn only_a_backslash_and_three_octal_digits_are_an_escape() {
+        assert_eq!(unescape("a\\134b"), OsString::from("a\\b"));
+        assert_eq!(unescape("\\+12x\\08"), OsString::from("\\+12x\\08"));
+        assert_eq!(unescape("\\377"), OsString::from_vec(vec![0xff]));
+        assert_eq!(unescape("\\400"), OsString::from("\\400"), "past a byte");
+        assert_eq!(unescape("end\\04"), OsString::from("end\\04"));
     }
 }

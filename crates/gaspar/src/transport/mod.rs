@@ -635,6 +635,9 @@ pub trait Transport: Send + Sync {
     fn maps_at_home(&self, rank: u32) -> bool {
         rank == self.rank()
     }
+    /// The cores the job's ranks on this host may keep busy at once (the union of their
+    /// affinity masks, fewer under a CPU quota), which waits weigh the ranks awake against.
+    fn usable_cores(&self) -> usize;
     /// Ends the whole job with `message`; never returns.
     fn abort(&self, message: &str) -> !;
     /// Ends the whole job on purpose, with exit status `status` for the job (a Fortran

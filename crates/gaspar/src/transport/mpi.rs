@@ -1407,6 +1407,10 @@ impl Transport for MpiTransport {
         self.detach_region(slot)
     }
 
+    fn usable_cores(&self) -> usize {
+        self.host.cores().usable
+    }
+
     fn maps_at_home(&self, rank: u32) -> bool {
         rank == self.rank
             || self

@@ -40,6 +40,7 @@ use std::time::{Duration, Instant};
 
 use rustix::thread::futex;
 
+use super::cpu_quota::usable_cores;
 use crate::config;
 use crate::error::Result;
 
@@ -110,10 +111,41 @@ pub(crate) enum Crowding<'a> {
     Live {
         /// The job's count.
         awake: RanksAwake<'a>,
-        /// The cores the job's ranks on this host may run on (the union of their
-        /// affinity masks).
-        cores: usize,
+        /// The cores of the job's ranks on this host.
+        cores: JobCores,
     },
+}
+
+/// The cores of a job's ranks on one host, counted two ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct JobCores {
+    /// In the union of the ranks' affinity masks: what the machine's run queue is weighed
+    /// against (other programs' threads wait for these cores, not for a quota).
+    pub(crate) in_masks: usize,
+    /// Those the ranks may keep busy at once: `in_masks`, fewer under a control group's
+    /// CPU quota ([`usable_cores`]); what the ranks awake are weighed against.
+    pub(crate) usable: usize,
+}
+
+impl JobCores {
+    /// The cores of ranks whose affinity masks' union is `union`, under this process's
+    /// CPU quota (every rank of a host is taken to run in the same control group).
+    pub(crate) fn of_masks(union: &[u64; AFFINITY_WORDS]) -> JobCores {
+        let in_masks = cores_in(union);
+        JobCores {
+            in_masks,
+            usable: usable_cores(in_masks),
+        }
+    }
+
+    /// `cores` cores, under no quota.
+    #[cfg(test)]
+    pub(crate) const fn unlimited(cores: usize) -> JobCores {
+        JobCores {
+            in_masks: cores,
+            usable: cores,
+        }
+    }
 }
 
 impl<'a> Crowding<'a> {
@@ -127,12 +159,12 @@ impl<'a> Crowding<'a> {
         }
     }
 
-    /// The cores the job's ranks on this host may run on, where known.
-    fn cores(&self) -> Option<usize> {
+    /// The cores in the affinity masks of the job's ranks on this host, where known.
+    fn cores_in_masks(&self) -> Option<usize> {
         match *self {
             #[cfg(feature = "mpi")]
             Crowding::Fixed(_) => None,
-            Crowding::Live { cores, .. } => Some(cores),
+            Crowding::Live { cores, .. } => Some(cores.in_masks),
         }
     }
 
@@ -142,7 +174,7 @@ impl<'a> Crowding<'a> {
         match *self {
             #[cfg(feature = "mpi")]
             Crowding::Fixed(crowded) => crowded,
-            Crowding::Live { awake, cores } => outnumber(awake.count(), cores),
+            Crowding::Live { awake, cores } => outnumber(awake.count(), cores.usable),
         }
     }
 }
@@ -247,7 +279,7 @@ impl Patience {
     pub(crate) fn keeps_polling(&self, crowding: &Crowding<'_>) -> bool {
         self.measured
             && !crowding.now()
-            && super::run_queue::every_runnable_thread_has_a_core(crowding.cores())
+            && super::run_queue::every_runnable_thread_has_a_core(crowding.cores_in_masks())
     }
 
     /// Records that a sleep ended `latency_ns` after the bell rang.
@@ -591,7 +623,10 @@ mod tests {
         for _ in 0..3 {
             awake.join();
         }
-        let crowding = Crowding::Live { awake, cores: 2 };
+        let crowding = Crowding::Live {
+            awake,
+            cores: JobCores::unlimited(2),
+        };
         assert_eq!(awake.count(), 3);
         assert!(crowding.now(), "three ranks awake on two cores yield");
         {
@@ -620,12 +655,12 @@ mod tests {
         let word = AtomicU64::new(3);
         let crowded = Crowding::Live {
             awake: RanksAwake(&word),
-            cores: 2,
+            cores: JobCores::unlimited(2),
         };
         assert!(!patience(true).keeps_polling(&crowded));
         let fitting = Crowding::Live {
             awake: RanksAwake(&word),
-            cores: 3,
+            cores: JobCores::unlimited(3),
         };
         assert!(!patience(false).keeps_polling(&fitting));
     }
@@ -635,7 +670,7 @@ mod tests {
         let one = AtomicU64::new(1);
         let fitting = Crowding::Live {
             awake: RanksAwake(&one),
-            cores: 2,
+            cores: JobCores::unlimited(2),
         };
         let patience = patience(true);
         let cores = nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_ONLN)

@@ -326,6 +326,20 @@ impl World {
         }
     }
 
+    /// The cores this job's ranks on this host may keep busy at once: the union of their
+    /// affinity masks, fewer under a control group's CPU quota (as a container's CPU limit
+    /// sets one). A wait spins while the ranks awake fit them, and yields its core between
+    /// looks while they outnumber them.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// assert!(rt.world().usable_cores() >= 1);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    pub fn usable_cores(&self) -> usize {
+        self.transport.usable_cores()
+    }
+
     /// The transport under this world.
     #[inline]
     pub(crate) fn transport(&self) -> &AnyTransport {

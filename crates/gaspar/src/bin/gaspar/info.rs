@@ -44,8 +44,8 @@ fn cores(out: &mut String) -> std::fmt::Result {
         Some(quota) => writeln!(
             out,
             "cores for waits: {} (affinity mask: {mask}; CPU quota of {:.2} core(s) on control group {})",
-            mask.min(quota.cores()),
-            quota.in_cores(),
+            gaspar::cores::usable(),
+            quota.cores_f64(),
             quota.group.display()
         ),
         None => writeln!(

@@ -22,10 +22,9 @@ use rustix::thread::futex;
 use super::{check, constant};
 use crate::error::Result;
 use crate::transport::barrier::{self, Flag, Slot};
-use crate::transport::cpu_quota::usable_cores;
 use crate::transport::shm::layout::{self, Bell, Doorbell, Padded, MAX_ROUNDS};
 use crate::transport::wait::{
-    affinity_mask, cores_in, progress_interval, Crowding, Patience, RanksAwake, AFFINITY_WORDS,
+    affinity_mask, progress_interval, Crowding, JobCores, Patience, RanksAwake, AFFINITY_WORDS,
 };
 
 /// What each host rank allocates in the window (all atomics: any bytes are valid, and
@@ -96,10 +95,10 @@ pub(super) struct Host {
     whole_job: bool,
     /// The job has ranks on other hosts too.
     spans_hosts: bool,
-    /// The host's ranks outnumber their cores (the union of their affinity masks).
+    /// The host's ranks outnumber the cores they may keep busy (see [`JobCores`]).
     crowded: bool,
-    /// How many cores those are.
-    cores: usize,
+    /// The cores of the host's ranks.
+    cores: JobCores,
     /// Barriers (each an allgather) run in the window so far.
     barriers: AtomicU64,
     /// The window was freed (at finalize): waits no longer read the count.
@@ -185,7 +184,7 @@ impl Host {
                 ),
             )?;
         }
-        let cores = usable_cores(cores_in(&union));
+        let cores = JobCores::of_masks(&union);
         // SAFETY: `host` is live and was just made by this call.
         let (win, words) = unsafe { shared_words(host, host_rank, ranks)? };
         // With the key 0 of every rank, the split keeps `comm`'s order: when the host has
@@ -198,11 +197,16 @@ impl Host {
             host_rank: host_rank as u32,
             whole_job,
             spans_hosts: ranks < procs,
-            crowded: ranks as usize > cores,
+            crowded: ranks as usize > cores.usable,
             cores,
             barriers: AtomicU64::new(0),
             released: AtomicBool::new(false),
         })
+    }
+
+    /// The cores of the host's ranks.
+    pub(super) fn cores(&self) -> JobCores {
+        self.cores
     }
 
     /// Whether the host's ranks outnumber their cores (fixed at start-up).

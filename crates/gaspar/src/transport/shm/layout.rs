@@ -545,7 +545,10 @@ mod tests {
         let awake = RanksAwake(&count);
         awake.join();
         awake.join();
-        let crowding = Crowding::Live { awake, cores: 1 };
+        let crowding = Crowding::Live {
+            awake,
+            cores: crate::transport::wait::JobCores::unlimited(1),
+        };
         assert!(crowding.now(), "two ranks awake on one core yield");
         let fence = || std::sync::atomic::fence(Ordering::SeqCst);
         let mut rings = 0;

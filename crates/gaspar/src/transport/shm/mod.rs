@@ -27,9 +27,8 @@ use self::copy::{copy_bytes, move_pattern, Direction};
 use self::cross_memory::{cross_memory, cross_memory_vector};
 use self::layout::{state, Header, Layout, MAX_ROUNDS};
 use self::segment::Mapping;
-use super::cpu_quota::usable_cores;
 use super::team::{TeamCall, TransportTeam};
-use super::wait::{affinity_mask, cores_in, Crowding, Patience, RanksAwake, AFFINITY_WORDS};
+use super::wait::{affinity_mask, Crowding, JobCores, Patience, RanksAwake, AFFINITY_WORDS};
 use super::{
     barrier, segments_extent, AtomicOp, Incoming, Location, Outgoing, Pattern, Run, SegmentSizes,
     Transport, TransportResult, Width, Writers,
@@ -55,9 +54,10 @@ pub struct ShmTransport {
     /// The notes this rank sent to and received from each rank (see `notes`).
     notes: notes::NoteCounts,
     patience: &'static Patience,
-    /// The cores the job's ranks may run on (the union of their affinity masks), against
-    /// which a poll weighs the ranks awake (see [`Crowding`]).
-    cores: usize,
+    /// The cores of the job's ranks (the union of their affinity masks, and those a CPU
+    /// quota lets them keep busy), against which a poll weighs the ranks awake (see
+    /// [`Crowding`]).
+    cores: JobCores,
     /// This process takes part in `membarrier`'s global expedited barriers: a put needs
     /// no fence of its own between its write and its look at a doorbell (see `wake` and
     /// `wait_for`).
@@ -160,7 +160,7 @@ impl ShmTransport {
             notes: notes::NoteCounts::new(procs),
             patience: Patience::of_process(super::wait::Sleep::Futex)?,
             // Until every rank has published its mask (at the start-up barrier).
-            cores: usable_cores(cores_in(&mask)),
+            cores: JobCores::of_masks(&mask),
             // Every rank registers before its first put that a wait may look for.
             asymmetric_fences: membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok(),
             mappings,
@@ -205,13 +205,13 @@ impl ShmTransport {
             let pid = header.pid.load(Ordering::Relaxed);
             transport.peers[r as usize].pid = Pid::from_raw(pid as i32);
         }
-        transport.cores = usable_cores(cores_in(&union));
+        transport.cores = JobCores::of_masks(&union);
         tracing::debug!(
             rank,
             procs,
             ?layout,
             asymmetric_fences = transport.asymmetric_fences,
-            cores = transport.cores,
+            cores = ?transport.cores,
             "shm transport attached"
         );
         Ok(transport)
@@ -1031,6 +1031,10 @@ impl Transport for ShmTransport {
         }
         self.header(self.rank).regions[slot as usize].write(0, 0, 0);
         Ok(())
+    }
+
+    fn usable_cores(&self) -> usize {
+        self.cores.usable
     }
 
     fn maps_at_home(&self, rank: u32) -> bool {
