@@ -60,7 +60,7 @@ pub const SPIN_LIMIT: Setting = Setting {
     default: "auto",
     description: "nanoseconds a wait (barrier, lock, wait_until, a coarray accessor call, ...) polls before it sleeps; \
                   auto = what one sleep and wake-up across two cores costs here, measured once per job (by gaspar run, else at start-up), \
-                  and on past it while the job's ranks fit their cores and no thread of the machine waits for a core",
+                  and on past it while the job's ranks fit their cores (fewer under a CPU quota) and no thread of the machine waits for a core",
 };
 /// Grace period between SIGTERM and SIGKILL when the launcher stops a job.
 ///
