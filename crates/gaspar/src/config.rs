@@ -126,8 +126,9 @@ pub const MPI_PROGRESS: Setting = Setting {
     default: "auto",
     description: "mpi transport: a thread that makes MPI progress every N microseconds, so \
                   that one-sided operations on a computing rank's memory complete (osc/ucx \
-                  across hosts needs it); auto = every 100 us when the job spans hosts, off, \
-                  or N",
+                  across hosts and MPICH need it); auto = every 100 us when the job spans \
+                  hosts or runs on MPICH (unless MPIR_CVAR_ASYNC_PROGRESS switches MPICH's \
+                  own thread on), off, or N",
 };
 /// Which strided gets the mpi transport reads as one contiguous span (data sieving).
 ///

@@ -1529,7 +1529,7 @@ impl Transport for MpiTransport {
             .unwrap_or_else(|p| p.into_inner())
             .take()
         {
-            thread.stop()?;
+            thread.stop();
         }
         {
             // No barrier of this rank's other threads runs in the host's window as it goes.

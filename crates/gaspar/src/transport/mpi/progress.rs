@@ -4,14 +4,20 @@
 //! MPI calls: OpenMPI 4.1's osc/ucx over TCP (the component for jobs across hosts) leaves
 //! another rank's get waiting until this rank next calls MPI, so a rank computing for
 //! 200 ms delayed a neighbour's read of one element by 208 ms (the `darray_progress`
-//! example, two hosts). This thread makes a progress call (`MPI_Iprobe` on a
-//! communicator of its own, on which nothing is ever sent) every poll interval and sleeps
-//! in between, so such an operation waits at most about one interval. MPICH has a
-//! progress thread of its own (`MPIR_CVAR_ASYNC_PROGRESS`, which gaspar switches on).
+//! example, two hosts). MPICH completes them only inside the target's MPI calls on one
+//! host too. This thread makes a progress call (`MPI_Iprobe` on the transport's
+//! communicator: a probe only looks) every poll interval and sleeps in between, so such an
+//! operation waits at most about one interval. (A probe on a one-rank communicator of the
+//! thread's own, as here until 2026-11-29, is answered by MPICH without driving its
+//! progress: a compare-and-swap on a rank computing for a second waited the whole
+//! second.) MPICH's own progress thread (`MPIR_CVAR_ASYNC_PROGRESS`), which gaspar switched
+//! on before, spins: 2 ranks on 2 cores then ran a rank's 0.40 s of computing in 0.81 s
+//! (`examples/imbalance.rs`, AMD EPYC VM), 0.40 s with this thread.
 //!
 //! `GASPAR_MPI_PROGRESS` chooses: `auto` (the default) runs the thread when the job spans
-//! hosts and MPI runs at MPI_THREAD_MULTIPLE, `off` never, a number of microseconds runs
-//! it with that interval on any job.
+//! hosts or the library is MPICH (and the user did not switch MPICH's own thread on),
+//! and MPI runs at MPI_THREAD_MULTIPLE; `off` never; a number of microseconds runs it with
+//! that interval on any job.
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +26,7 @@ use std::time::Duration;
 
 use mpi::ffi;
 
-use super::{check, constant};
+use super::constant;
 use crate::config::MPI_PROGRESS;
 use crate::error::{Error, Result};
 
@@ -59,11 +65,12 @@ impl Choice {
         }
     }
 
-    /// The interval to poll at, if a thread should run: `spans_hosts` is whether the
-    /// job's ranks are on more than one host.
-    pub(crate) fn interval(self, spans_hosts: bool) -> Option<Duration> {
+    /// The interval to poll at, if a thread should run: `target_needs_help` is whether
+    /// one-sided operations need the target's progress here (the job spans hosts, or the
+    /// library is MPICH without its own progress thread).
+    pub(crate) fn interval(self, target_needs_help: bool) -> Option<Duration> {
         match self {
-            Choice::Auto if spans_hosts => Some(AUTO_INTERVAL),
+            Choice::Auto if target_needs_help => Some(AUTO_INTERVAL),
             Choice::Auto | Choice::Off => None,
             Choice::Every(interval) => Some(interval),
         }
@@ -74,36 +81,24 @@ impl Choice {
 pub(crate) struct ProgressThread {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
-    /// The thread's own communicator, freed once the thread ended.
-    comm: ffi::MPI_Comm,
 }
-
-// SAFETY: the communicator handle is usable from any thread at MPI_THREAD_MULTIPLE (the
-// only level at which the thread starts); it is freed once, by `stop`, after the thread
-// that used it ended.
-unsafe impl Send for ProgressThread {}
-// SAFETY: as above; `stop` takes `&mut self`.
-unsafe impl Sync for ProgressThread {}
 
 /// The communicator handle, moved into the thread.
 struct Comm(ffi::MPI_Comm);
-// SAFETY: as for `ProgressThread`.
+// SAFETY: the communicator handle is usable from any thread at MPI_THREAD_MULTIPLE (the
+// only level at which the thread starts), and its owner frees it only after `stop`.
 unsafe impl Send for Comm {}
 
 impl ProgressThread {
-    /// Starts the thread on a duplicate of MPI_COMM_SELF (so that ranks need not agree
-    /// on starting it), polling every `interval`.
+    /// Starts the thread, polling every `interval` with a probe on `comm` (the transport's
+    /// communicator: a probe only looks, and no rank need agree on starting it).
     ///
     /// # Safety
-    /// MPI is initialized, at MPI_THREAD_MULTIPLE.
-    pub(crate) unsafe fn start(interval: Duration) -> Result<ProgressThread> {
-        let mut own = constant::comm_null();
-        // SAFETY: MPI is initialized (caller's contract); `own` is a valid out-pointer.
-        check("MPI_Comm_dup", unsafe {
-            ffi::MPI_Comm_dup(ffi::RSMPI_COMM_SELF, &mut own)
-        })?;
+    /// MPI is initialized, at MPI_THREAD_MULTIPLE; `comm` lives until [`stop`](Self::stop)
+    /// returned.
+    pub(crate) unsafe fn start(interval: Duration, comm: ffi::MPI_Comm) -> Result<ProgressThread> {
         let stop = Arc::new(AtomicBool::new(false));
-        let (stopping, moved) = (Arc::clone(&stop), Comm(own));
+        let (stopping, moved) = (Arc::clone(&stop), Comm(comm));
         let thread = std::thread::Builder::new()
             .name("gaspar-mpi-progress".into())
             .spawn(move || {
@@ -128,22 +123,15 @@ impl ProgressThread {
         Ok(ProgressThread {
             stop,
             thread: Some(thread),
-            comm: own,
         })
     }
 
-    /// Ends the thread and frees its communicator. Before MPI_Finalize.
-    pub(crate) fn stop(&mut self) -> Result<()> {
+    /// Ends the thread. Before the communicator is freed and MPI finalized.
+    pub(crate) fn stop(&mut self) {
         self.stop.store(true, Ordering::Release);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
-            // SAFETY: the only user of the communicator ended; it is freed once (the
-            // thread handle is taken).
-            check("MPI_Comm_free", unsafe {
-                ffi::MPI_Comm_free(&mut self.comm)
-            })?;
         }
-        Ok(())
     }
 }
 

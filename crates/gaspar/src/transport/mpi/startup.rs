@@ -228,12 +228,6 @@ impl ControlVariable {
         // SAFETY: a NUL-terminated string for a string variable.
         unsafe { ffi::MPI_T_cvar_write(self.handle, value.as_ptr().cast()) == 0 }
     }
-
-    /// Sets an integer variable.
-    fn write_int(&self, value: c_int) -> bool {
-        // SAFETY: one int for an integer variable.
-        unsafe { ffi::MPI_T_cvar_write(self.handle, (&value as *const c_int).cast()) == 0 }
-    }
 }
 
 impl Drop for ControlVariable {
@@ -243,20 +237,14 @@ impl Drop for ControlVariable {
     }
 }
 
-/// MPICH completes one-sided operations only while the target is inside an MPI call,
-/// unless its asynchronous progress thread runs (`MPIR_CVAR_ASYNC_PROGRESS`): gaspar's
-/// operations must complete whatever the target does, so it switches that thread on
-/// through the MPI tool interface before initializing MPI, unless the user set the
-/// variable. Libraries without the variable (OpenMPI, whose osc/sm needs no help) are left
-/// alone. Best effort: any failure leaves the library's default.
-fn enable_async_progress() {
-    const NAME: &std::ffi::CStr = c"MPIR_CVAR_ASYNC_PROGRESS";
-    if std::env::var_os(NAME.to_str().expect("ASCII")).is_some() || !tool_interface() {
-        return;
-    }
-    if ControlVariable::find(NAME).is_some_and(|v| v.write_int(1)) {
-        tracing::debug!("MPICH asynchronous progress switched on");
-    }
+/// Whether one-sided operations on a rank of this host complete only while it makes MPI
+/// calls: MPICH's do, unless its own progress thread runs (`MPIR_CVAR_ASYNC_PROGRESS` set
+/// by the user: gaspar no longer switches it on, see `progress`). OpenMPI's osc/sm needs
+/// no help.
+fn mpich_needs_progress() -> bool {
+    let own_thread =
+        std::env::var("MPIR_CVAR_ASYNC_PROGRESS").is_ok_and(|v| !matches!(v.trim(), "" | "0"));
+    library_version().starts_with("MPICH") && !own_thread
 }
 
 /// OpenMPI 4.1's default one-sided component on one host, osc/rdma, crashes the target of
@@ -482,7 +470,6 @@ impl MpiTransport {
         })?;
         let we_initialized = initialized == 0;
         if we_initialized {
-            enable_async_progress();
             let mut provided: c_int = 0;
             // SAFETY: MPI is not initialized; null argc/argv are allowed by MPI-2 and later.
             check("MPI_Init_thread", unsafe {
@@ -613,10 +600,12 @@ impl MpiTransport {
         // Only at MPI_THREAD_MULTIPLE: below it, no other thread may call MPI.
         if let (None, Some(interval)) = (
             transport.single_thread,
-            progress::Choice::from_env()?.interval(transport.host.spans_hosts()),
+            progress::Choice::from_env()?
+                .interval(transport.host.spans_hosts() || mpich_needs_progress()),
         ) {
-            // SAFETY: MPI is initialized, at MPI_THREAD_MULTIPLE (checked just above).
-            let thread = unsafe { ProgressThread::start(interval)? };
+            // SAFETY: MPI is initialized, at MPI_THREAD_MULTIPLE (checked just above); the
+            // transport's communicator is freed at finalize, after the thread stopped.
+            let thread = unsafe { ProgressThread::start(interval, transport.comm)? };
             *transport.progress.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
             tracing::debug!(?interval, "mpi progress thread started");
         }
