@@ -62,6 +62,17 @@ impl OneCoreGroup {
         Err("no cgroup hierarchy with the cpu controller is mounted".into())
     }
 
+    /// [`create`](Self::create), or `None` after saying why the test is skipped.
+    fn create_or_skip(name: &str) -> Option<OneCoreGroup> {
+        OneCoreGroup::create(name)
+            .map_err(|why| {
+                skip(&format!(
+                    "no control group with a CPU quota can be made ({why}; needs root)"
+                ))
+            })
+            .ok()
+    }
+
     /// Makes the group at `dir` and sets its quota with `limit`.
     fn make(
         dir: PathBuf,
@@ -97,12 +108,7 @@ impl OneCoreGroup {
             .arg(&self.dir)
             .arg(cmd.get_program())
             .args(cmd.get_args());
-        for (name, value) in cmd.get_envs() {
-            match value {
-                Some(value) => sh.env(name, value),
-                None => sh.env_remove(name),
-            };
-        }
+        copy_environment(cmd, &mut sh);
         run_command(sh)
     }
 }
@@ -166,13 +172,8 @@ fn cpu_times_and_cores(stdout: &str, procs: usize) -> Vec<(u64, usize)> {
 
 #[test]
 fn ranks_waiting_under_a_one_core_quota_leave_it_to_the_rank_that_computes() {
-    let group = match OneCoreGroup::create("waits") {
-        Ok(group) => group,
-        Err(why) => {
-            return skip(&format!(
-                "no control group with a CPU quota can be made ({why}; needs root)"
-            ))
-        }
+    let Some(group) = OneCoreGroup::create_or_skip("waits") else {
+        return;
     };
     let (rounds, work_us) = (100u64, 2000u64);
     for transport in transports() {
@@ -212,13 +213,8 @@ fn ranks_waiting_under_a_one_core_quota_leave_it_to_the_rank_that_computes() {
 
 #[test]
 fn gaspar_info_names_the_quota_its_waits_count_with() {
-    let group = match OneCoreGroup::create("info") {
-        Ok(group) => group,
-        Err(why) => {
-            return skip(&format!(
-                "no control group with a CPU quota can be made ({why}; needs root)"
-            ))
-        }
+    let Some(group) = OneCoreGroup::create_or_skip("info") else {
+        return;
     };
     let mut info = Command::new(gaspar());
     info.arg("info");

@@ -268,12 +268,7 @@ fn with_private_tmp(cmd: &Command) -> Command {
         .arg("sh")
         .arg(cmd.get_program())
         .args(cmd.get_args());
-    for (name, value) in cmd.get_envs() {
-        match value {
-            Some(value) => wrapped.env(name, value),
-            None => wrapped.env_remove(name),
-        };
-    }
+    copy_environment(cmd, &mut wrapped);
     wrapped
 }
 

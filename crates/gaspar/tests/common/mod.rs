@@ -111,6 +111,17 @@ pub fn mpirun_installed() -> bool {
     installed
 }
 
+/// Gives `to` the environment changes `from` has (set and removed variables), for a
+/// command wrapped in another (a shell that prepares, then runs it).
+pub fn copy_environment(from: &Command, to: &mut Command) {
+    for (name, value) in from.get_envs() {
+        match value {
+            Some(value) => to.env(name, value),
+            None => to.env_remove(name),
+        };
+    }
+}
+
 /// `mpirun -n N PROG ARGS`, exactly as a user types it: no options, OpenMPI's defaults
 /// (no `OMPI_MCA_osc` inherited from the test's environment). Only running as root needs
 /// OpenMPI's permission, given through the environment.
