@@ -23,6 +23,9 @@ fn main() {
         "exit-without-finalize" => exit_without_finalize(),
         "job-id" => job_id(),
         "busy-target" => busy_target(),
+        "owner-atomics" => {
+            owner_atomics(args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000))
+        }
         "strided-remote" => strided_remote(),
         "strided-random" => strided_random(
             args.next().and_then(|a| a.parse().ok()).unwrap_or(100),
@@ -806,6 +809,47 @@ fn busy_target() -> Result<()> {
         ));
     }
     rt.barrier()?;
+    rt.finalize()
+}
+
+/// Remote atomics against the owner's own processor atomics on one word: rank 0 adds 1
+/// `rounds` times with the processor's fetch-add on its word, through the address where
+/// its memory lies, while every other rank adds 1 as often with gaspar's remote
+/// fetch-add. On `shm`, and on `mpi` when every rank runs on one host, remote atomics
+/// are processor atomics too, so no addition is lost.
+fn owner_atomics(rounds: u64) -> Result<()> {
+    let rt = gaspar::init()?.into_acp();
+    let (me, n) = (rt.rank(), rt.procs());
+    let block = rt.alloc(64)?;
+    let word = GlobalPtr::<u64>::new(block.ga(0)?);
+    rt.barrier()?;
+    if me == 0 {
+        let address = rt.local_address(block.ga(0)?)?;
+        // SAFETY: the word is this rank's, 8-byte aligned (an allocation's start), and
+        // stays allocated until the free below, after the barrier; other ranks touch it
+        // only with atomics.
+        let own = unsafe { std::sync::atomic::AtomicU64::from_ptr(address as *mut u64) };
+        for _ in 0..rounds {
+            own.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    } else {
+        for _ in 0..rounds {
+            word.fetch_add(&rt, 1)?;
+        }
+    }
+    rt.barrier()?;
+    if me == 0 {
+        let total = word.atomic_load(&rt)?;
+        let expected = rounds * u64::from(n);
+        check(&rt, total == expected, || {
+            format!("owner and remote atomics: total {total}, expected {expected}")
+        });
+        say(&format!(
+            "rank 0: owner and remote atomics: total {total} ok"
+        ));
+    }
+    rt.barrier()?;
+    rt.free(block)?;
     rt.finalize()
 }
 

@@ -151,9 +151,11 @@ pub const MPI_SIEVE: Setting = Setting {
 pub const MPI_DIRECT: Setting = Setting {
     name: "GASPAR_MPI_DIRECT",
     default: "on",
-    description: "mpi transport: on = contiguous puts and gets to a rank on this host are \
-                  copies through the shared window (as OSHMPI does; atomics, accumulates \
-                  and strided transfers stay MPI calls), off = every transfer is an MPI call",
+    description: "mpi transport: on = when every rank of the job runs on this host, \
+                  contiguous puts and gets are copies through the shared window and atomics \
+                  the processor's own on it (as OSHMPI does; accumulates and strided \
+                  transfers stay MPI calls), off (on any rank) = every transfer and atomic \
+                  is an MPI call",
 };
 /// Where the shm transport maps the segments.
 ///

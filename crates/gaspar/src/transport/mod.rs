@@ -11,8 +11,10 @@
 //! * [`Transport::get`] and [`Transport::atomic`] return when the value has arrived, and
 //!   an atomic's write is then complete at its target (no flush needed for it).
 //! * A get after a put from the same rank to the same location sees the put.
-//! * Remote atomics are atomic with respect to each other; on `shm` also with respect to
-//!   the owner's own processor atomics on the same word.
+//! * Remote atomics are atomic with respect to each other; on `shm`, and on `mpi` when
+//!   every rank maps every other's window (one host), they are the processor's atomic
+//!   instructions ([`processor_atomics`]), so also atomic with respect to the owner's own
+//!   processor atomics on the same word.
 //! * [`Transport::accumulate`] completes as a put does; each element's update is atomic
 //!   with respect to other accumulates from any rank; one rank's accumulates to one
 //!   target are applied in issue order, and its later operations there see them.
@@ -23,6 +25,7 @@ pub(crate) mod barrier;
 pub(crate) mod cpu_quota;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub(crate) mod processor_atomics;
 pub(crate) mod run_queue;
 pub(crate) mod seqlock;
 pub mod shm;

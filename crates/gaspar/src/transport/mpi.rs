@@ -305,8 +305,9 @@ pub struct MpiTransport {
     /// Where each rank's window lies in this process, by rank, when the window is shared
     /// (every rank on this host: `startup::allocate_window`); empty otherwise.
     peer_bases: Box<[PeerWindow]>,
-    /// Whether contiguous puts and gets to mapped ranks are copies (`GASPAR_MPI_DIRECT`,
-    /// and `peer_bases` not empty): [`direct_target`](Self::direct_target).
+    /// Whether contiguous puts and gets to mapped ranks are copies and atomics processor
+    /// atomics (`GASPAR_MPI_DIRECT` on every rank, and `peer_bases` not empty):
+    /// [`direct_target`](Self::direct_target), [`atomic_at`](Self::atomic_at).
     direct: bool,
     /// Where the starter memory begins in every rank's window: the alignment pad.
     starter_offset: u64,
@@ -680,8 +681,9 @@ impl MpiTransport {
     /// memory or heap of a rank whose window is mapped here, within the fast paths' reach
     /// (so never below MPI_THREAD_MULTIPLE). As OSHMPI does on a host's ranks: an 8-byte
     /// put or get is a load or a store instead of MPI's call, lock and flush (16-19 ns on
-    /// Open MPI's osc/sm). Atomics and accumulates stay MPI's, which are atomic with each
-    /// other; a copy is ordered after this rank's earlier MPI writes to the rank
+    /// Open MPI's osc/sm). Atomics are then processor atomics
+    /// ([`atomic_at`](Self::atomic_at)); accumulates and strided transfers stay MPI's. A
+    /// copy is ordered after this rank's earlier MPI writes to the rank
     /// ([`order_after_writes`](Self::order_after_writes)) and, by the fences of
     /// [`put_direct`](Self::put_direct) and [`get_direct`](Self::get_direct), with its
     /// atomics.

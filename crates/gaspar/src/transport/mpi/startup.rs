@@ -452,7 +452,7 @@ impl MpiTransport {
     pub fn start() -> Result<MpiTransport> {
         let (starter_len, heap_len) = config::segment_sizes()?;
         let sieve_choice = sieve::Choice::from_env()?;
-        let direct = direct_from_env()?;
+        let mut direct = direct_from_env()?;
         let heap_offset = starter_len.div_ceil(HEAP_ALIGN) * HEAP_ALIGN;
         let table_offset = (heap_offset + heap_len).div_ceil(64) * 64;
         // Room for the alignment pad; a whole number of pages, so that libraries which
@@ -558,6 +558,13 @@ impl MpiTransport {
             let pad = alignment_pad(base as usize);
             allgather_words(comm, pad, &mut pads)?;
             common_pad(&pads)?;
+            if !peer_bases.is_empty() {
+                // Atomics are processor atomics only if every rank's are (`atomic_at`):
+                // one rank's GASPAR_MPI_DIRECT=off makes every rank's transfers MPI calls.
+                let mut choices = vec![0u64; procs as usize];
+                allgather_words(comm, u64::from(direct), &mut choices)?;
+                direct = choices.iter().all(|&c| c == 1);
+            }
             // An empty registration table and a free accumulate lock (the window's memory
             // is not zeroed by MPI).
             std::ptr::write_bytes(

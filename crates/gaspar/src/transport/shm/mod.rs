@@ -17,7 +17,7 @@ mod notes;
 pub(crate) mod segment;
 
 use std::io::{IoSlice, IoSliceMut};
-use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicU64, Ordering};
 
 use nix::sys::uio::{process_vm_readv, process_vm_writev};
 use nix::unistd::Pid;
@@ -27,6 +27,7 @@ use self::copy::{copy_bytes, move_pattern, Direction};
 use self::cross_memory::{cross_memory, cross_memory_vector};
 use self::layout::{state, Header, Layout, MAX_ROUNDS};
 use self::segment::Mapping;
+use super::processor_atomics;
 use super::team::{TeamCall, TransportTeam};
 use super::wait::{affinity_mask, Crowding, JobCores, Patience, RanksAwake, AFFINITY_WORDS};
 use super::{
@@ -391,12 +392,8 @@ impl ShmTransport {
     /// program's own copies.
     #[inline(always)]
     unsafe fn atomic_on(&self, ptr: *mut u8, rank: u32, width: Width, op: AtomicOp) -> u64 {
-        let old = match width {
-            // SAFETY: the function's contract.
-            Width::W8 => atomic_u64(unsafe { &*(ptr as *const AtomicU64) }, op),
-            // SAFETY: the function's contract.
-            Width::W4 => u64::from(atomic_u32(unsafe { &*(ptr as *const AtomicU32) }, op)),
-        };
+        // SAFETY: the function's contract.
+        let old = unsafe { processor_atomics::on_word(ptr, width, op) };
         if op != AtomicOp::Load {
             self.wake_after_atomic(rank);
         }
@@ -951,7 +948,7 @@ impl Transport for ShmTransport {
     }
 
     fn accumulate_lock(&self, rank: u32, op: AtomicOp) -> TransportResult<u64> {
-        let old = atomic_u64(&self.header(rank).accumulate_lock.0, op);
+        let old = processor_atomics::on_u64(&self.header(rank).accumulate_lock.0, op);
         // A rank waiting for the lock sleeps on the owner's memory doorbell (a look at the
         // lock changes nothing: ringing for it would wake the looker's own sleep).
         if op != AtomicOp::Load {
@@ -1152,47 +1149,3 @@ impl Transport for ShmTransport {
 }
 
 const _: () = assert!(MAX_ROUNDS >= 17);
-
-/// The ordering of every read-modify-write: sequentially consistent, so that an atomic is
-/// the writer's half of a sleeper's handshake (see `ShmTransport::wait_for`); on x86 the
-/// same locked instruction as acquire-release.
-const RMW: Ordering = Ordering::SeqCst;
-
-#[inline]
-fn atomic_u64(word: &AtomicU64, op: AtomicOp) -> u64 {
-    const ORD: Ordering = RMW;
-    match op {
-        AtomicOp::CompareSwap { expected, new } => {
-            match word.compare_exchange(expected, new, ORD, Ordering::Acquire) {
-                Ok(v) | Err(v) => v,
-            }
-        }
-        AtomicOp::Swap(v) => word.swap(v, ORD),
-        AtomicOp::Add(v) => word.fetch_add(v, ORD),
-        AtomicOp::Xor(v) => word.fetch_xor(v, ORD),
-        AtomicOp::Or(v) => word.fetch_or(v, ORD),
-        AtomicOp::And(v) => word.fetch_and(v, ORD),
-        AtomicOp::Load => word.load(Ordering::Acquire),
-        AtomicOp::Store(v) => word.swap(v, ORD),
-    }
-}
-
-#[inline]
-fn atomic_u32(word: &AtomicU32, op: AtomicOp) -> u32 {
-    const ORD: Ordering = RMW;
-    let low = |v: u64| v as u32;
-    match op {
-        AtomicOp::CompareSwap { expected, new } => {
-            match word.compare_exchange(low(expected), low(new), ORD, Ordering::Acquire) {
-                Ok(v) | Err(v) => v,
-            }
-        }
-        AtomicOp::Swap(v) => word.swap(low(v), ORD),
-        AtomicOp::Add(v) => word.fetch_add(low(v), ORD),
-        AtomicOp::Xor(v) => word.fetch_xor(low(v), ORD),
-        AtomicOp::Or(v) => word.fetch_or(low(v), ORD),
-        AtomicOp::And(v) => word.fetch_and(low(v), ORD),
-        AtomicOp::Load => word.load(Ordering::Acquire),
-        AtomicOp::Store(v) => word.swap(low(v), ORD),
-    }
-}
