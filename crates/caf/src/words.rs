@@ -4,9 +4,10 @@
 //! later ones do the CPU's atomic on the mapped word directly, as GCC's caf_shmem does: no
 //! engine lock, no lookup.
 //!
-//! Only where the transport's own atomics are the CPU's atomics on that same memory (the
-//! shm transport: [`gaspar::world::World::transport_name`]): an MPI job's atomics are
-//! MPI's, and a CPU atomic beside them would not be atomic with them. Where each part is
+//! Only where the transport's own atomics are sure to be the CPU's atomics on that same
+//! memory (the shm transport: [`gaspar::world::World::transport_name`]): an MPI job's
+//! atomics are MPI's across hosts, and a CPU atomic beside them would not be atomic with
+//! them (on one host they are the CPU's too, but that is the transport's decision). Where each part is
 //! mapped is kept in the token's table of word routes ([`crate::routes`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -778,12 +778,14 @@ fn strided_random(cases: u32, seed: u64) -> Result<()> {
 }
 
 /// One-sided progress: rank 1 computes for a second without calling gaspar while rank 0
-/// does a compare-and-swap, a put and a get on rank 1's memory; they must complete while
-/// rank 1 is still busy (ARMCI's rule: no help from the target).
+/// does a compare-and-swap, a put, a get, a strided put and an accumulate on rank 1's
+/// memory; they must complete while rank 1 is still busy (ARMCI's rule: no help from the
+/// target).
 fn busy_target() -> Result<()> {
     let rt = gaspar::init()?.into_acp();
-    let block = rt.alloc(64)?;
+    let block = rt.alloc(1024)?;
     let word = GlobalPtr::<u64>::new(block.ga(1)?);
+    rt.put_blocking(block.ga(rt.rank())?, &[0u8; 1024])?;
     rt.barrier()?;
     if rt.rank() == 1 {
         let start = std::time::Instant::now();
@@ -797,15 +799,48 @@ fn busy_target() -> Result<()> {
         let old = word.compare_swap(&rt, 0, 7)?;
         word.add(1)?.put(&rt, &42)?;
         let got = word.add(1)?.get(&rt)?;
+        // 16 rows of 16 bytes to every other 16 bytes from offset 64 on, then 2.5 added
+        // to the double at offset 1000 (zero before).
+        let rows = [3u8; 256];
+        let desc = gaspar::strided::Descriptor::new(&[16, 16], &[16], &[32])?;
+        let h = rt.put_strided(
+            &rows,
+            &desc,
+            block.ga(1)?.offset(64).expect("in block"),
+            Handle::NULL,
+        )?;
+        rt.complete(h)?;
+        let sum = block.ga(1)?.offset(1000).expect("in block");
+        let h = rt.acc_strided(
+            gaspar::strided::AccKind::Double,
+            &1f64.to_ne_bytes(),
+            &2.5f64.to_ne_bytes(),
+            &gaspar::strided::Descriptor::contiguous(8)?,
+            sum,
+            Handle::NULL,
+        )?;
+        rt.complete(h)?;
         let took = start.elapsed();
+        let mut row = [0u8; 32];
+        rt.get_blocking(
+            &mut row,
+            block.ga(1)?.offset(64 + 15 * 32).expect("in block"),
+        )?;
+        let mut added = [0u8; 8];
+        rt.get_blocking(&mut added, sum)?;
         check(&rt, old == 0 && got == 42, || {
             format!("cas gave {old}, get gave {got}")
         });
+        check(
+            &rt,
+            row[..16] == [3; 16] && row[16..] == [0; 16] && f64::from_ne_bytes(added) == 2.5,
+            || format!("strided put left {row:?}, accumulate {added:?}"),
+        );
         check(&rt, took < std::time::Duration::from_millis(500), || {
             format!("operations on a busy target took {took:?}")
         });
         say(&format!(
-            "rank 0: cas, put and get on a busy target took {took:?}"
+            "rank 0: cas, put, get, strided put and accumulate on a busy target took {took:?}"
         ));
     }
     rt.barrier()?;

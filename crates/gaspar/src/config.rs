@@ -138,12 +138,15 @@ pub const MPI_PROGRESS: Setting = Setting {
 pub const MPI_SIEVE: Setting = Setting {
     name: "GASPAR_MPI_SIEVE",
     default: "auto",
-    description: "mpi transport: strided and I/O-vector gets read as one span from their \
-                  first to their last chunk and picked out locally (data sieving); auto = \
+    description: "mpi transport, where strided gets are MPI calls (across hosts, or \
+                  GASPAR_MPI_DIRECT=off): strided and I/O-vector gets read as one span from \
+                  their first to their last chunk and picked out locally (data sieving); auto = \
                   where measured faster, per target rank; always (spans up to 4 MiB); never",
 };
-/// Whether the mpi transport moves contiguous puts and gets to ranks whose memory it maps
-/// (every rank, when the job runs on one host) with loads and stores instead of MPI calls.
+/// Whether the mpi transport moves puts and gets to ranks whose memory it maps (every
+/// rank, when the job runs on one host) with loads and stores, does atomics there with
+/// the processor's atomic instructions and accumulates in place under the target's lock,
+/// instead of MPI calls.
 ///
 /// ```
 /// assert_eq!(gaspar::config::MPI_DIRECT.default, "on");
@@ -151,11 +154,11 @@ pub const MPI_SIEVE: Setting = Setting {
 pub const MPI_DIRECT: Setting = Setting {
     name: "GASPAR_MPI_DIRECT",
     default: "on",
-    description: "mpi transport: on = when every rank of the job runs on this host, \
-                  contiguous puts and gets are copies through the shared window and atomics \
-                  the processor's own on it (as OSHMPI does; accumulates and strided \
-                  transfers stay MPI calls), off (on any rank) = every transfer and atomic \
-                  is an MPI call",
+    description: "mpi transport: on = when every rank of the job runs on this host, puts \
+                  and gets (contiguous, strided, vector) are copies through the shared \
+                  window, atomics the processor's own on it (as OSHMPI does), accumulates \
+                  updates in place under the target's lock; off (on any rank) = every \
+                  transfer, atomic and accumulate is an MPI call",
 };
 /// Where the shm transport maps the segments.
 ///

@@ -96,7 +96,7 @@ fn examples_work_across(hosts: &TwoHosts, mpi: &Mpi) {
     out.assert_success();
     assert!(
         out.stdout
-            .contains("rank 0: cas, put and get on a busy target took"),
+            .contains("rank 0: cas, put, get, strided put and accumulate on a busy target took"),
         "{}",
         out.stdout
     );

@@ -219,12 +219,14 @@ fn registered_memory_on_mpi_with_dynamic_windows() {
 }
 
 /// The mpi transport reads a strided get either with a derived datatype or as one span
-/// sieved locally (`GASPAR_MPI_SIEVE`); both ways, forced, give the same bytes.
+/// sieved locally (`GASPAR_MPI_SIEVE`); both ways, forced, give the same bytes. Through
+/// MPI calls (`GASPAR_MPI_DIRECT=off`): on one host strided transfers are otherwise
+/// copies through the shared window.
 #[test]
 fn strided_gets_sieved_or_typed_match_a_reference() {
     for t in transports().into_iter().filter(|t| *t != "shm") {
         for way in ["always", "never"] {
-            let env = [("GASPAR_MPI_SIEVE", way)];
+            let env = [("GASPAR_MPI_SIEVE", way), ("GASPAR_MPI_DIRECT", "off")];
             let cases: [(u32, &[&str], &str); 2] = [
                 (
                     2,
@@ -299,19 +301,36 @@ fn a_get_sees_the_earlier_put_and_strided_puts_land_in_issue_order() {
 }
 
 /// Concurrent accumulates from every rank to every rank (contiguous, strided and vector;
-/// int, long, double and complex double; scale one and others) lose no update: on mpi each
-/// is one MPI_Accumulate, on shm a read-update-write under the target's lock.
+/// int, long, double and complex double; scale one and others) lose no update: on shm,
+/// and on mpi when every rank runs on one host, a read-update-write under the target's
+/// lock; on mpi through MPI calls (across hosts, or `GASPAR_MPI_DIRECT=off` as here too)
+/// one MPI_Accumulate each.
 #[test]
 fn concurrent_accumulates_from_every_rank_lose_no_update() {
     for t in transports() {
-        for procs in [2u32, 3] {
-            let out = scenario(t, procs, "accumulate");
-            assert_eq!(
-                count(&out, "accumulates ok in 200 rounds"),
-                procs as usize,
-                "{t}: {}",
-                out.stdout
-            );
+        let through_mpi: &[(&str, &str)] = &[("GASPAR_MPI_DIRECT", "off")];
+        let settings: &[&[(&str, &str)]] = if t == "shm" {
+            &[&[]]
+        } else {
+            &[&[], through_mpi]
+        };
+        for env in settings {
+            for procs in [2u32, 3] {
+                let out = run_on_with_env(
+                    JOB_TIMEOUT,
+                    t,
+                    procs,
+                    env,
+                    &[&example("scenarios"), &"accumulate"],
+                );
+                out.assert_success();
+                assert_eq!(
+                    count(&out, "accumulates ok in 200 rounds"),
+                    procs as usize,
+                    "{t} {env:?}: {}",
+                    out.stdout
+                );
+            }
         }
     }
 }

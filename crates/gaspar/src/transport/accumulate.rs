@@ -2,7 +2,8 @@
 //! float, double, complex float and complex double, over a contiguous, strided or
 //! I/O-vector shape. The element arithmetic and the shapes live here; each transport
 //! decides how the update reaches the target ([`Transport::accumulate`]): by default
-//! under the target's accumulate lock ([`under_lock`]), on `mpi` as one MPI_Accumulate.
+//! under the target's accumulate lock ([`under_lock`]), on `mpi` through MPI calls as one
+//! MPI_Accumulate.
 
 use bytemuck::{pod_read_unaligned, Pod};
 

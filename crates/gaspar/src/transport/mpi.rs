@@ -2,9 +2,13 @@
 //! mpirun: one `MPI_Win_allocate` window holds each rank's starter memory and symmetric
 //! heap, locked with `MPI_Win_lock_all` for the whole run.
 //!
-//! Status: first version. Put/get/copy/atomics/barrier/allgather work; regular strided
-//! transfers are one MPI_Put/MPI_Get with nested-hvector datatypes; I/O vectors are one
-//! MPI_Put/MPI_Get per segment with one flush; accumulates are one MPI_Accumulate. Registered user memory is attached to a
+//! Put/get/copy/atomics/barrier/allgather work. When every rank runs on one host, the
+//! window is a shared one mapped in every process and, unless `GASPAR_MPI_DIRECT=off`,
+//! transfers are copies through it, atomics processor atomics and accumulates in-place
+//! updates under the target's lock, as on shm ([`direct`](MpiTransport::direct)).
+//! Otherwise regular strided transfers are one MPI_Put/MPI_Get with nested-hvector
+//! datatypes; run lists and I/O vectors one MPI_Put/MPI_Get with hindexed datatypes;
+//! accumulates one MPI_Accumulate. Registered user memory is attached to a
 //! second, dynamic window (`MPI_Win_create_dynamic` + `MPI_Win_attach`); each rank keeps a
 //! registration table (slot -> address, length) at the end of its allocated window, which
 //! others read with MPI_Get, so decoding a global address needs no collective. Atomics on
@@ -43,6 +47,7 @@ use super::{
 use crate::addr::{GlobalAddr, Segment, REGISTRATION_SLOTS};
 use crate::error::{Error, Result};
 use crate::transport::seqlock::RegionEntry;
+use crate::transport::shm::copy::{copy_bytes, move_pattern, Direction};
 use crate::transport::wait::Patience;
 
 /// One registration-table entry: a [`RegionEntry`] (sequence, base, length, color), which
@@ -679,10 +684,11 @@ impl MpiTransport {
     /// This process's address of the `len` bytes at `loc` when a contiguous transfer
     /// there is a copy instead of an MPI call: with [`direct`](Self::direct), starter
     /// memory or heap of a rank whose window is mapped here, within the fast paths' reach
-    /// (so never below MPI_THREAD_MULTIPLE). As OSHMPI does on a host's ranks: an 8-byte
-    /// put or get is a load or a store instead of MPI's call, lock and flush (16-19 ns on
-    /// Open MPI's osc/sm). Atomics are then processor atomics
-    /// ([`atomic_at`](Self::atomic_at)); accumulates and strided transfers stay MPI's. A
+    /// (so a contiguous transfer is never a copy below MPI_THREAD_MULTIPLE, nor past
+    /// 2 GiB into a segment). As OSHMPI does on a host's ranks: an 8-byte put or get is a
+    /// load or a store instead of MPI's call, lock and flush (16-19 ns on Open MPI's
+    /// osc/sm). Atomics are then processor atomics ([`atomic_at`](Self::atomic_at)),
+    /// strided and vector transfers copies too ([`direct_span`](Self::direct_span)). A
     /// copy is ordered after this rank's earlier MPI writes to the rank
     /// ([`order_after_writes`](Self::order_after_writes)) and, by the fences of
     /// [`put_direct`](Self::put_direct) and [`get_direct`](Self::get_direct), with its
@@ -742,6 +748,34 @@ impl MpiTransport {
         // SAFETY: as in `put_direct`, reading into the borrowed `dst`, which may lie in
         // the window too.
         unsafe { std::ptr::copy(at, dst.as_mut_ptr(), dst.len()) };
+    }
+
+    /// This process's address of the `extent` bytes at `loc` when a strided or vector
+    /// transfer there is copies through the shared window ([`direct`](Self::direct):
+    /// starter memory or heap, inside the segment), as on shm: the target's MPI progress
+    /// is not needed (MPICH's, for a datatype), and a copy of chunks costs less than
+    /// MPI's datatype engine. This rank's earlier MPI writes to the rank are complete
+    /// when it returns an address.
+    fn direct_span(&self, loc: Location, extent: u64) -> Option<*mut u8> {
+        if !self.direct {
+            return None;
+        }
+        let address = self.mapped_address(loc, extent)?;
+        self.order_after_writes(loc.rank());
+        Some(address as *mut u8)
+    }
+
+    /// Copies each run of `src` to its place after `to`, `to` from
+    /// [`direct_span`](Self::direct_span) for the runs' extent; `runs` checked against
+    /// `src` (`runs_extent`).
+    fn put_runs_direct(to: *mut u8, src: &[u8], runs: &[Run]) {
+        for run in runs {
+            let piece = &src[run.local as usize..(run.local + run.len) as usize];
+            // SAFETY: the run lies inside `src` (checked by the caller) and inside the
+            // mapped extent after `to`, which lives until finalize; a memmove-safe copy.
+            unsafe { copy_bytes(piece.as_ptr(), to.add(run.remote as usize), piece.len()) };
+        }
+        std::sync::atomic::fence(Ordering::Release);
     }
 
     /// The window and displacement of `len` bytes at `loc`.
@@ -872,10 +906,16 @@ fn unsupported_registered(loc: Location) -> Error {
 
 /// The transfers of [`Transport::put`] and [`Transport::get`], one per shape.
 impl MpiTransport {
-    /// One MPI_Put with hindexed datatypes on both sides (one message, not one per run);
-    /// registered memory: one put per run.
+    /// Copies through the mapping ([`direct_span`](Self::direct_span)); else one MPI_Put
+    /// with hindexed datatypes on both sides (one message, not one per run); registered
+    /// memory: one put per run.
     fn put_runs(&self, dst: Location, src: &[u8], runs: &[Run]) -> TransportResult<()> {
         self.on_mpi_thread()?;
+        let extent = super::runs_extent(runs, src.len(), "strided transfer")?;
+        if let Some(to) = self.direct_span(dst, extent) {
+            Self::put_runs_direct(to, src, runs);
+            return Ok(());
+        }
         if matches!(dst.segment(), Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(dst)?;
             self.order_after_writes(dst.rank());
@@ -886,7 +926,6 @@ impl MpiTransport {
             self.put_left_unflushed(dst.rank());
             return Ok(());
         }
-        let extent = super::runs_extent(runs, src.len(), "strided transfer")?;
         let offsets: Vec<u64> = runs.iter().map(|r| r.remote).collect();
         let (origin, target) = indexed_pair(
             runs.iter().map(|r| r.len),
@@ -899,6 +938,22 @@ impl MpiTransport {
 
     fn get_runs(&self, src: Location, dst: &mut [u8], runs: &[Run]) -> TransportResult<()> {
         self.on_mpi_thread()?;
+        let extent = super::runs_extent(runs, dst.len(), "strided transfer")?;
+        if let Some(from) = self.direct_span(src, extent) {
+            std::sync::atomic::fence(Ordering::Acquire);
+            for run in runs {
+                let piece = &mut dst[run.local as usize..(run.local + run.len) as usize];
+                // SAFETY: as in `put_runs_direct`, reading the mapping into `dst`.
+                unsafe {
+                    copy_bytes(
+                        from.add(run.remote as usize),
+                        piece.as_mut_ptr(),
+                        piece.len(),
+                    )
+                };
+            }
+            return Ok(());
+        }
         if matches!(src.segment(), Segment::Registered(_)) || runs.len() < 2 {
             let span = self.span(src)?;
             self.order_after_writes(src.rank());
@@ -907,7 +962,6 @@ impl MpiTransport {
             }
             return Ok(self.flush_local(src.rank())?);
         }
-        let extent = super::runs_extent(runs, dst.len(), "strided transfer")?;
         let offsets: Vec<u64> = runs.iter().map(|r| r.remote).collect();
         let (origin, target) = indexed_pair(
             runs.iter().map(|r| r.len),
@@ -938,6 +992,15 @@ impl MpiTransport {
             }
             self.flush_local(dst.rank())?;
             self.put_left_unflushed(dst.rank());
+            return Ok(());
+        }
+        if let Some(to) = self.direct_span(dst, extent) {
+            for (s, &o) in srcs.iter().zip(offsets) {
+                // SAFETY: each segment ends inside the mapped extent after `to`
+                // (`segments_extent`), which lives until finalize.
+                unsafe { copy_bytes(s.as_ptr(), to.add(o as usize), s.len()) };
+            }
+            std::sync::atomic::fence(Ordering::Release);
             return Ok(());
         }
         let base = first.as_ptr();
@@ -973,6 +1036,14 @@ impl MpiTransport {
             }
             return Ok(self.flush_local(src.rank())?);
         }
+        if let Some(from) = self.direct_span(src, extent) {
+            std::sync::atomic::fence(Ordering::Acquire);
+            for (d, &o) in dsts.iter_mut().zip(offsets) {
+                // SAFETY: as in `put_segments`, reading the mapping into `d`.
+                unsafe { copy_bytes(from.add(o as usize), d.as_mut_ptr(), d.len()) };
+            }
+            return Ok(());
+        }
         let shortest = dsts.iter().map(|d| d.len() as u64).min().unwrap_or(0);
         if self.sieves_segments(src, dsts.len() as u64, shortest, extent)? {
             // One get of the span, each segment picked out (see `sieve`).
@@ -996,10 +1067,25 @@ impl MpiTransport {
         unsafe { Ok(self.get_typed(src, base, &origin, &target, extent)?) }
     }
 
-    /// One MPI_Put with a derived datatype on each side: one message, not one per chunk.
+    /// Copies through the mapping ([`direct_span`](Self::direct_span)); else one MPI_Put
+    /// with a derived datatype on each side: one message, not one per chunk.
     fn put_pattern(&self, dst: Location, src: &[u8], pattern: &Pattern<'_>) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        let (_, remote_extent) = pattern.checked_extents(src.len())?;
+        let (local_extent, remote_extent) = pattern.checked_extents(src.len())?;
+        if let Some(to) = self.direct_span(dst, remote_extent) {
+            // SAFETY: every chunk lies inside `src` (its extent was checked against
+            // `src.len()`) and inside the mapped extent after `to` (`direct_span`).
+            unsafe {
+                move_pattern(
+                    pattern,
+                    (src.as_ptr(), local_extent),
+                    (to, remote_extent),
+                    Direction::LocalToRemote,
+                )
+            };
+            std::sync::atomic::fence(Ordering::Release);
+            return Ok(());
+        }
         if matches!(dst.segment(), Segment::Registered(_)) {
             // No datatypes into attached memory here: one put per chunk, one table read.
             let span = self.span(dst)?;
@@ -1027,8 +1113,9 @@ impl MpiTransport {
         unsafe { Ok(self.put_typed(dst, src.as_ptr(), &origin, &target, remote_extent)?) }
     }
 
-    /// One MPI_Get with a derived datatype on each side, or a sieved get when that is
-    /// faster from `src` (see [`sieve`]).
+    /// Copies through the mapping ([`direct_span`](Self::direct_span)); else one MPI_Get
+    /// with a derived datatype on each side, or a sieved get when that is faster from
+    /// `src` (see [`sieve`]).
     fn get_pattern(
         &self,
         src: Location,
@@ -1036,7 +1123,20 @@ impl MpiTransport {
         pattern: &Pattern<'_>,
     ) -> TransportResult<()> {
         self.on_mpi_thread()?;
-        let (_, remote_extent) = pattern.checked_extents(dst.len())?;
+        let (local_extent, remote_extent) = pattern.checked_extents(dst.len())?;
+        if let Some(from) = self.direct_span(src, remote_extent) {
+            std::sync::atomic::fence(Ordering::Acquire);
+            // SAFETY: as in `put_pattern`, with the roles of the buffers swapped.
+            unsafe {
+                move_pattern(
+                    pattern,
+                    (dst.as_mut_ptr(), local_extent),
+                    (from, remote_extent),
+                    Direction::RemoteToLocal,
+                )
+            };
+            return Ok(());
+        }
         if matches!(src.segment(), Segment::Registered(_)) {
             let span = self.span(src)?;
             self.order_after_writes(src.rank());
@@ -1338,7 +1438,11 @@ impl Transport for MpiTransport {
                 procs: self.procs,
             }));
         }
-        self.flush_pending(Some(rank));
+        // As `flush_all`: only writes counted in `unflushed` are not complete yet (an
+        // accumulate's in-place update under the lock, on one host, needs no MPI call).
+        if self.unflushed.by_rank[rank as usize].load(Ordering::Acquire) != 0 {
+            self.flush_pending(Some(rank));
+        }
         Ok(())
     }
 

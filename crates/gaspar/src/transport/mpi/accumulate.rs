@@ -1,4 +1,5 @@
-//! Accumulate as ARMCI-MPI does it: `scale * src` is formed locally (not at all when the
+//! Accumulate as ARMCI-MPI does it where transfers are MPI calls (with every rank's window
+//! mapped and `direct`, as shm does it instead: `under_lock`): `scale * src` is formed locally (not at all when the
 //! scale is one), then added at the target by one MPI_Accumulate with MPI_SUM, whose
 //! datatypes describe the whole shape (a contiguous run: the element type itself). MPI
 //! makes each element's update atomic with respect to other accumulates and keeps one
@@ -78,8 +79,8 @@ fn side_type(shape: &AccShape<'_>, element: Element, local: bool) -> Result<Data
 
 impl MpiTransport {
     /// [`Transport::accumulate`](crate::transport::Transport::accumulate) on this
-    /// transport (see the module documentation); registered memory, where the transport
-    /// builds no datatypes, takes the accumulate lock instead.
+    /// transport (see the module documentation); with `direct`, and into registered
+    /// memory, where the transport builds no datatypes, under the accumulate lock.
     pub(super) fn accumulate_summing(
         &self,
         dst: Location,
@@ -89,6 +90,13 @@ impl MpiTransport {
         scale: &[u8],
     ) -> Result<()> {
         self.on_mpi_thread()?;
+        if self.direct {
+            // Every rank's accumulates take the target's lock (a processor atomic, as
+            // every rank's atomics are here) and update the mapped memory in place, as
+            // on shm: no MPI_Accumulate meets them, and none waits for MPI progress.
+            self.order_after_writes(dst.rank());
+            return under_lock(self, dst, src, shape, kind, scale);
+        }
         if matches!(dst.segment(), Segment::Registered(_)) {
             return under_lock(self, dst, src, shape, kind, scale);
         }

@@ -157,7 +157,8 @@ unsafe fn allocate_window(
     Ok((base, win, Box::default()))
 }
 
-/// `GASPAR_MPI_DIRECT`: whether contiguous puts and gets to mapped ranks are copies.
+/// `GASPAR_MPI_DIRECT`: whether transfers to mapped ranks are copies and atomics and
+/// accumulates the processor's (see `MpiTransport::direct`).
 fn direct_from_env() -> Result<bool> {
     match config::MPI_DIRECT.raw().trim() {
         "on" => Ok(true),

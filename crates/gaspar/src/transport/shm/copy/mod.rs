@@ -14,7 +14,7 @@ use self::kernels::{copy_fixed, copy_inline16, copy_small, Method};
 
 /// Which way a pattern's bytes move.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Direction {
+pub(crate) enum Direction {
     LocalToRemote,
     RemoteToLocal,
 }
@@ -27,7 +27,7 @@ pub(super) enum Direction {
 /// Both ranges are valid for the pattern's accesses (the source side readable, the
 /// destination writable), which holds when each extent was checked against its buffer.
 #[inline]
-pub(super) unsafe fn move_pattern(
+pub(crate) unsafe fn move_pattern(
     pattern: &Pattern<'_>,
     (local, local_extent): (*const u8, u64),
     (remote, remote_extent): (*mut u8, u64),
@@ -167,7 +167,7 @@ pub(crate) fn copy_slice(dst: &mut [u8], src: &[u8]) {
 /// # Safety
 /// `src..src+len` must be readable and `dst..dst+len` writable.
 #[inline]
-pub(super) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
+pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
     let (s, d) = (src as usize, dst as usize);
     if s.abs_diff(d) < len {
         // SAFETY: readable/writable by the caller's contract; memmove allows overlap.
