@@ -779,13 +779,38 @@ fn strided_random(cases: u32, seed: u64) -> Result<()> {
 
 /// One-sided progress: rank 1 computes for a second without calling gaspar while rank 0
 /// does a compare-and-swap, a put, a get, a strided put and an accumulate on rank 1's
-/// memory; they must complete while rank 1 is still busy (ARMCI's rule: no help from the
-/// target).
+/// memory, and a put and a get on memory rank 1 registered where the transport has
+/// registered memory (not Open MPI's osc/sm); they must complete while rank 1 is still
+/// busy (ARMCI's rule: no help from the target).
 fn busy_target() -> Result<()> {
     let rt = gaspar::init()?.into_acp();
     let block = rt.alloc(1024)?;
     let word = GlobalPtr::<u64>::new(block.ga(1)?);
     rt.put_blocking(block.ga(rt.rank())?, &[0u8; 1024])?;
+    // Rank 1 leaves the registered buffer's global address in its starter memory (0:
+    // none).
+    let mut buffer = vec![0u8; 64].into_boxed_slice();
+    let mut key = None;
+    if rt.rank() == 1 {
+        // SAFETY: `buffer` outlives the registration (ended after the last barrier) and
+        // is accessed only through gaspar while registered.
+        // The registration publishes the buffer when its global address is first made.
+        let k = unsafe { rt.register(buffer.as_mut_ptr(), 64, 0)? };
+        let bits = match rt.ga(k, buffer.as_mut_ptr()) {
+            Ok(ga) => {
+                key = Some(k);
+                ga.to_bits()
+            }
+            Err(Error::InvalidArgument {
+                call: "register", ..
+            }) => {
+                rt.unregister(k)?;
+                0
+            }
+            Err(e) => return Err(e),
+        };
+        GlobalPtr::<u64>::new(rt.starter_ga(1)?).put(&rt, &bits)?;
+    }
     rt.barrier()?;
     if rt.rank() == 1 {
         let start = std::time::Instant::now();
@@ -796,6 +821,7 @@ fn busy_target() -> Result<()> {
         std::hint::black_box(x);
     } else if rt.rank() == 0 {
         let start = std::time::Instant::now();
+        let registered = GlobalPtr::<u64>::new(rt.starter_ga(1)?).get(&rt)?;
         let old = word.compare_swap(&rt, 0, 7)?;
         word.add(1)?.put(&rt, &42)?;
         let got = word.add(1)?.get(&rt)?;
@@ -820,6 +846,12 @@ fn busy_target() -> Result<()> {
             Handle::NULL,
         )?;
         rt.complete(h)?;
+        let mut echoed = [0u8; 16];
+        if registered != 0 {
+            let at = GlobalAddr::from_bits(registered);
+            rt.put_blocking(at, &[5u8; 16])?;
+            rt.get_blocking(&mut echoed, at)?;
+        }
         let took = start.elapsed();
         let mut row = [0u8; 32];
         rt.get_blocking(
@@ -836,14 +868,24 @@ fn busy_target() -> Result<()> {
             row[..16] == [3; 16] && row[16..] == [0; 16] && f64::from_ne_bytes(added) == 2.5,
             || format!("strided put left {row:?}, accumulate {added:?}"),
         );
+        check(&rt, registered == 0 || echoed == [5; 16], || {
+            format!("registered memory gave back {echoed:?}")
+        });
         check(&rt, took < std::time::Duration::from_millis(500), || {
             format!("operations on a busy target took {took:?}")
         });
         say(&format!(
             "rank 0: cas, put, get, strided put and accumulate on a busy target took {took:?}"
         ));
+        say(&format!(
+            "rank 0: registered memory on the busy target: {}",
+            if registered == 0 { "none" } else { "ok" }
+        ));
     }
     rt.barrier()?;
+    if let Some(key) = key {
+        rt.unregister(key)?;
+    }
     rt.finalize()
 }
 

@@ -128,7 +128,8 @@ pub const MPI_PROGRESS: Setting = Setting {
                   that one-sided operations on a computing rank's memory complete (osc/ucx \
                   across hosts and MPICH need it); auto = every 100 us when the job spans \
                   hosts or runs on MPICH (unless MPIR_CVAR_ASYNC_PROGRESS switches MPICH's \
-                  own thread on), off, or N",
+                  own thread on; on one host with GASPAR_MPI_DIRECT, from the rank's first \
+                  registration of memory: only a dynamic window needs it there), off, or N",
 };
 /// Which strided gets the mpi transport reads as one contiguous span (data sieving).
 ///

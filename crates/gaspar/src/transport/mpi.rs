@@ -341,6 +341,9 @@ pub struct MpiTransport {
     /// The thread that makes MPI progress while this rank computes, when one runs
     /// (`GASPAR_MPI_PROGRESS`; stopped at finalize).
     progress: std::sync::Mutex<Option<progress::ProgressThread>>,
+    /// The progress thread's interval when it is to start with the rank's first
+    /// registration of memory (`progress::Need::AtFirstRegistration`).
+    progress_at_registration: Option<std::time::Duration>,
     /// Which strided gets are sieved, by target rank.
     sieve: sieve::Sieve,
 }
@@ -1506,7 +1509,12 @@ impl Transport for MpiTransport {
     }
 
     fn publish_region(&self, slot: u8, base: usize, len: u64, color: u32) -> TransportResult<()> {
-        self.attach_region(slot, base, len, color)
+        self.attach_region(slot, base, len, color)?;
+        if let Some(interval) = self.progress_at_registration {
+            // Other ranks' accesses to the dynamic window wait for this rank's progress.
+            self.start_progress(interval)?;
+        }
+        Ok(())
     }
 
     fn retract_region(&self, slot: u8) -> TransportResult<()> {

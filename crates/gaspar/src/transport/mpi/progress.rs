@@ -17,7 +17,10 @@
 //! `GASPAR_MPI_PROGRESS` chooses: `auto` (the default) runs the thread when the job spans
 //! hosts or the library is MPICH (and the user did not switch MPICH's own thread on),
 //! and MPI runs at MPI_THREAD_MULTIPLE; `off` never; a number of microseconds runs it with
-//! that interval on any job.
+//! that interval on any job. On one host, where every transfer, atomic and accumulate on
+//! starter memory and the heap is a copy or a processor atomic through the shared window
+//! (`GASPAR_MPI_DIRECT`), MPICH needs the target's progress only for registered memory:
+//! `auto` then starts the thread at the rank's first registration ([`Need`]).
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,16 +68,28 @@ impl Choice {
         }
     }
 
-    /// The interval to poll at, if a thread should run: `target_needs_help` is whether
-    /// one-sided operations need the target's progress here (the job spans hosts, or the
-    /// library is MPICH without its own progress thread).
-    pub(crate) fn interval(self, target_needs_help: bool) -> Option<Duration> {
-        match self {
-            Choice::Auto if target_needs_help => Some(AUTO_INTERVAL),
-            Choice::Auto | Choice::Off => None,
-            Choice::Every(interval) => Some(interval),
+    /// The interval to poll at from the start, and the one to start polling at with the
+    /// rank's first registration of memory, for what the job needs of it.
+    pub(crate) fn schedule(self, need: Need) -> (Option<Duration>, Option<Duration>) {
+        match (self, need) {
+            (Choice::Every(interval), _) => (Some(interval), None),
+            (Choice::Off, _) | (Choice::Auto, Need::Never) => (None, None),
+            (Choice::Auto, Need::Now) => (Some(AUTO_INTERVAL), None),
+            (Choice::Auto, Need::AtFirstRegistration) => (None, Some(AUTO_INTERVAL)),
         }
     }
+}
+
+/// When one-sided operations on this rank's memory need its MPI progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// Never (Open MPI's osc/sm on one host).
+    Never,
+    /// From the start (the job spans hosts; MPICH with some transfers MPI calls).
+    Now,
+    /// Once memory is registered (MPICH on one host, everything else copies and
+    /// processor atomics: accesses to a dynamic window remain MPI calls).
+    AtFirstRegistration,
 }
 
 /// The running thread; [`stop`](Self::stop) ends it (before MPI is finalized).
@@ -151,12 +166,19 @@ mod tests {
             let message = Choice::parse(bad).unwrap_err().to_string();
             assert!(message.contains("GASPAR_MPI_PROGRESS"), "{message}");
         }
-        assert_eq!(Choice::Auto.interval(true), Some(AUTO_INTERVAL));
-        assert_eq!(Choice::Auto.interval(false), None);
-        assert_eq!(Choice::Off.interval(true), None);
         assert_eq!(
-            Choice::Every(Duration::from_micros(7)).interval(false),
-            Some(Duration::from_micros(7))
+            Choice::Auto.schedule(Need::Now),
+            (Some(AUTO_INTERVAL), None)
         );
+        assert_eq!(Choice::Auto.schedule(Need::Never), (None, None));
+        assert_eq!(
+            Choice::Auto.schedule(Need::AtFirstRegistration),
+            (None, Some(AUTO_INTERVAL))
+        );
+        assert_eq!(Choice::Off.schedule(Need::Now), (None, None));
+        let every = Duration::from_micros(7);
+        for need in [Need::Never, Need::AtFirstRegistration] {
+            assert_eq!(Choice::Every(every).schedule(need), (Some(every), None));
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use mpi::ffi;
 
 use super::host::Host;
-use super::progress::{self, ProgressThread};
+use super::progress::{self, Need, ProgressThread};
 use super::sieve;
 use super::{
     allgather_words, check, constant, MpiTransport, PeerWindow, Unflushed, RUNTIME_WORDS_BYTES,
@@ -577,7 +577,7 @@ impl MpiTransport {
         register_exit_hook();
         LIVE_RANK.store(i64::from(rank), Ordering::Release);
         let pad = alignment_pad(base as usize);
-        let transport = MpiTransport {
+        let mut transport = MpiTransport {
             rank: rank as u32,
             procs: procs as u32,
             comm,
@@ -603,23 +603,51 @@ impl MpiTransport {
             patience: Patience::of_process(Sleep::Progressing)?,
             host,
             progress: std::sync::Mutex::new(None),
+            progress_at_registration: None,
             sieve: sieve::Sieve::new(sieve_choice, procs as u32),
         };
         // Only at MPI_THREAD_MULTIPLE: below it, no other thread may call MPI.
-        if let (None, Some(interval)) = (
-            transport.single_thread,
-            progress::Choice::from_env()?
-                .interval(transport.host.spans_hosts() || mpich_needs_progress()),
-        ) {
-            // SAFETY: MPI is initialized, at MPI_THREAD_MULTIPLE (checked just above); the
-            // transport's communicator is freed at finalize, after the thread stopped.
-            let thread = unsafe { ProgressThread::start(interval, transport.comm)? };
-            *transport.progress.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
-            tracing::debug!(?interval, "mpi progress thread started");
+        if transport.single_thread.is_none() {
+            // Every transfer, atomic and accumulate on starter memory and the heap a copy
+            // or a processor atomic (contiguous ones within the fast paths' reach).
+            let copies_only =
+                transport.direct && starter_len <= i32::MAX as u64 && heap_len <= i32::MAX as u64;
+            let need = if transport.host.spans_hosts() {
+                Need::Now
+            } else if !mpich_needs_progress() {
+                Need::Never
+            } else if copies_only {
+                Need::AtFirstRegistration
+            } else {
+                Need::Now
+            };
+            let (now, later) = progress::Choice::from_env()?.schedule(need);
+            transport.progress_at_registration = later;
+            if let Some(interval) = now {
+                transport.start_progress(interval)?;
+            }
         }
         transport.barrier()?;
         tracing::debug!(rank, procs, total, "mpi transport attached");
         Ok(transport)
+    }
+
+    /// Starts the progress thread polling every `interval`, unless it runs or the
+    /// transport finalized. Only at MPI_THREAD_MULTIPLE.
+    pub(super) fn start_progress(&self, interval: std::time::Duration) -> Result<()> {
+        let mut progress = self.progress.lock().unwrap_or_else(|p| p.into_inner());
+        // Finalize marks the transport finalized before it takes the thread out under
+        // this lock, so a thread started here is always stopped before the communicator
+        // is freed.
+        if progress.is_some() || self.finalized.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        debug_assert!(self.single_thread.is_none());
+        // SAFETY: MPI is initialized, at MPI_THREAD_MULTIPLE (this function's contract);
+        // the transport's communicator is freed at finalize, after the thread stopped.
+        *progress = Some(unsafe { ProgressThread::start(interval, self.comm)? });
+        tracing::debug!(?interval, "mpi progress thread started");
+        Ok(())
     }
 }
 
