@@ -769,6 +769,11 @@ impl MpiTransport {
     /// is not needed (MPICH's, for a datatype), and a copy of chunks costs less than
     /// MPI's datatype engine. This rank's earlier MPI writes to the rank are complete
     /// when it returns an address.
+    ///
+    /// The contiguous transfers' slow paths ask it too, after their thread check: a copy
+    /// where the fast paths do not reach, below MPI_THREAD_MULTIPLE (a program that
+    /// called MPI_Init itself, as Global Arrays' programs do: the fast paths are off
+    /// there, so that every call is checked) and past a segment's first 2 GiB.
     fn direct_span(&self, loc: Location, extent: u64) -> Option<*mut u8> {
         if !self.direct {
             return None;
@@ -847,6 +852,11 @@ impl MpiTransport {
     /// `put_flushed` for any segment and size, or the error that stops it.
     fn put_flushed_anywhere(&self, dst: Location, src: &[u8]) -> Result<()> {
         self.on_mpi_thread()?;
+        if let Some(at) = self.direct_span(dst, src.len() as u64) {
+            // A copy the fast path did not make (see `direct_span`).
+            self.put_direct(dst.rank(), at, src);
+            return Ok(());
+        }
         let (win, disp) = self.target(dst, src.len() as u64)?;
         self.order_after_writes(dst.rank());
         self.put_bytes(win, dst.rank(), disp, src)?;
@@ -860,6 +870,11 @@ impl MpiTransport {
     /// `get` for any segment and size, or the error that stops it.
     fn get_anywhere(&self, src: Location, dst: &mut [u8]) -> Result<()> {
         self.on_mpi_thread()?;
+        if let Some(at) = self.direct_span(src, dst.len() as u64) {
+            // A copy the fast path did not make (see `direct_span`).
+            self.get_direct(src.rank(), at, dst);
+            return Ok(());
+        }
         let (win, disp) = self.target(src, dst.len() as u64)?;
         self.order_after_writes(src.rank());
         self.get_bytes(win, src.rank(), disp, dst)?;
@@ -1213,6 +1228,11 @@ impl Transport for MpiTransport {
             return Ok(());
         }
         self.on_mpi_thread()?;
+        if let Some(at) = self.direct_span(dst, src.len() as u64) {
+            // A copy the fast path did not make (see `direct_span`).
+            self.put_direct(dst.rank(), at, src);
+            return Ok(());
+        }
         let (win, disp) = self.target(dst, src.len() as u64)?;
         self.order_after_writes(dst.rank());
         self.put_bytes(win, dst.rank(), disp, src)?;
