@@ -697,8 +697,8 @@ impl MpiTransport {
     /// This process's address of the `len` bytes at `loc` when a contiguous transfer
     /// there is a copy instead of an MPI call: with [`direct`](Self::direct), starter
     /// memory or heap of a rank whose window is mapped here, within the fast paths' reach
-    /// (so a contiguous transfer is never a copy below MPI_THREAD_MULTIPLE, nor past
-    /// 2 GiB into a segment). As OSHMPI does on a host's ranks: an 8-byte put or get is a
+    /// (never below MPI_THREAD_MULTIPLE, nor past 2 GiB into a segment: there the slow
+    /// paths make the copy, [`direct_span`](Self::direct_span)). As OSHMPI does on a host's ranks: an 8-byte put or get is a
     /// load or a store instead of MPI's call, lock and flush (16-19 ns on Open MPI's
     /// osc/sm). Atomics are then processor atomics ([`atomic_at`](Self::atomic_at)),
     /// strided and vector transfers copies too ([`direct_span`](Self::direct_span)). A

@@ -608,10 +608,9 @@ impl MpiTransport {
         };
         // Only at MPI_THREAD_MULTIPLE: below it, no other thread may call MPI.
         if transport.single_thread.is_none() {
-            // Every transfer, atomic and accumulate on starter memory and the heap a copy
-            // or a processor atomic (contiguous ones within the fast paths' reach).
-            let copies_only =
-                transport.direct && starter_len <= i32::MAX as u64 && heap_len <= i32::MAX as u64;
+            // `direct`: every transfer, atomic and accumulate on starter memory and the
+            // heap is a copy or a processor atomic.
+            let copies_only = transport.direct;
             let need = if transport.host.spans_hosts() {
                 Need::Now
             } else if !mpich_needs_progress() {
