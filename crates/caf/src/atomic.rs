@@ -3,7 +3,7 @@
 //!
 //! The first one on an image's part goes through the engine, which also says where the
 //! part is mapped here; later ones are the CPU's atomic on the mapped word
-//! ([`crate::words`]), where the transport's own atomics are too.
+//! ([`crate::words`]), where the runtime's own atomics are the CPU's too.
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -17,7 +17,6 @@ use crate::routes::Route;
 use crate::runtime;
 use crate::stat::StatArgs;
 use crate::token::{self, CafToken, Holds};
-use crate::words;
 
 /// The word an atomic subroutine works on.
 struct Word<'a> {
@@ -32,11 +31,8 @@ impl Word<'_> {
     /// Keeps where this word's part is mapped, for the next statement on it to find
     /// ([`mapped_word`]); `raw_image` is gfortran's image argument (0: this image).
     fn remember_route(&self, engine: &Coarrays, raw_image: c_int) {
-        if !words::cpu_atomics() {
-            return;
-        }
         if let Ok(part) = engine.part(self.token, self.image) {
-            if let Some(base) = part.mapped {
+            if let (Some(base), true) = (part.mapped, part.processor_atomics) {
                 let route = Route {
                     base,
                     len: engine.len(self.token),

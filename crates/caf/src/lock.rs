@@ -2,20 +2,22 @@
 //! `CRITICAL` and locks on image 1).
 //!
 //! A lock variable is an 8-byte word of its image's part: 0 when unlocked, the holder's
-//! job rank + 1 when locked (the engine's [`gaspar::coarray::Coarrays::lock`]). The first
+//! job rank + 1 when locked, plus [`LOCK_WAITERS`] once another image waits for it (the
+//! engine's [`gaspar::coarray::Coarrays::lock`]): an UNLOCK that finds nobody waiting
+//! wakes nobody. The first
 //! statement on an image's lock goes through the engine, which also says where the part is
 //! mapped here; later ones try the CPU's compare-and-swap on the mapped word first
 //! ([`crate::words`]) and leave to the engine only what that does not settle: a lock
 //! another image holds (the engine waits, and reports the holder's stopping or failing),
 //! a lock this image holds already, an unlock of a lock this image does not hold.
 //! On shm a put is complete at its target when issued, so LOCK/UNLOCK have no puts to
-//! complete first; a fast UNLOCK wakes the images that wait for the lock, as the engine's
-//! does.
+//! complete first; elsewhere the fast path completes them first, as the engine's LOCK and
+//! UNLOCK do. A fast UNLOCK of a lock others wait for wakes them, as the engine's does.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use gaspar::coarray::{CoError, Coarrays, Image};
+use gaspar::coarray::{CoError, Coarrays, Image, LOCK_WAITERS};
 
 use crate::routes::{MappedWord, Route};
 use crate::runtime;
@@ -54,14 +56,11 @@ unsafe fn lock_word<'a>(word: MappedWord) -> &'a AtomicU64 {
 
 /// Keeps where `image`'s part of the lock token is mapped, for the next statement on it.
 fn remember_route(engine: &Coarrays, caf: &CafToken, raw_image: c_int, image: Image) {
-    if !words::cpu_atomics() {
-        return;
-    }
     let Ok((memory, offset)) = caf.memory_at() else {
         return;
     };
     if let Ok(part) = engine.part(memory, image) {
-        if let Some(base) = part.mapped {
+        if let (Some(base), true) = (part.mapped, part.processor_atomics) {
             let route = Route {
                 base: base + offset,
                 len: engine.len(memory).saturating_sub(offset),
@@ -94,7 +93,11 @@ pub unsafe extern "C" fn _gfortran_caf_lock(
     runtime::control_statement("LOCK", stat, |engine| {
         // SAFETY: this function's contract.
         let caf = unsafe { token::borrow(token)? };
-        let fast = mapped_lock(caf, index, image).is_some_and(|word| {
+        let word = mapped_lock(caf, index, image);
+        if word.is_some() && !words::puts_complete_when_issued() {
+            engine.sync_memory()?;
+        }
+        let fast = word.is_some_and(|word| {
             let holder = HOLDER.load(Ordering::Relaxed);
             // SAFETY: a word `mapped_lock` found.
             let lock = unsafe { lock_word(word) };
@@ -137,19 +140,31 @@ pub unsafe extern "C" fn _gfortran_caf_unlock(
         // SAFETY: this function's contract.
         let caf = unsafe { token::borrow(token)? };
         if let Some(word) = mapped_lock(caf, index, image) {
+            if !words::puts_complete_when_issued() {
+                engine.sync_memory()?;
+            }
             let holder = HOLDER.load(Ordering::Relaxed);
             // SAFETY: a word `mapped_lock` found.
             let lock = unsafe { lock_word(word) };
-            if lock
-                .compare_exchange(holder, 0, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                // Wakes the images waiting for the lock, which sleep on its owner's memory.
-                engine
-                    .runtime()
-                    .fence(word.rank)
-                    .map_err(CoError::Runtime)?;
-                return Ok(());
+            match lock.compare_exchange(holder, 0, Ordering::AcqRel, Ordering::Acquire) {
+                // Nobody waits: nobody to wake.
+                Ok(_) => return Ok(()),
+                Err(seen) if seen == holder | LOCK_WAITERS => {
+                    // Only the holder clears the word: this cannot fail.
+                    if lock
+                        .compare_exchange(seen, 0, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                    {
+                        // Wakes the images waiting for the lock, which sleep on its
+                        // owner's memory.
+                        engine
+                            .runtime()
+                            .fence(word.rank)
+                            .map_err(CoError::Runtime)?;
+                        return Ok(());
+                    }
+                }
+                Err(_) => {}
             }
         }
         let (locks, first) = caf.variables(Holds::Locks)?;

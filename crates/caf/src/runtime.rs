@@ -183,7 +183,8 @@ fn start(slot: &mut Option<State>) {
     match Coarrays::init() {
         Ok(engine) => {
             INITIAL_IMAGE.store(engine.this_image(), Ordering::Relaxed);
-            crate::words::set_cpu_atomics(engine.runtime().transport_name() == "shm");
+            // On shm a put is a copy into the target's mapped memory.
+            crate::words::set_puts_complete_when_issued(engine.runtime().transport_name() == "shm");
             crate::lock::set_holder(engine.runtime().rank());
             *slot = Some(State {
                 engine,
@@ -230,9 +231,11 @@ pub(crate) fn control_statement_with_state<T>(
     stat: StatArgs,
     f: impl FnOnce(&mut State) -> Result<T, CafError>,
 ) -> Option<T> {
-    let done = statement_with_state(name, stat, f);
-    crate::routes::segment_began();
-    done
+    statement_with_state(name, stat, |state| {
+        let done = f(state);
+        crate::routes::segment_began();
+        done
+    })
 }
 
 /// As [`statement`], for statements that need more than the engine (components).

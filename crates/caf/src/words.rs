@@ -1,27 +1,30 @@
-//! Where the atomic and lock words of each image's part of a coarray are mapped in this
-//! process: the fast path of the atomic subroutines, LOCK and UNLOCK. The first statement
-//! on image `i`'s part goes through the engine, which also tells where the part is mapped;
-//! later ones do the CPU's atomic on the mapped word directly, as GCC's caf_shmem does: no
-//! engine lock, no lookup.
+//! The fast path of the atomic subroutines, LOCK and UNLOCK: the first statement on image
+//! `i`'s part goes through the engine, which also tells where the part is mapped and
+//! whether the runtime's atomics there are the processor's own
+//! ([`gaspar::coarray::Part::processor_atomics`]: `shm`, and `mpi` with every image on one
+//! host); later ones do the CPU's atomic on the mapped word directly, as GCC's caf_shmem
+//! does: no engine lock, no lookup. Where each part is mapped is kept in the token's table
+//! of word routes ([`crate::routes`]), for such parts only: elsewhere a CPU atomic beside
+//! the runtime's (MPI's across hosts) would not be atomic with them.
 //!
-//! Only where the transport's own atomics are sure to be the CPU's atomics on that same
-//! memory (the shm transport: [`gaspar::world::World::transport_name`]): an MPI job's
-//! atomics are MPI's across hosts, and a CPU atomic beside them would not be atomic with
-//! them (on one host they are the CPU's too, but that is the transport's decision). Where each part is
-//! mapped is kept in the token's table of word routes ([`crate::routes`]).
+//! A fast UNLOCK must still leave this image's writes visible before the lock word says
+//! free. On `shm` a put is complete at its target when issued; on `mpi` a put to
+//! registered memory may still be in flight, so the fast path completes those first
+//! ([`gaspar::coarray::Coarrays::sync_memory`], no MPI call when there are none).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Whether this process's transport does its atomics as CPU atomics on mapped memory.
-static CPU_ATOMICS: AtomicBool = AtomicBool::new(false);
+/// Whether this process's transport completes every put when it is issued.
+static PUTS_COMPLETE_WHEN_ISSUED: AtomicBool = AtomicBool::new(false);
 
-/// Says whether the transport's atomics are CPU atomics on mapped memory (at start).
-pub(crate) fn set_cpu_atomics(yes: bool) {
-    CPU_ATOMICS.store(yes, Ordering::Relaxed);
+/// Says whether the transport completes every put when it is issued (at start).
+pub(crate) fn set_puts_complete_when_issued(yes: bool) {
+    PUTS_COMPLETE_WHEN_ISSUED.store(yes, Ordering::Relaxed);
 }
 
-/// Whether the transport's atomics are CPU atomics on mapped memory (routes are kept).
+/// Whether the transport completes every put when it is issued, so that a fast LOCK or
+/// UNLOCK has none to complete first.
 #[inline]
-pub(crate) fn cpu_atomics() -> bool {
-    CPU_ATOMICS.load(Ordering::Relaxed)
+pub(crate) fn puts_complete_when_issued() -> bool {
+    PUTS_COMPLETE_WHEN_ISSUED.load(Ordering::Relaxed)
 }

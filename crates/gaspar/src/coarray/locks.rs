@@ -1,10 +1,24 @@
-//! Lock variables: one 8-byte word each, 0 when unlocked, else the holder's rank + 1.
+//! Lock variables: one 8-byte word each, 0 when unlocked, else the holder's rank + 1, with
+//! [`LOCK_WAITERS`] set once an image waits for it (as a futex mutex's "contended" state):
+//! an UNLOCK that finds the bit clear has nobody to wake, so it wakes nobody. Without it,
+//! every UNLOCK woke whatever slept on the owner's memory, and an image waiting in a SYNC
+//! ALL beside a loop of LOCK/UNLOCK on its lock woke, found nothing, and slept again at
+//! every iteration (a futex call each: 25 ns per lock + unlock became 100-1500 ns).
 
 use crate::transport::AtomicOp as WordOp;
 
 use super::error::{CoError, CoResult};
 use super::{atomic_at, Coarrays, Image, Purpose, Token};
 use crate::transport::{Location, Width};
+
+/// The bit of a lock word that says an image waits for the lock (or did, and took it
+/// while others may still wait): its UNLOCK must wake the images that sleep on the lock
+/// owner's memory. The rest of the word is the holder's job rank + 1.
+///
+/// ```
+/// assert_eq!(gaspar::coarray::LOCK_WAITERS, 1 << 63);
+/// ```
+pub const LOCK_WAITERS: u64 = 1 << 63;
 
 impl Coarrays {
     /// Collective: a token of `n` lock variables per image, all unlocked.
@@ -91,27 +105,42 @@ impl Coarrays {
         self.complete_puts()?;
         let word = token.location(&self.rt, rank, offset)?;
         let me = u64::from(self.rt.rank()) + 1;
+        let mut taken = me;
         loop {
-            let holder = self.word_op(
+            let seen = self.word_op(
                 word,
                 WordOp::CompareSwap {
                     expected: 0,
-                    new: me,
+                    new: taken,
                 },
             )?;
-            if holder == 0 {
+            if seen == 0 {
                 return Ok(true);
             }
+            let holder = seen & !LOCK_WAITERS;
             if holder == me {
                 return Err(CoError::Locked);
             }
             if try_only {
                 return Ok(false);
             }
+            let marked = seen | LOCK_WAITERS;
+            if seen != marked {
+                let cas = WordOp::CompareSwap {
+                    expected: seen,
+                    new: marked,
+                };
+                if self.word_op(word, cas)? != seen {
+                    // Unlocked or taken meanwhile: look again.
+                    continue;
+                }
+            }
             // Until the holder unlocks, or announces that it stopped or failed.
             self.wait_on(rank, (holder - 1) as u32, || {
-                Ok(self.word_op(word, WordOp::Load)? != holder)
+                Ok(self.word_op(word, WordOp::Load)? != marked)
             })?;
+            // Others may wait too: this image's UNLOCK must wake them.
+            taken = me | LOCK_WAITERS;
         }
     }
 
@@ -154,15 +183,16 @@ impl Coarrays {
         let rank = self.team.rank_of(image)?;
         self.complete_puts()?;
         let me = u64::from(self.rt.rank()) + 1;
-        let old = self.word_op(
-            token.location(&self.rt, rank, offset)?,
-            WordOp::CompareSwap {
-                expected: me,
-                new: 0,
-            },
-        )?;
-        match old {
-            _ if old == me => Ok(()),
+        let word = token.location(&self.rt, rank, offset)?;
+        let free = |expected| WordOp::CompareSwap { expected, new: 0 };
+        let mut old = self.word_op(word, free(me))?;
+        if old == me | LOCK_WAITERS {
+            // Only this image clears the word: the swap cannot fail. On shm the atomic
+            // wakes the sleepers (`Transport::atomic`); on mpi waiters poll.
+            old = self.word_op(word, free(old))?;
+        }
+        match old & !LOCK_WAITERS {
+            holder if holder == me => Ok(()),
             0 => Err(CoError::Unlocked),
             holder => Err(CoError::LockedOtherImage {
                 holder: holder as u32,

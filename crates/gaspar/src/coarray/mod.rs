@@ -55,6 +55,7 @@ pub use self::atomics::FetchOp;
 pub use self::cobounds::Cobounds;
 pub use self::convert::{Elem, ElemType};
 pub use self::error::{stat, CoError, CoResult};
+pub use self::locks::LOCK_WAITERS;
 use self::memory::Lifetime;
 pub use self::memory::MemoryMethod;
 pub use self::section::{Dim, Section, MAX_RANK};
@@ -296,6 +297,10 @@ pub struct Part {
     /// the owner stores into coarray memory (a derived type's allocatable components)
     /// are then valid here.
     pub at_home: bool,
+    /// True when the runtime's atomics on this part (atomic subroutines, locks, events)
+    /// are the processor's atomic instructions at `mapped`, so that a caller's own atomic
+    /// there is atomic with them (`shm`; `mpi` with every image on one host).
+    pub processor_atomics: bool,
 }
 
 /// The address of byte `offset` after heap offset `block` on `rank`.
@@ -650,6 +655,7 @@ impl Coarrays {
             ga_bits: ga.to_bits(),
             mapped,
             at_home: mapped.is_some() && self.rt.maps_at_home(rank),
+            processor_atomics: mapped.is_some() && self.rt.processor_atomics_at(ga)?,
         })
     }
 

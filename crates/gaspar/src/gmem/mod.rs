@@ -987,6 +987,25 @@ impl GlobalMemory {
         self.world.transport().maps_at_home(rank)
     }
 
+    /// True when the runtime's atomics on the word at `ga` are the processor's atomic
+    /// instructions on the memory [`mapped_address`](Self::mapped_address) gives for it,
+    /// so that a program's own atomics through that address are atomic with the
+    /// runtime's: starter memory and the heap on `shm`, and on `mpi` when every rank of
+    /// the job runs on this host and shares its window.
+    ///
+    /// ```no_run
+    /// # let rt = gaspar::init()?;
+    /// let acp = rt.acp();
+    /// if acp.processor_atomics_at(acp.starter_ga(0)?)? {
+    ///     println!("a CPU atomic on rank 0's mapped starter word is atomic with acp's");
+    /// }
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    pub fn processor_atomics_at(&self, ga: GlobalAddr) -> Result<bool> {
+        let loc = self.locate(ga)?;
+        Ok(self.world.transport().processor_atomics_at(loc))
+    }
+
     /// Collective (ACP's `acp_reset`): forgets every allocation and registration, then
     /// this process becomes rank `new_rank`. A reset that fails (ranks asking for an
     /// invalid renumbering) fails on every rank and changes nothing.

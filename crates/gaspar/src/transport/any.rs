@@ -64,6 +64,7 @@ impl Transport for AnyTransport {
         fn retract_region(&self, slot: u8) -> TransportResult<()>;
         fn mapped_address(&self, loc: Location, len: u64) -> Option<usize>;
         fn maps_at_home(&self, rank: u32) -> bool;
+        fn processor_atomics_at(&self, loc: Location) -> bool;
         fn usable_cores(&self) -> usize;
         fn abort(&self, message: &str) -> !;
         fn end_job(&self, status: i32, line: Option<&str>) -> !;

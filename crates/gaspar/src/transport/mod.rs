@@ -638,6 +638,14 @@ pub trait Transport: Send + Sync {
     fn maps_at_home(&self, rank: u32) -> bool {
         rank == self.rank()
     }
+    /// True when this transport's atomics on the word at `loc` are the processor's atomic
+    /// instructions on the memory [`mapped_address`] gives for it, so that a program's own
+    /// atomics through that address are atomic with them: starter memory and the heap on
+    /// `shm`, and on `mpi` when every rank of the job uses the shared window
+    /// (`GASPAR_MPI_DIRECT`, agreed at start-up).
+    ///
+    /// [`mapped_address`]: Transport::mapped_address
+    fn processor_atomics_at(&self, loc: Location) -> bool;
     /// The cores the job's ranks on this host may keep busy at once (the union of their
     /// affinity masks, fewer under a CPU quota), which waits weigh the ranks awake against.
     fn usable_cores(&self) -> usize;

@@ -796,6 +796,23 @@ impl MpiTransport {
         std::sync::atomic::fence(Ordering::Release);
     }
 
+    /// Copies each run from its place after `from` into `dst`:
+    /// [`put_runs_direct`](Self::put_runs_direct) the other way round.
+    fn get_runs_direct(from: *const u8, dst: &mut [u8], runs: &[Run]) {
+        std::sync::atomic::fence(Ordering::Acquire);
+        for run in runs {
+            let piece = &mut dst[run.local as usize..(run.local + run.len) as usize];
+            // SAFETY: as in `put_runs_direct`, reading the mapping into `dst`.
+            unsafe {
+                copy_bytes(
+                    from.add(run.remote as usize),
+                    piece.as_mut_ptr(),
+                    piece.len(),
+                )
+            };
+        }
+    }
+
     /// The window and displacement of `len` bytes at `loc`.
     #[inline]
     fn target(&self, loc: Location, len: u64) -> Result<(ffi::MPI_Win, ffi::MPI_Aint)> {
@@ -968,18 +985,7 @@ impl MpiTransport {
         self.on_mpi_thread()?;
         let extent = super::runs_extent(runs, dst.len(), "strided transfer")?;
         if let Some(from) = self.direct_span(src, extent) {
-            std::sync::atomic::fence(Ordering::Acquire);
-            for run in runs {
-                let piece = &mut dst[run.local as usize..(run.local + run.len) as usize];
-                // SAFETY: as in `put_runs_direct`, reading the mapping into `dst`.
-                unsafe {
-                    copy_bytes(
-                        from.add(run.remote as usize),
-                        piece.as_mut_ptr(),
-                        piece.len(),
-                    )
-                };
-            }
+            Self::get_runs_direct(from, dst, runs);
             return Ok(());
         }
         if matches!(src.segment(), Segment::Registered(_)) || runs.len() < 2 {
@@ -1561,6 +1567,12 @@ impl Transport for MpiTransport {
                 .peer_bases
                 .get(rank as usize)
                 .is_some_and(|peer| peer.at_home)
+    }
+
+    fn processor_atomics_at(&self, loc: Location) -> bool {
+        // `atomic_at`: the processor's atomics on the shared window; registered memory
+        // (the dynamic window) keeps MPI's.
+        self.direct && !matches!(loc.segment(), Segment::Registered(_))
     }
 
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize> {

@@ -1041,6 +1041,11 @@ impl Transport for ShmTransport {
             .is_some_and(|m| m.header().home.load(Ordering::Relaxed) == m.base() as u64)
     }
 
+    fn processor_atomics_at(&self, loc: Location) -> bool {
+        // Atomics on registered memory are refused (`atomic`).
+        !matches!(loc.segment(), Segment::Registered(_))
+    }
+
     fn mapped_address(&self, loc: Location, len: u64) -> Option<usize> {
         match self.shared(loc, len) {
             Ok(Some(p)) => Some(p as usize),
