@@ -103,6 +103,11 @@ pub(super) struct Host {
     barriers: AtomicU64,
     /// The window was freed (at finalize): waits no longer read the count.
     released: AtomicBool,
+    /// One-sided operations on this rank's memory may need its MPI progress, which a rank
+    /// asleep in a barrier then drives now and then (see
+    /// [`wait_for_flag`](Self::wait_for_flag)); true until the transport says otherwise
+    /// ([`set_sleeps_drive_progress`](Self::set_sleeps_drive_progress)).
+    sleeps_drive_progress: AtomicBool,
 }
 
 // SAFETY: `words` point into a window that lives until `release`, after which they are
@@ -112,11 +117,12 @@ unsafe impl Send for Host {}
 // SAFETY: as above; the words are only touched through atomics.
 unsafe impl Sync for Host {}
 
-/// A doorbell whose sleeps end after `timeout` at the latest, so that a rank asleep in a
-/// barrier still drives MPI's progress now and then (see [`Host::wait_for_flag`]).
+/// A doorbell whose sleeps end after `timeout` at the latest (when there is one), so that
+/// a rank asleep in a barrier still drives MPI's progress now and then (see
+/// [`Host::wait_for_flag`]).
 struct TimedBell<'a> {
     bell: &'a Doorbell,
-    timeout: Duration,
+    timeout: Option<Duration>,
 }
 
 impl Bell for TimedBell<'_> {
@@ -133,12 +139,12 @@ impl Bell for TimedBell<'_> {
         self.bell.lower()
     }
     fn sleep(&self, seq: u32) -> bool {
-        let timeout = futex::Timespec {
-            tv_sec: self.timeout.as_secs() as _,
-            tv_nsec: self.timeout.subsec_nanos() as _,
-        };
+        let timeout = self.timeout.map(|timeout| futex::Timespec {
+            tv_sec: timeout.as_secs() as _,
+            tv_nsec: timeout.subsec_nanos() as _,
+        });
         // Ok: a ring woke it; EAGAIN (rung since `seq`), EINTR and ETIMEDOUT: look again.
-        futex::wait(&self.bell.seq, futex::Flags::empty(), seq, Some(&timeout)).is_ok()
+        futex::wait(&self.bell.seq, futex::Flags::empty(), seq, timeout.as_ref()).is_ok()
     }
     fn ring(&self) {
         self.bell.ring()
@@ -201,7 +207,18 @@ impl Host {
             cores,
             barriers: AtomicU64::new(0),
             released: AtomicBool::new(false),
+            sleeps_drive_progress: AtomicBool::new(true),
         })
+    }
+
+    /// Says whether a rank asleep in a barrier must wake now and then to drive MPI's
+    /// progress: not when nothing one-sided on this rank needs it (Open MPI on one host,
+    /// where every access is a copy through the shared window or osc/sm's own), so that
+    /// the sleep lasts until the barrier rings it. Under a one-core quota, the wake-ups
+    /// of a 2 ms wait (one per sixteenth of the time waited) took a quarter of the CPU the
+    /// computing rank got (`tests/cpu_quota.rs`, 57-62 ms of 204 ms in two CI runs).
+    pub(super) fn set_sleeps_drive_progress(&self, drive: bool) {
+        self.sleeps_drive_progress.store(drive, Ordering::Relaxed);
     }
 
     /// The cores of the host's ranks.
@@ -343,7 +360,9 @@ impl Host {
     /// value: polls it in `patience` (calling `progress` at each clock read; on while
     /// [`Patience::keeps_polling`] says so), then sleeps
     /// on `bell` (this rank's) until a signal rings it, waking at least every
-    /// [`progress_interval`] of the time waited to call `progress`. While it sleeps the rank is counted out of the ranks awake.
+    /// [`progress_interval`] of the time waited to call `progress` where one-sided
+    /// operations need it (`sleeps_drive_progress`). While it sleeps the rank is counted
+    /// out of the ranks awake.
     fn wait_for_flag(
         &self,
         patience: &Patience,
@@ -367,10 +386,11 @@ impl Host {
             polled_enough = !patience.keeps_polling(&crowding);
         }
         let _asleep = crowding.asleep();
+        let drive_progress = self.sleeps_drive_progress.load(Ordering::Relaxed);
         loop {
             let timed = TimedBell {
                 bell,
-                timeout: progress_interval(start.elapsed()),
+                timeout: drive_progress.then(|| progress_interval(start.elapsed())),
             };
             let (done, rung) = layout::sleep_round(&timed, || fence(Ordering::SeqCst), &mut ready)?;
             if done {

@@ -620,6 +620,9 @@ impl MpiTransport {
             } else {
                 Need::Now
             };
+            transport
+                .host
+                .set_sleeps_drive_progress(need != Need::Never);
             let (now, later) = progress::Choice::from_env()?.schedule(need);
             transport.progress_at_registration = later;
             if let Some(interval) = now {

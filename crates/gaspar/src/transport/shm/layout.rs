@@ -178,23 +178,29 @@ pub(crate) fn sleep_round<B: Bell>(
 }
 
 /// A wait's sleeping phase: rounds of [`sleep_round`] until `settled` says the wait is
-/// over, its rank counted out of `awake` meanwhile; `woken` is called after each sleep
-/// that a ring ended.
+/// over (`Ok(true)`), or until a ring ended a sleep without ending the wait when
+/// `back_after_ring` (`Ok(false)`: the caller polls again before it sleeps anew), its
+/// rank counted out of `awake` meanwhile; `woken` is called after each sleep that a ring
+/// ended.
 pub(crate) fn sleep_until<B: Bell>(
     bell: &B,
     awake: RanksAwake<'_>,
     fence: impl Fn(),
+    back_after_ring: bool,
     mut settled: impl FnMut() -> crate::error::Result<bool>,
     mut woken: impl FnMut(),
-) -> crate::error::Result<()> {
+) -> crate::error::Result<bool> {
     let _asleep = awake.asleep();
     loop {
         let (done, rung) = sleep_round(bell, &fence, &mut settled)?;
         if done {
-            return Ok(());
+            return Ok(true);
         }
         if rung {
             woken();
+            if back_after_ring {
+                return settled();
+            }
         }
     }
 }
@@ -558,6 +564,7 @@ mod tests {
                     &bell,
                     awake,
                     fence,
+                    false,
                     || Ok(flag.load(Ordering::Acquire) == 1),
                     || rings += 1,
                 )

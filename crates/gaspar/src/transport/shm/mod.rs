@@ -274,7 +274,8 @@ impl ShmTransport {
     /// Waits until `ready()` holds: polls it for the patience budget (and on while
     /// [`Patience::keeps_polling`] says so), then sleeps on
     /// the doorbell `watched` (of the segment whose memory `ready` looks at) until a writer
-    /// rings it (the protocol: [`layout::Bell`]). Ends with [`Error::JobAborted`] when the
+    /// rings it (the protocol: [`layout::Bell`]); a wait on memory that a ring woke without
+    /// ending it polls a budget again before it sleeps anew. Ends with [`Error::JobAborted`] when the
     /// job is aborted, and with [`Error::RankGone`] when one of `awaited` (the ranks
     /// expected to make `ready` hold) has finalized or exited without doing so.
     ///
@@ -316,18 +317,28 @@ impl ShmTransport {
                 }
                 continue;
             }
-            return self.sleep_for(watched, awaited, ready);
+            if self.sleep_for(watched, awaited, &mut ready)? {
+                return Ok(());
+            }
+            // Woken by a write into the watched memory that did not end the wait (an
+            // atomic or an UNLOCK on another word of it): polls a budget again before it
+            // sleeps anew. Sleeping again at once made a rank that writes there in a loop
+            // pay a wake-up per write, and the sleeper an IPI to every rank per sleep
+            // (`fence_against_wakers`).
         }
         Ok(())
     }
 
-    /// The sleeping half of [`wait_for`](Self::wait_for).
+    /// The sleeping half of [`wait_for`](Self::wait_for): whether the wait is over, or
+    /// (`Ok(false)`) a wait on memory was woken by a ring that did not end it. A wait on
+    /// the collective bell sleeps on until it is over: its rings are the collectives'
+    /// own steps.
     fn sleep_for(
         &self,
         watched: Watched,
         awaited: &[u32],
         mut ready: impl FnMut() -> Result<bool>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let bell = match watched {
             Watched::Collective => &self.header(self.rank).collective_bell,
             Watched::Memory(rank, _) => &self.header(rank).memory_bell,
@@ -341,6 +352,7 @@ impl ShmTransport {
                 }
                 Watched::Memory(_, Writers::Any) => self.fence_against_wakers(),
             },
+            matches!(watched, Watched::Memory(..)),
             || self.settled(awaited, &mut ready),
             || {
                 let rung_at = bell.rung_at.load(Ordering::Relaxed);
