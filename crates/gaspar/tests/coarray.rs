@@ -179,7 +179,13 @@ fn error_stop_ends_every_image_with_its_code() {
         // with the code of MPI_Abort; MPICH's mpiexec too, or with 9 when its SIGKILL
         // reached another rank before MPICH ended it (README), the code in its first line.
         if t == "mpich" {
-            assert!(matches!(out.code(), Some(5 | 9)), "{t}: {}", out.stderr);
+            assert!(
+                matches!(out.code(), Some(5 | 9)),
+                "{t}: exit status {:?}\nstdout:\n{}\nstderr:\n{}",
+                out.code(),
+                out.stdout,
+                out.stderr
+            );
             assert!(
                 out.stderr.contains("application called MPI_Abort(")
                     && out.stderr.contains(", 5) - process"),
