@@ -8,8 +8,8 @@
 use crate::transport::AtomicOp as WordOp;
 
 use super::error::{CoError, CoResult};
-use super::{atomic_at, Coarrays, Image, Purpose, Token};
-use crate::transport::{Location, Width};
+use super::{atomic_unwatched_at, Coarrays, Image, Purpose, Token};
+use crate::transport::Location;
 
 /// The bit of a lock word that says an image waits for the lock (or did, and took it
 /// while others may still wait): its UNLOCK must wake the images that sleep on the lock
@@ -69,8 +69,9 @@ impl Coarrays {
                 expected: 0,
                 new: me,
             };
-            if self.pending_ranks == 0
-                && atomic_at(&self.rt, word, Width::W8, taken).ok() == Some(0)
+            // Taking a free lock changes nothing a waiter waits for (waiters wait for the
+            // marked word of a holder to change): no wake-up.
+            if self.pending_ranks == 0 && atomic_unwatched_at(&self.rt, word, taken).ok() == Some(0)
             {
                 return Ok(true);
             }
@@ -166,8 +167,8 @@ impl Coarrays {
                 expected: me,
                 new: 0,
             };
-            if self.pending_ranks == 0
-                && atomic_at(&self.rt, word, Width::W8, free).ok() == Some(me)
+            // Succeeds only without the waiters bit: nobody to wake.
+            if self.pending_ranks == 0 && atomic_unwatched_at(&self.rt, word, free).ok() == Some(me)
             {
                 return Ok(());
             }

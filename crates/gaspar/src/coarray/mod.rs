@@ -339,6 +339,13 @@ fn atomic_at(rt: &Strided, word: Location, width: Width, op: WordOp) -> crate::R
     Ok(rt.transport().atomic(word, width, op)?)
 }
 
+/// [`atomic_at`] for a change no wait watches for (see
+/// [`Transport::atomic_unwatched`](crate::transport::Transport::atomic_unwatched)).
+#[inline(always)]
+fn atomic_unwatched_at(rt: &Strided, word: Location, op: WordOp) -> crate::Result<u64> {
+    Ok(rt.transport().atomic_unwatched(word, Width::W8, op)?)
+}
+
 /// The coarray engine of one image: owns the runtime's layers.
 ///
 /// ```

@@ -48,6 +48,7 @@ impl Transport for AnyTransport {
         fn check_range(&self, loc: Location, len: u64) -> TransportResult<()>;
         fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
         fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
+        fn atomic_unwatched(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
         fn atomic_heap(&self, rank: u32, offset: u64, ga: impl FnOnce() -> crate::addr::GlobalAddr, width: Width,
             op: AtomicOp) -> TransportResult<u64>;
         fn accumulate(&self, dst: Location, src: &[u8], shape: AccShape<'_>, kind: AccKind,

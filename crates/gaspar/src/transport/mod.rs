@@ -542,6 +542,16 @@ pub trait Transport: Send + Sync {
     fn copy(&self, dst: Location, src: Location, len: u64) -> TransportResult<()>;
     /// Does `op` on the word at `target` and returns the word's previous value.
     fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64>;
+    /// [`atomic`](Self::atomic) on a word whose change no wait is watching for (a lock
+    /// word taken, or released with nobody waiting: the coarray layer's waiters bit), so
+    /// the target's sleepers need no wake-up: on `shm` it skips the ring of the target's
+    /// memory doorbell that `atomic` makes whenever a thread sleeps on that memory.
+    fn atomic_unwatched(
+        &self,
+        target: Location,
+        width: Width,
+        op: AtomicOp,
+    ) -> TransportResult<u64>;
     /// [`atomic`](Self::atomic) on the word `offset` bytes into physical rank `rank`'s
     /// symmetric heap: for a caller that knows the segment (a typed array), so that
     /// nothing decodes it. `ga` gives the address the caller used, for an error's message;

@@ -1426,6 +1426,17 @@ impl Transport for MpiTransport {
         }
     }
 
+    #[inline]
+    fn atomic_unwatched(
+        &self,
+        target: Location,
+        width: Width,
+        op: AtomicOp,
+    ) -> TransportResult<u64> {
+        // Nothing to skip: an MPI job's waits poll, nobody rings.
+        self.atomic(target, width, op)
+    }
+
     #[inline(always)]
     fn atomic_heap(
         &self,

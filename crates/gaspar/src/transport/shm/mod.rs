@@ -412,6 +412,28 @@ impl ShmTransport {
         old
     }
 
+    /// The address of the word of an atomic at `target`: aligned to `width`, in starter
+    /// memory or the heap of a rank this process maps.
+    #[inline(always)]
+    fn atomic_word(&self, target: Location, width: Width) -> TransportResult<*mut u8> {
+        let bytes = u64::from(width.bytes());
+        // A mask, not `%`: a 64-bit division costs tens of cycles on this hot path.
+        if target.offset & (bytes - 1) != 0 {
+            return Err(Box::new(Error::MisalignedAtomic {
+                ga: target.ga,
+                width: width.bytes(),
+            }));
+        }
+        match self.shared(target, bytes)? {
+            // Aligned: segment bases are page aligned and the offset was checked.
+            Some(ptr) => Ok(ptr),
+            None => Err(Box::new(Error::AtomicUnsupported {
+                ga: target.ga,
+                reason: "on the shm transport atomics need starter memory or the symmetric heap, not registered memory",
+            })),
+        }
+    }
+
     /// [`atomic`](Transport::atomic) out of line, the operation as scalars (so that a
     /// caller's constant operation is never written to memory for it).
     #[cold]
@@ -905,23 +927,21 @@ impl Transport for ShmTransport {
 
     #[inline]
     fn atomic(&self, target: Location, width: Width, op: AtomicOp) -> TransportResult<u64> {
-        let bytes = u64::from(width.bytes());
-        // A mask, not `%`: a 64-bit division costs tens of cycles on this hot path.
-        if target.offset & (bytes - 1) != 0 {
-            return Err(Box::new(Error::MisalignedAtomic {
-                ga: target.ga,
-                width: width.bytes(),
-            }));
-        }
-        let Some(ptr) = self.shared(target, bytes)? else {
-            return Err(Box::new(Error::AtomicUnsupported {
-                ga: target.ga,
-                reason: "on the shm transport atomics need starter memory or the symmetric heap, not registered memory",
-            }));
-        };
-        // SAFETY: `ptr` is aligned (segment bases are page aligned and the offset was
-        // checked) and `bytes` from it lie inside a live shared mapping (`shared`).
+        let ptr = self.atomic_word(target, width)?;
+        // SAFETY: `atomic_word` checked the word (aligned, inside a live shared mapping).
         Ok(unsafe { self.atomic_on(ptr, target.rank(), width, op) })
+    }
+
+    #[inline]
+    fn atomic_unwatched(
+        &self,
+        target: Location,
+        width: Width,
+        op: AtomicOp,
+    ) -> TransportResult<u64> {
+        let ptr = self.atomic_word(target, width)?;
+        // SAFETY: as in `atomic`; nothing waits for this change, so no ring.
+        Ok(unsafe { processor_atomics::on_word(ptr, width, op) })
     }
 
     #[inline(always)]
