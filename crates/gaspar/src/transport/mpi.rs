@@ -868,10 +868,7 @@ impl MpiTransport {
 
     /// `put_flushed` for any segment and size, or the error that stops it.
     fn put_flushed_anywhere(&self, dst: Location, src: &[u8]) -> Result<()> {
-        self.on_mpi_thread()?;
-        if let Some(at) = self.direct_span(dst, src.len() as u64) {
-            // A copy the fast path did not make (see `direct_span`).
-            self.put_direct(dst.rank(), at, src);
+        if self.put_copied_after_check(dst, src)? {
             return Ok(());
         }
         let (win, disp) = self.target(dst, src.len() as u64)?;
@@ -882,6 +879,18 @@ impl MpiTransport {
         check("MPI_Win_flush", unsafe {
             ffi::MPI_Win_flush(dst.rank() as c_int, win)
         })
+    }
+
+    /// The start of a contiguous put's slow paths: the thread check, then the copy the
+    /// fast path did not make where the destination is mapped (see `direct_span`).
+    /// Whether the put is done.
+    fn put_copied_after_check(&self, dst: Location, src: &[u8]) -> Result<bool> {
+        self.on_mpi_thread()?;
+        let Some(at) = self.direct_span(dst, src.len() as u64) else {
+            return Ok(false);
+        };
+        self.put_direct(dst.rank(), at, src);
+        Ok(true)
     }
 
     /// `get` for any segment and size, or the error that stops it.
@@ -1233,10 +1242,7 @@ impl Transport for MpiTransport {
             self.put_direct(dst.rank(), at, src);
             return Ok(());
         }
-        self.on_mpi_thread()?;
-        if let Some(at) = self.direct_span(dst, src.len() as u64) {
-            // A copy the fast path did not make (see `direct_span`).
-            self.put_direct(dst.rank(), at, src);
+        if self.put_copied_after_check(dst, src)? {
             return Ok(());
         }
         let (win, disp) = self.target(dst, src.len() as u64)?;
