@@ -547,6 +547,32 @@ impl ShmTransport {
         Some(base.wrapping_add((start + loc.offset) as usize))
     }
 
+    /// Where the `len` bytes at `offset` of `rank`'s symmetric heap are mapped here, when
+    /// `rank` is a rank of the job and the range lies inside its heap: the contiguous
+    /// transfers' heap paths, which know the segment and so skip decoding it.
+    #[inline(always)]
+    fn heap_range(&self, rank: u32, offset: u64, len: u64) -> Option<*mut u8> {
+        let end = offset.checked_add(len)?;
+        let peer = self.peers.get(rank as usize)?;
+        // `heap_offset + end <= the segment total`, which is the mapping's length.
+        (end <= self.layout.heap_len).then(|| {
+            peer.base
+                .wrapping_add((self.layout.heap_offset + offset) as usize)
+        })
+    }
+
+    /// [`Transport::put_heap`] where [`heap_range`](Self::heap_range) refused: the error.
+    #[inline(never)]
+    fn put_heap_elsewhere(&self, dst: Location, src: &[u8]) -> TransportResult<()> {
+        self.put_flushed(dst, src)
+    }
+
+    /// [`Transport::get_heap`] where [`heap_range`](Self::heap_range) refused: the error.
+    #[inline(never)]
+    fn get_heap_elsewhere(&self, src: Location, dst: &mut [u8]) -> TransportResult<()> {
+        self.get(src, dst)
+    }
+
     /// Length of a shared segment (starter or heap).
     fn segment_len(&self, segment: Segment) -> u64 {
         match segment {
@@ -976,6 +1002,43 @@ impl Transport for ShmTransport {
                     b,
                 )
             }
+        }
+    }
+
+    #[inline(always)]
+    fn put_heap(
+        &self,
+        rank: u32,
+        offset: u64,
+        ga: impl FnOnce() -> GlobalAddr,
+        src: &[u8],
+    ) -> TransportResult<()> {
+        match self.heap_range(rank, offset, src.len() as u64) {
+            Some(to) => {
+                // SAFETY: `heap_range` checked the target range against `rank`'s heap,
+                // mapped as long as the transport lives; `src` is a borrowed slice.
+                unsafe { copy_bytes(src.as_ptr(), to, src.len()) };
+                self.flush(rank)
+            }
+            None => self.put_heap_elsewhere(Location::new(rank, Segment::Heap, offset, ga()), src),
+        }
+    }
+
+    #[inline(always)]
+    fn get_heap(
+        &self,
+        rank: u32,
+        offset: u64,
+        ga: impl FnOnce() -> GlobalAddr,
+        dst: &mut [u8],
+    ) -> TransportResult<()> {
+        match self.heap_range(rank, offset, dst.len() as u64) {
+            // SAFETY: as in `put_heap`, reading the mapping into the borrowed `dst`.
+            Some(from) => unsafe {
+                copy_bytes(from, dst.as_mut_ptr(), dst.len());
+                Ok(())
+            },
+            None => self.get_heap_elsewhere(Location::new(rank, Segment::Heap, offset, ga()), dst),
         }
     }
 

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::transport::shm::copy::table::MethodTable;
 
-/// First line of the file; changed when the methods or the format change.
-const MAGIC: &str = "gaspar copy table v3";
+/// First line of the file; changed when the methods, the way they are timed or the
+/// format change (v4: each method timed through the path a put takes).
+const MAGIC: &str = "gaspar copy table v4";
 
 /// What a table is valid for: this machine and this processor, as `/proc/cpuinfo` and the
 /// host name describe them.
@@ -274,7 +275,7 @@ mod tests {
                 .into_bytes(),
             String::from_utf8(good.clone())
                 .expect("text")
-                .replace(MAGIC, "gaspar copy table v2")
+                .replace(MAGIC, "gaspar copy table v3")
                 .into_bytes(),
         ];
         damaged.push(good.iter().map(|b| b.wrapping_add(1)).collect());

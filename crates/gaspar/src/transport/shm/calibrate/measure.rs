@@ -12,6 +12,7 @@ use memmap2::{MmapMut, MmapOptions};
 use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
 
 use crate::error::{Error, Result};
+use crate::transport::shm::copy::copy_with;
 use crate::transport::shm::copy::kernels::Method;
 use crate::transport::shm::copy::table::{
     class_size, Choice, MethodTable, Placement, CLASSES, STRIDED_LARGEST,
@@ -75,7 +76,8 @@ impl Buffers {
         // SAFETY: both mappings are `class_size(CLASSES - 1) + 8192` bytes long and
         // `len + ahead` is at most that; the two mappings are distinct, so disjoint;
         // `len >= 64` as every class is.
-        let copy = || unsafe { method.copy(black_box(src), black_box(dst.add(ahead)), len) };
+        let copy =
+            || unsafe { copy_as_called(method, black_box(src), black_box(dst.add(ahead)), len) };
         copy();
         let start = Instant::now();
         for _ in 0..copies {
@@ -84,6 +86,17 @@ impl Buffers {
         black_box((src, dst));
         start.elapsed().as_secs_f64() / (copies * len) as f64
     }
+}
+
+/// One contiguous copy with `method` through the path a put or get takes ([`copy_with`]),
+/// out of line as in the caller of a put: what a trial times.
+///
+/// # Safety
+/// As [`Method::copy`].
+#[inline(never)]
+unsafe fn copy_as_called(method: Method, src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY: the caller's contract.
+    unsafe { copy_with(method, src, dst, len) }
 }
 
 /// Bytes a strided trial copies: the chunks of a pattern come from a footprint larger

@@ -2,6 +2,7 @@
 //! [`Method`] measured fastest on this CPU, and the one table this process copies with.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use super::kernels::Method;
@@ -63,10 +64,18 @@ impl Placement {
         Placement::ApartOdd,
     ];
 
-    /// The placement of a copy from `src` to `dst`.
+    /// The placement of a copy from `src` to `dst`: looked up by the 64-byte line of the
+    /// destination's distance ahead in the page and whether it is a whole number of lines
+    /// (every distance in one such cell has the same placement), without branches.
     #[inline(always)]
     pub(crate) fn of(src: usize, dst: usize) -> Placement {
         let ahead = dst.wrapping_sub(src) % 4096;
+        PLACEMENT_BY_LINE[ahead / 64 * 2 + usize::from(ahead % 64 != 0)]
+    }
+
+    /// The placement of a destination `ahead` (< 4096) bytes ahead of its source in the
+    /// page: the definition [`Placement::of`]'s table is built from.
+    const fn of_distance(ahead: usize) -> Placement {
         let line = ahead % 64 == 0;
         match (ahead, line) {
             (0, _) => Placement::Same,
@@ -113,6 +122,19 @@ impl Placement {
         self as usize
     }
 }
+
+/// [`Placement::of`]'s table: entry `2 * line + odd` for the distances `line * 64 ..
+/// line * 64 + 63` ahead, `odd` telling the whole lines (0) from the rest (1).
+const PLACEMENT_BY_LINE: [Placement; 128] = {
+    let mut table = [Placement::Same; 128];
+    let mut i = 0;
+    while i < 128 {
+        // Any distance of the cell stands for all of them (checked in the tests).
+        table[i] = Placement::of_distance(i / 2 * 64 + i % 2);
+        i += 1;
+    }
+    table
+};
 
 /// The size class of a copy of `len` (> 64) bytes: floor(log2(len)), clamped to the table.
 #[inline(always)]
@@ -164,6 +186,10 @@ pub struct MethodTable {
     /// rows 2x slower). Consulted up to [`STRIDED_LARGEST`] (see
     /// [`MethodTable::pattern_method`]).
     strided: [Choice; CLASSES],
+    /// Per size class, the method of every placement when they all have the same one
+    /// (most rows): a copy of that size needs no placement worked out. Kept by
+    /// [`set`](MethodTable::set).
+    uniform: [Option<Method>; CLASSES],
 }
 
 impl Default for MethodTable {
@@ -172,6 +198,7 @@ impl Default for MethodTable {
         MethodTable {
             choices: [[Choice::MEMCPY; PLACEMENTS]; CLASSES],
             strided: [Choice::MEMCPY; CLASSES],
+            uniform: [Some(Method::Memcpy); CLASSES],
         }
     }
 }
@@ -180,7 +207,11 @@ impl MethodTable {
     /// The method for copying `len` (> 64) bytes from `src` to `dst`.
     #[inline(always)]
     pub(crate) fn method(&self, len: usize, src: usize, dst: usize) -> Method {
-        self.choices[class_of(len)][Placement::of(src, dst).index()].method
+        let class = class_of(len);
+        if let Some(method) = self.uniform[class] {
+            return method;
+        }
+        self.choices[class][Placement::of(src, dst).index()].method
     }
 
     /// The method for the chunks of `len` (> 64) bytes of a strided pattern whose first
@@ -197,9 +228,24 @@ impl MethodTable {
         self.strided[class].method
     }
 
+    /// [`MEMCPY_BY_LOG2`]'s bits for this table: a class's bit for the sizes it covers
+    /// (the last class's for every size above it), set where every placement's method is
+    /// memcpy.
+    fn memcpy_by_log2(&self) -> u64 {
+        (0..u64::BITS)
+            .filter(|&log2| {
+                let len = 1usize.checked_shl(log2).unwrap_or(usize::MAX);
+                log2 < FIRST_CLASS || self.uniform[class_of(len)] == Some(Method::Memcpy)
+            })
+            .fold(0, |bits, log2| bits | 1 << log2)
+    }
+
     /// Sets the entry of a class and placement.
     pub(crate) fn set(&mut self, class: usize, placement: Placement, choice: Choice) {
-        self.choices[class][placement.index()] = choice;
+        let row = &mut self.choices[class];
+        row[placement.index()] = choice;
+        let first = row[0].method;
+        self.uniform[class] = row.iter().all(|c| c.method == first).then_some(first);
     }
 
     /// Sets the strided patterns' entry of a class.
@@ -316,10 +362,27 @@ impl fmt::Display for MethodTable {
 /// The table this process copies with, once installed.
 static INSTALLED: OnceLock<MethodTable> = OnceLock::new();
 
+/// Bit k says that copies of 2^k to 2^(k+1) - 1 bytes (k >= 6) use memcpy at every
+/// placement in the installed table (every bit while none is): the usual case of a
+/// contiguous put or get, told by one load and a shift instead of a look-up of its
+/// placement.
+static MEMCPY_BY_LOG2: AtomicU64 = AtomicU64::new(u64::MAX);
+
 /// Makes `table` the one this process copies with, unless one already is (a process
 /// keeps its first table: copies in flight must not change method).
 pub(crate) fn install(table: MethodTable) {
-    let _ = INSTALLED.set(table);
+    let memcpy_by_log2 = table.memcpy_by_log2();
+    if INSTALLED.set(table).is_ok() {
+        MEMCPY_BY_LOG2.store(memcpy_by_log2, Ordering::Release);
+    }
+}
+
+/// Whether the installed table copies `len` (> 64) bytes with memcpy wherever the two
+/// ranges sit (see [`MEMCPY_BY_LOG2`]).
+#[inline(always)]
+pub(crate) fn memcpy_everywhere(len: usize) -> bool {
+    let log2 = usize::BITS - 1 - len.max(1).leading_zeros();
+    MEMCPY_BY_LOG2.load(Ordering::Relaxed) >> log2 & 1 != 0
 }
 
 /// The method for copying `len` (> 64) bytes from `src` to `dst`: the installed table's
@@ -369,6 +432,48 @@ mod tests {
         for p in Placement::ALL {
             assert_eq!(Placement::of(4096, 4096 + p.measured_ahead()), p);
         }
+        // The table agrees with the definition at every distance, from any source.
+        for ahead in 0..4096 {
+            for src in [0, 1, 4095, 4096 * 7 + 100] {
+                assert_eq!(
+                    Placement::of(src, src + ahead + 4096),
+                    Placement::of_distance(ahead),
+                    "{ahead} bytes ahead"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_of_one_method_is_looked_up_without_its_placement() {
+        let mut table = MethodTable::default();
+        assert_eq!(table.memcpy_by_log2(), u64::MAX);
+        let pieces = Choice {
+            method: Method::Pieces2K,
+            speedup: 1.5,
+        };
+        // 4 KiB (class 6): pieces at one placement only, then at all of them.
+        table.set(6, Placement::AheadLine, pieces);
+        assert_eq!(table.uniform[6], None);
+        assert_eq!(table.memcpy_by_log2() >> 12 & 1, 0);
+        assert_eq!(table.memcpy_by_log2() >> 11 & 1, 1);
+        assert_eq!(table.method(4096, 0, 128), Method::Pieces2K);
+        assert_eq!(table.method(4096, 0, 0), Method::Memcpy);
+        for p in Placement::ALL {
+            table.set(6, p, pieces);
+        }
+        assert_eq!(table.uniform[6], Some(Method::Pieces2K));
+        assert_eq!(table.method(5000, 0, 0), Method::Pieces2K);
+        // The last class stands for every larger size.
+        let movsb = Choice {
+            method: Method::RepMovsb,
+            speedup: 1.1,
+        };
+        for p in Placement::ALL {
+            table.set(CLASSES - 1, p, movsb);
+        }
+        assert_eq!(table.memcpy_by_log2() >> 23, 0);
+        assert_eq!(table.memcpy_by_log2() & ((1 << 12) - 1), (1 << 12) - 1);
     }
 
     #[test]
