@@ -300,7 +300,7 @@ pub struct GlobalMemory {
     world: World,
     heap: SharedHeap,
     /// The last live symmetric allocations heap accesses were found inside, each as one
-    /// word (heap offset / [`heap::ALIGN`] in the high 32 bits, length in the low 32; 0
+    /// word (length in the high 32 bits, heap offset / [`heap::ALIGN`] in the low 32; 0
     /// for none), in the slot its offset picks: an access inside one skips the allocator's
     /// lookup (the 8-byte hot path), also when a loop alternates between a few arrays.
     /// Emptied, under the heap's lock, whenever a block stops being live.
@@ -451,13 +451,15 @@ impl GlobalMemory {
     /// allocator.
     #[inline(always)]
     fn check_heap(&self, ga: GlobalAddr, owner: u32, offset: u64, len: u64) -> Result<()> {
-        for slot in &self.last_reach {
-            let last = slot.load(Ordering::Relaxed);
-            let start = (last >> 32) * heap::ALIGN;
-            let span = last & u64::from(u32::MAX);
-            let into = offset.wrapping_sub(start);
-            if into <= span && len <= span - into {
-                return Ok(());
+        // A slot's start (a u32 of ALIGN units) plus its length (a u32) cannot overflow.
+        if let Some(end) = offset.checked_add(len) {
+            for slot in &self.last_reach {
+                let last = slot.load(Ordering::Relaxed);
+                let start = (last & u64::from(u32::MAX)) * heap::ALIGN;
+                let allocation_end = start + (last >> 32);
+                if offset >= start && end <= allocation_end {
+                    return Ok(());
+                }
             }
         }
         self.check_heap_slow(ga, owner, offset, len)
@@ -493,7 +495,7 @@ impl GlobalMemory {
                     // Under the heap's lock, so that a free cannot slip in between.
                     let start = a.offset / heap::ALIGN;
                     self.last_reach[start as usize % REACH_SLOTS]
-                        .store((start << 32) | u64::from(span), Ordering::Relaxed);
+                        .store((u64::from(span) << 32) | start, Ordering::Relaxed);
                 }
                 Ok(())
             }
