@@ -99,7 +99,7 @@ const PIECE: usize = 2048;
 /// # Safety
 /// As [`Method::copy`].
 #[inline(never)]
-unsafe fn copy_in_pieces(src: *const u8, dst: *mut u8, len: usize) {
+pub(super) unsafe fn copy_in_pieces(src: *const u8, dst: *mut u8, len: usize) {
     let mut done = 0;
     while done < len {
         let n = PIECE.min(len - done);

@@ -10,7 +10,7 @@ use crate::transport::Pattern;
 
 use std::sync::atomic::{compiler_fence, Ordering};
 
-use self::kernels::{copy_fixed, copy_inline16, copy_small, Method};
+use self::kernels::{copy_fixed, copy_in_pieces, copy_inline16, copy_small, Method};
 
 /// Which way a pattern's bytes move.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -196,12 +196,14 @@ pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
 /// As [`Method::copy`].
 #[inline(always)]
 pub(crate) unsafe fn copy_with(method: Method, src: *const u8, dst: *mut u8, len: usize) {
-    if method == Method::Memcpy {
+    match method {
         // SAFETY: the caller's contract.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) }
-    } else {
+        Method::Memcpy => unsafe { std::ptr::copy_nonoverlapping(src, dst, len) },
+        // The choice of mid sizes on many processors: its own routine, called directly.
         // SAFETY: the caller's contract.
-        unsafe { copy_other(method, src, dst, len) }
+        Method::Pieces2K => unsafe { copy_in_pieces(src, dst, len) },
+        // SAFETY: the caller's contract.
+        other => unsafe { copy_other(other, src, dst, len) },
     }
 }
 
