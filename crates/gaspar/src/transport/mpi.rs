@@ -155,6 +155,14 @@ fn succeeded(call: &'static str, code: c_int) {
     debug_assert_eq!(code, 0, "{call} returned under MPI_ERRORS_ARE_FATAL");
 }
 
+/// [`succeeded`] for a flush on the fast paths, noting that the rank drove MPI's progress
+/// (see [`progress::note_rank_call`]; the transfers before a flush need not note it).
+#[inline(always)]
+fn flushed(call: &'static str, code: c_int) {
+    progress::note_rank_call();
+    succeeded(call, code);
+}
+
 /// Collective over `comm`: every rank contributes `value`; `out[r]` receives rank r's.
 ///
 /// # Safety
@@ -174,7 +182,9 @@ unsafe fn allgather_words(comm: ffi::MPI_Comm, value: u64, out: &mut [u64]) -> R
     })
 }
 
+#[inline]
 fn check(call: &'static str, code: c_int) -> Result<()> {
+    progress::note_rank_call();
     if code == 0 {
         Ok(())
     } else {
@@ -413,6 +423,7 @@ impl MpiTransport {
                 ffi::RSMPI_STATUS_IGNORE,
             )
         };
+        progress::note_rank_call();
     }
 
     /// The job's barrier: in the host's window when the host's ranks are the whole job
@@ -580,8 +591,8 @@ impl MpiTransport {
             // MPI_ERRORS_ARE_FATAL (see `succeeded`).
             unsafe {
                 match rank {
-                    Some(r) => succeeded("MPI_Win_flush", ffi::MPI_Win_flush(r as c_int, win)),
-                    None => succeeded("MPI_Win_flush_all", ffi::MPI_Win_flush_all(win)),
+                    Some(r) => flushed("MPI_Win_flush", ffi::MPI_Win_flush(r as c_int, win)),
+                    None => flushed("MPI_Win_flush_all", ffi::MPI_Win_flush_all(win)),
                 }
             }
         }
@@ -1280,7 +1291,7 @@ impl Transport for MpiTransport {
             )
         };
         succeeded("MPI_Put", put);
-        succeeded("MPI_Win_flush", flush);
+        flushed("MPI_Win_flush", flush);
         Ok(())
     }
 
@@ -1316,7 +1327,7 @@ impl Transport for MpiTransport {
                 )
             };
             succeeded("MPI_Put", put);
-            succeeded("MPI_Win_flush", flush);
+            flushed("MPI_Win_flush", flush);
             return Ok(());
         }
         self.put_flushed_elsewhere(Location::new(rank, Segment::Heap, offset, ga()), src)
@@ -1353,7 +1364,7 @@ impl Transport for MpiTransport {
                 )
             };
             succeeded("MPI_Get", get);
-            succeeded("MPI_Win_flush_local", flush);
+            flushed("MPI_Win_flush_local", flush);
             return Ok(());
         }
         self.get_elsewhere(Location::new(rank, Segment::Heap, offset, ga()), dst)
@@ -1378,7 +1389,7 @@ impl Transport for MpiTransport {
             )
         };
         succeeded("MPI_Get", get);
-        succeeded("MPI_Win_flush_local", flush);
+        flushed("MPI_Win_flush_local", flush);
         Ok(())
     }
 

@@ -5,7 +5,13 @@
 //! The kernel counts the threads that are runnable at this moment (running, or waiting in
 //! a run queue) in the fourth field of `/proc/loadavg` ("runnable/total"); the thread that
 //! reads it is one of them. While that count is at most the cores online, no thread
-//! waits for a core. One read is a `pread` of a file kept open (0.85 us on the AMD EPYC
+//! waits for a core. A thread is taken to want a core only when two reads in a row see
+//! more runnable threads than cores: threads that wake for a few microseconds and sleep
+//! again (MPI progress threads, timers) are seen now and then by a single read and want no
+//! core for long. (Deciding on one read, 2 MPICH ranks on 2 cores, rank 0 putting to rank
+//! 1 with MPI_Put + MPI_Win_flush while rank 1 waited in a barrier, which it must keep
+//! driving MPI's progress in: 3.4-3.8 us per put, 2.1-2.7 deciding on two; AMD EPYC VM,
+//! `examples/op_loop.rs raw-put`, four alternated runs each.) One read is a `pread` of a file kept open (0.85 us on the AMD EPYC
 //! VM we measured), and the answer is kept for [`REASK`]: a thread that wants a core a
 //! poller holds gets it within that, sooner than the scheduler's own time slice (about
 //! 3 ms) would give it. (Asking once per wait budget, 30 us there, made a busy rank's
@@ -20,8 +26,8 @@ use std::time::Instant;
 struct RunQueue {
     loadavg: File,
     cores: u64,
-    /// When the count was last read, and what it was.
-    last: std::sync::Mutex<Option<(Instant, Option<u64>)>>,
+    /// When the count was last read, and what the last two reads said.
+    last: std::sync::Mutex<Option<(Instant, Reads)>>,
 }
 
 /// How long an answer is kept.
@@ -34,7 +40,8 @@ static RUN_QUEUE: OnceLock<Option<RunQueue>> = OnceLock::new();
 /// Whether the machine's runnable threads are no more than its cores online, and no more
 /// than `job_cores` (the cores the job may run on, where known: a job confined to a few
 /// cores of a busy machine cannot tell whose threads wait, and counts them all as its
-/// own) (read at most [`REASK`] ago; `false` when that cannot be read).
+/// own), by the last two reads (the latest at most [`REASK`] ago; `false` when the count
+/// cannot be read).
 pub(crate) fn every_runnable_thread_has_a_core(job_cores: Option<usize>) -> bool {
     let Some(queue) = RUN_QUEUE.get_or_init(open) else {
         return false;
@@ -42,9 +49,9 @@ pub(crate) fn every_runnable_thread_has_a_core(job_cores: Option<usize>) -> bool
     let cores = job_cores.map_or(queue.cores, |job| queue.cores.min(job as u64));
     let now = Instant::now();
     let mut last = queue.last.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((at, runnable)) = *last {
+    if let Some((at, reads)) = *last {
         if now.duration_since(at) < REASK {
-            return runnable.is_some_and(|runnable| runnable <= cores);
+            return reads.every_thread_has_a_core(cores);
         }
     }
     let mut text = [0u8; 128];
@@ -52,8 +59,30 @@ pub(crate) fn every_runnable_thread_has_a_core(job_cores: Option<usize>) -> bool
         Ok(len) => runnable_threads(&text[..len]),
         Err(_) => None,
     };
-    *last = Some((now, runnable));
-    runnable.is_some_and(|runnable| runnable <= cores)
+    let reads = Reads {
+        previous: last.and_then(|(_, reads)| reads.latest),
+        latest: runnable,
+    };
+    *last = Some((now, reads));
+    reads.every_thread_has_a_core(cores)
+}
+
+/// The runnable threads counted by the last two reads (`None`: unread or unreadable).
+#[derive(Debug, Clone, Copy)]
+struct Reads {
+    previous: Option<u64>,
+    latest: Option<u64>,
+}
+
+impl Reads {
+    /// No thread wants a core unless both reads saw more runnable threads than `cores`;
+    /// an unreadable count says that one may.
+    fn every_thread_has_a_core(self, cores: u64) -> bool {
+        match self.latest {
+            None => false,
+            Some(latest) => latest <= cores || self.previous.is_some_and(|prev| prev <= cores),
+        }
+    }
 }
 
 fn open() -> Option<RunQueue> {
@@ -76,7 +105,21 @@ fn runnable_threads(loadavg: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::runnable_threads;
+    use super::{runnable_threads, Reads};
+
+    #[test]
+    fn a_thread_wants_a_core_when_two_reads_in_a_row_see_more_threads_than_cores() {
+        let reads = |previous, latest| Reads { previous, latest };
+        assert!(reads(None, Some(2)).every_thread_has_a_core(2));
+        assert!(reads(Some(2), Some(3)).every_thread_has_a_core(2));
+        assert!(reads(Some(3), Some(2)).every_thread_has_a_core(2));
+        assert!(!reads(Some(3), Some(3)).every_thread_has_a_core(2));
+        assert!(!reads(Some(5), Some(4)).every_thread_has_a_core(2));
+        // The first read decides alone, and an unreadable one says a thread may want a core.
+        assert!(!reads(None, Some(3)).every_thread_has_a_core(2));
+        assert!(!reads(Some(1), None).every_thread_has_a_core(2));
+        assert!(!reads(None, None).every_thread_has_a_core(2));
+    }
 
     #[test]
     fn the_runnable_count_is_the_fourth_field_before_its_slash() {

@@ -377,8 +377,8 @@ impl Patience {
     /// a busy loop) never sleeps, and a long one (a rank in a barrier while two others
     /// exchange signals) sleeps, leaving the cores to the ranks that work, which then
     /// spin. A wait polls on past the budget, never sleeping, while
-    /// [`keeps_polling`](Self::keeps_polling) says that nobody else needs its core.
-    /// (Backing off from 1 us whatever the wait had lasted, with the crowding fixed at
+    /// [`keeps_polling`](Self::keeps_polling) says that nobody else needs its core, and
+    /// polls again when it says so after a sleep. (Backing off from 1 us whatever the wait had lasted, with the crowding fixed at
     /// start-up, as gaspar did before, made a ping-pong round trip 2.7-11x OpenMPI's at
     /// 2-8 ranks on 2 cores.)
     #[cfg(feature = "mpi")]
@@ -390,15 +390,20 @@ impl Patience {
     ) -> Result<()> {
         let start = Instant::now();
         while !self.poll_and(crowding, &mut ready, &mut progress)? {
-            if !self.keeps_polling(crowding) {
-                return self.sleep_progressing(start, crowding, ready, progress);
+            if !self.keeps_polling(crowding)
+                && self.sleep_progressing(start, crowding, &mut ready, &mut progress)?
+            {
+                return Ok(());
             }
         }
         Ok(())
     }
 
     /// The sleeping half of [`poll_progressing`](Self::poll_progressing), for a wait that
-    /// began at `start`.
+    /// began at `start`: `Ok(true)` once `ready`, `Ok(false)` when after a sleep
+    /// [`keeps_polling`](Self::keeps_polling) says that the wait may poll again (a wait
+    /// that slept for good once a thread was briefly runnable beyond the cores answered
+    /// MPICH's one-sided operations on its rank only at its sleeps' ends).
     #[cfg(feature = "mpi")]
     fn sleep_progressing(
         &self,
@@ -406,14 +411,18 @@ impl Patience {
         crowding: &Crowding<'_>,
         mut ready: impl FnMut() -> Result<bool>,
         mut progress: impl FnMut(),
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let _slack = ShortTimerSlack::set();
-        let _asleep = crowding.asleep();
         loop {
+            let asleep = crowding.asleep();
             std::thread::sleep(progress_interval(start.elapsed()));
+            drop(asleep);
             progress();
             if ready()? {
-                return Ok(());
+                return Ok(true);
+            }
+            if self.keeps_polling(crowding) {
+                return Ok(false);
             }
         }
     }
