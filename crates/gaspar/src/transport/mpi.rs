@@ -155,8 +155,12 @@ fn succeeded(call: &'static str, code: c_int) {
     debug_assert_eq!(code, 0, "{call} returned under MPI_ERRORS_ARE_FATAL");
 }
 
-/// [`succeeded`] for a flush on the fast paths, noting that the rank drove MPI's progress
-/// (see [`progress::note_rank_call`]; the transfers before a flush need not note it).
+/// [`succeeded`] for a flush, noting that the rank drove MPI's progress (see
+/// [`progress::note_rank_call`]; the transfers before a flush need not note it). The
+/// blocking puts' and gets' fast paths do not note theirs: there the store cost 0.25 ns per
+/// operation (put 1.091x -> 1.109x raw MPI in the same job, get 1.107x -> 1.125x, three
+/// alternated runs of `GASPAR_MPI_DIRECT=off gaspar bench --transport mpi`, AMD EPYC VM),
+/// whether before or after the calls, to a static or to a field of the transport.
 #[inline(always)]
 fn flushed(call: &'static str, code: c_int) {
     progress::note_rank_call();
@@ -1291,7 +1295,7 @@ impl Transport for MpiTransport {
             )
         };
         succeeded("MPI_Put", put);
-        flushed("MPI_Win_flush", flush);
+        succeeded("MPI_Win_flush", flush);
         Ok(())
     }
 
@@ -1327,7 +1331,7 @@ impl Transport for MpiTransport {
                 )
             };
             succeeded("MPI_Put", put);
-            flushed("MPI_Win_flush", flush);
+            succeeded("MPI_Win_flush", flush);
             return Ok(());
         }
         self.put_flushed_elsewhere(Location::new(rank, Segment::Heap, offset, ga()), src)
@@ -1364,7 +1368,7 @@ impl Transport for MpiTransport {
                 )
             };
             succeeded("MPI_Get", get);
-            flushed("MPI_Win_flush_local", flush);
+            succeeded("MPI_Win_flush_local", flush);
             return Ok(());
         }
         self.get_elsewhere(Location::new(rank, Segment::Heap, offset, ga()), dst)
@@ -1389,7 +1393,7 @@ impl Transport for MpiTransport {
             )
         };
         succeeded("MPI_Get", get);
-        flushed("MPI_Win_flush_local", flush);
+        succeeded("MPI_Win_flush_local", flush);
         Ok(())
     }
 

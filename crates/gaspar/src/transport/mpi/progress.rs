@@ -8,10 +8,10 @@
 //! host too. This thread makes a progress call (`MPI_Iprobe` on the transport's
 //! communicator: a probe only looks) every poll interval and sleeps in between, so such an
 //! operation waits at most about one interval; while the rank calls MPI itself, the thread
-//! skips its probe and sleeps longer ([`note_rank_call`], [`backed_off`]). (A probe on a one-rank communicator of the
-//! thread's own, as here until 2026-11-29, is answered by MPICH without driving its
-//! progress: a compare-and-swap on a rank computing for a second waited the whole
-//! second.) MPICH's own progress thread (`MPIR_CVAR_ASYNC_PROGRESS`), which gaspar switched
+//! skips its probe and sleeps longer ([`note_rank_call`], [`backed_off`]). (A probe on a
+//! one-rank communicator of the thread's own, as here until 2026-11-29, is answered by
+//! MPICH without driving its progress: a compare-and-swap on a rank computing for a second
+//! waited the whole second.) MPICH's own progress thread (`MPIR_CVAR_ASYNC_PROGRESS`), which gaspar switched
 //! on before, spins: 2 ranks on 2 cores then ran a rank's 0.40 s of computing in 0.81 s
 //! (`examples/imbalance.rs`, AMD EPYC VM), 0.40 s with this thread.
 //!
@@ -101,8 +101,9 @@ static RANK_CALLED_MPI: CacheLineFlag = CacheLineFlag(AtomicBool::new(false));
 #[repr(align(64))]
 struct CacheLineFlag(AtomicBool);
 
-/// Notes that one of the rank's own threads made an MPI call (every call of the
-/// transport's, after it returned). The progress thread skips its probe for an interval
+/// Notes that one of the rank's own threads made an MPI call (after it returned: each
+/// poll of a wait, each atomic, flush and call checked for errors, but not the blocking
+/// puts' and gets' fast paths, see `flushed`). The progress thread skips its probe for an interval
 /// in which the rank called MPI itself: MPICH runs every call under one global lock, and a
 /// probe from the thread while the rank's loop of puts and flushes holds it waited for the
 /// lock, was woken at each of the loop's unlocks and lost it again, runnable far more
@@ -110,7 +111,7 @@ struct CacheLineFlag(AtomicBool);
 /// cores, MPICH 4.0.2), so that the machine looked oversubscribed to a rank waiting in a
 /// barrier, which slept instead of polling. A rank that calls MPI drives progress itself
 /// (every blocking call does, and a transfer is followed by a flush), and a rank that
-/// stops calling gets the thread's probe one interval later.
+/// stops calling gets the thread's probe a few intervals later ([`backed_off`]).
 ///
 /// One store (no load first: a load and a branch cost more on the fast paths than the
 /// cache miss the thread's write causes once per interval).
