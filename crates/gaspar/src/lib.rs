@@ -81,6 +81,21 @@ pub mod copy_engine {
     pub use crate::transport::shm::copy::table::MethodTable;
 }
 
+/// The MPI library this build links (cargo feature `mpi`).
+#[cfg(feature = "mpi")]
+pub mod mpi_library {
+    /// The library's version string (`MPI_Get_library_version`, callable before MPI
+    /// starts), e.g. "Open MPI v4.1.4, ..." or "MPICH Version: 4.0.2 ...".
+    pub fn version() -> String {
+        crate::transport::mpi::library_version()
+    }
+
+    /// Whether the library is MPICH (or one derived from it that says so first).
+    pub fn is_mpich() -> bool {
+        version().starts_with("MPICH")
+    }
+}
+
 /// The cores a job's waits count on: a wait spins only while the job's ranks awake fit
 /// them (the fewer of the ranks' affinity masks' cores and a control group's CPU quota).
 pub mod cores {

@@ -174,6 +174,32 @@ fn the_examples_run_under_plain_mpirun_and_mpiexec() {
     }
 }
 
+/// `gaspar run --transport mpi` starts the job with the launcher of the MPI library the
+/// gaspar binary was built against: a gaspar and a program built against MPICH make one
+/// job of N ranks (under Open MPI's mpirun they were N jobs of one rank), and `--label`
+/// prefixes each line with its rank. (The `mpi` transport's own tests start every job so.)
+#[cfg(feature = "mpi")]
+#[test]
+fn gaspar_run_starts_an_mpich_build_with_mpich_s_launcher() {
+    for t in transports().into_iter().filter(|&t| t == "mpich") {
+        let program = program_for(t, std::ffi::OsStr::new("hello"));
+        let gaspar = std::path::Path::new(&program)
+            .parent()
+            .and_then(std::path::Path::parent)
+            .expect("the MPICH examples' directory has a parent")
+            .join("gaspar");
+        let mut cmd = std::process::Command::new(&gaspar);
+        cmd.args(["run", "--transport", "mpi", "-n", "3", "--label"])
+            .arg(&program);
+        let out = run_command(cmd);
+        out.assert_success();
+        let expected: Vec<String> = (0..3)
+            .map(|r| format!("[{r}] hello from rank {r} of 3"))
+            .collect();
+        assert_eq!(sorted_lines(&out.stdout), expected, "{}", gaspar.display());
+    }
+}
+
 /// Where the user chose OpenMPI's osc/rdma (with `--mca osc rdma`, or in OpenMPI's
 /// parameter file `~/.openmpi/mca-params.conf`), gaspar respects the choice and cannot
 /// steer: the job stops with one line saying what to pass, instead of a crash.

@@ -536,22 +536,6 @@ impl Job {
     }
 }
 
-/// mpirun's arguments for a job of `procs` ranks on this machine, the same for the peer
-/// and for gaspar on mpi (more ranks than cores are allowed).
-fn mpirun_args(procs: u32) -> Vec<String> {
-    [
-        "--allow-run-as-root",
-        "--oversubscribe",
-        "-n",
-        &procs.to_string(),
-        "--mca",
-        "osc",
-        "sm",
-    ]
-    .map(String::from)
-    .to_vec()
-}
-
 /// Runs the OpenMPI peer once.
 fn openmpi_figures(binary: &Path, reps: u32, iters: u64, job: Job) -> Result<Figures, String> {
     let mut args = vec![reps.to_string(), iters.to_string()];
@@ -562,8 +546,8 @@ fn openmpi_figures(binary: &Path, reps: u32, iters: u64, job: Job) -> Result<Fig
         Job::Allreduce { .. } => args.push("allreduce".into()),
         Job::Everything => {}
     }
-    let out = Command::new("mpirun")
-        .args(mpirun_args(job.procs()))
+    let out = crate::mpi_launch::Library::OpenMpi
+        .command(job.procs(), false)
         .arg(binary)
         .args(args)
         .output()
@@ -607,9 +591,11 @@ fn gaspar_figures(
         Job::Everything => {}
     }
     if transport == "mpi" {
-        // The same mpirun settings as the peer's, so that the two differ only by gaspar.
-        let status = Command::new("mpirun")
-            .args(mpirun_args(job.procs()))
+        // The same launcher settings as the peer's under Open MPI, so that the two differ
+        // only by gaspar (a gaspar built against MPICH runs under MPICH's launcher, its
+        // in-job raw MPI figures MPICH's).
+        let status = crate::mpi_launch::Library::linked()
+            .command(job.procs(), false)
             .arg(&program)
             .args(&args)
             .status()

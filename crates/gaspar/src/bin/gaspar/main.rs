@@ -7,6 +7,7 @@ mod caf;
 mod calibrate;
 mod demo;
 mod info;
+mod mpi_launch;
 mod output;
 mod report;
 
@@ -108,26 +109,19 @@ pub(crate) fn launch(spec: &LaunchSpec) -> ExitCode {
     }
 }
 
-/// `gaspar run --transport mpi`: the job is started by the system's mpirun, on this machine
-/// with OpenMPI's shared-memory one-sided component (osc/sm completes puts, gets and
-/// atomics without the target's help; OpenMPI 4.1's default osc/rdma crashes the target of
-/// a 64-bit compare-and-swap). Rank failures, exit status and cleanup are mpirun's.
+/// `gaspar run --transport mpi`: the job is started by the launcher of the MPI library
+/// this gaspar was built against ([`mpi_launch`]). Rank failures, exit status and cleanup
+/// are the launcher's.
 fn mpirun(procs: u32, label: bool, program: OsString, args: Vec<OsString>) -> ExitCode {
-    let mut cmd = std::process::Command::new("mpirun");
-    cmd.arg("-n")
-        .arg(procs.to_string())
-        .args(["--oversubscribe", "--mca", "osc", "sm"]);
-    if nix::unistd::geteuid().is_root() {
-        cmd.arg("--allow-run-as-root");
-    }
-    if label {
-        cmd.arg("--tag-output");
-    }
+    let library = mpi_launch::Library::linked();
+    let mut cmd = library.command(procs, label);
     match cmd.arg(&program).args(&args).status() {
         Ok(status) => ExitCode::from(status.code().unwrap_or(1).clamp(0, 255) as u8),
         Err(e) => {
             eprintln!(
-                "gaspar run: cannot start mpirun ({e}); install openmpi-bin or use --transport shm"
+                "gaspar run: cannot start {} ({e}); install {} or use --transport shm",
+                library.launcher(),
+                library.package()
             );
             ExitCode::from(127)
         }

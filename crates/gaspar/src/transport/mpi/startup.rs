@@ -353,7 +353,7 @@ fn open_mpi_before_5(version: &str) -> bool {
 
 /// The MPI library's version string (MPI_Get_library_version may be called at any time,
 /// before MPI_Init too).
-fn library_version() -> String {
+pub(crate) fn library_version() -> String {
     // SAFETY: a constant the bindings' shim initializes at load time.
     let max = unsafe { ffi::RSMPI_MAX_LIBRARY_VERSION_STRING }.max(0) as usize;
     let mut buffer = vec![0u8; max + 1];
