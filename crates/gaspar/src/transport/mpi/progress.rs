@@ -24,7 +24,7 @@
 //! `auto` then starts the thread at the rank's first registration ([`Need`]).
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -93,17 +93,48 @@ pub(crate) enum Need {
     AtFirstRegistration,
 }
 
-/// Whether the rank's own threads made an MPI call since the progress thread last looked
-/// ([`note_rank_call`]), alone in its cache line: the progress thread writes it once per
-/// interval, and nothing the rank's calls read should move with it.
-static RANK_CALLED_MPI: CacheLineFlag = CacheLineFlag(AtomicBool::new(false));
+/// What the rank's own threads tell the progress thread, alone in its cache line: the
+/// thread writes it once per interval, and nothing the rank's calls read should move with
+/// it.
+static RANK_CALLS: RankCalls = RankCalls {
+    called: AtomicBool::new(false),
+    blocking: AtomicU32::new(0),
+};
 
 #[repr(align(64))]
-struct CacheLineFlag(AtomicBool);
+struct RankCalls {
+    /// Whether the rank made an MPI call since the progress thread last looked
+    /// ([`note_rank_call`]).
+    called: AtomicBool,
+    /// The rank's blocking collective calls under way ([`in_blocking_call`]).
+    blocking: AtomicU32,
+}
+
+/// The rank's thread is inside a blocking MPI collective (a barrier, an allgather, a team's
+/// collective) while this lives: the progress thread skips its probes meanwhile. Such a
+/// call drives MPI's progress itself for as long as it waits for the other ranks, and a
+/// probe beside it only contends for MPICH's lock (2 MPICH ranks on two hosts, 8-byte puts
+/// to a rank waiting in the job's `MPI_Barrier`: see `flushed` in the transport for the
+/// figures).
+pub(crate) fn in_blocking_call() -> InBlockingCall {
+    RANK_CALLS.blocking.fetch_add(1, Ordering::Relaxed);
+    InBlockingCall(())
+}
+
+/// See [`in_blocking_call`].
+#[must_use = "the call counts as under way until this is dropped"]
+pub(crate) struct InBlockingCall(());
+
+impl Drop for InBlockingCall {
+    fn drop(&mut self) {
+        RANK_CALLS.blocking.fetch_sub(1, Ordering::Relaxed);
+        note_rank_call();
+    }
+}
 
 /// Notes that one of the rank's own threads made an MPI call (after it returned: each
-/// poll of a wait, each atomic, flush and call checked for errors, but not the blocking
-/// puts' and gets' fast paths, see `flushed`). The progress thread skips its probe for an interval
+/// poll of a wait, each atomic, flush and call checked for errors; the cost on the fast
+/// paths is in `flushed`). The progress thread skips its probe for an interval
 /// in which the rank called MPI itself: MPICH runs every call under one global lock, and a
 /// probe from the thread while the rank's loop of puts and flushes holds it waited for the
 /// lock, was woken at each of the loop's unlocks and lost it again, runnable far more
@@ -117,7 +148,7 @@ struct CacheLineFlag(AtomicBool);
 /// cache miss the thread's write causes once per interval).
 #[inline(always)]
 pub(crate) fn note_rank_call() {
-    RANK_CALLED_MPI.0.store(true, Ordering::Relaxed);
+    RANK_CALLS.called.store(true, Ordering::Relaxed);
 }
 
 /// The most the thread's sleep grows, as a multiple of its interval, while the rank calls
@@ -135,9 +166,12 @@ fn backed_off(pause: Duration, interval: Duration) -> Duration {
     (pause * 2).min(interval * LONGEST_PAUSE_IN_INTERVALS)
 }
 
-/// Takes the mark of [`note_rank_call`]: whether the rank called MPI since the last look.
-fn took_rank_call() -> bool {
-    RANK_CALLED_MPI.0.load(Ordering::Relaxed) && RANK_CALLED_MPI.0.swap(false, Ordering::Relaxed)
+/// Whether the rank calls MPI itself: it is inside a blocking collective, or it noted a call
+/// since the last look (the mark is taken).
+fn rank_is_calling() -> bool {
+    RANK_CALLS.blocking.load(Ordering::Relaxed) > 0
+        || (RANK_CALLS.called.load(Ordering::Relaxed)
+            && RANK_CALLS.called.swap(false, Ordering::Relaxed))
 }
 
 /// The running thread; [`stop`](Self::stop) ends it (before MPI is finalized).
@@ -169,7 +203,7 @@ impl ProgressThread {
                 let mut pause = interval;
                 while !stopping.load(Ordering::Acquire) {
                     std::thread::sleep(pause);
-                    if took_rank_call() {
+                    if rank_is_calling() {
                         pause = backed_off(pause, interval);
                         continue;
                     }

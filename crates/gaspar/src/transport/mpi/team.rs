@@ -217,6 +217,7 @@ impl MpiTransport {
             }
         }
         let comm = self.comm_of(team);
+        let _blocking = super::progress::in_blocking_call();
         // The world team's agreement runs in the host's window when the job's barriers do
         // (one host): a barrier carrying the call word, without an MPI_Allreduce.
         let agreed = || -> Result<bool> {
