@@ -37,6 +37,7 @@ mod startup;
 mod team;
 
 use self::datatype::{indexed_pair, pattern_pair, Datatype};
+pub(crate) use self::progress::sleeping_wait;
 pub(crate) use self::startup::library_version;
 use self::startup::LIVE_RANK;
 pub(crate) use self::team::Communicator;

@@ -11,10 +11,11 @@
 //! core for long. (Deciding on one read, 2 MPICH ranks on 2 cores, rank 0 putting to rank
 //! 1 with MPI_Put + MPI_Win_flush while rank 1 waited in a barrier, which it must keep
 //! driving MPI's progress in: 3.4-3.8 us per put, 2.1-2.7 deciding on two; AMD EPYC VM,
-//! `examples/op_loop.rs raw-put`, four alternated runs each.) One read is a `pread` of a file kept open (0.85 us on the AMD EPYC
-//! VM we measured), and the answer is kept for [`REASK`]: a thread that wants a core a
-//! poller holds gets it within that, sooner than the scheduler's own time slice (about
-//! 3 ms) would give it. (Asking once per wait budget, 30 us there, made a busy rank's
+//! `examples/op_loop.rs raw-put`, four alternated runs each.) One read is a `pread` of a
+//! file kept open (0.85 us on the AMD EPYC VM we measured), and the answer is kept for
+//! [`REASK`]: a thread that wants a core a poller holds gets it within two of those (the
+//! second read confirms the first), sooner than the scheduler's own time slice (about 3
+//! ms) would give it. (Asking once per wait budget, 30 us there, made a busy rank's
 //! coarray gets 5.8-6.0 ns instead of 5.2 in three of five runs.)
 
 use std::fs::File;

@@ -378,7 +378,8 @@ impl Patience {
     /// exchange signals) sleeps, leaving the cores to the ranks that work, which then
     /// spin. A wait polls on past the budget, never sleeping, while
     /// [`keeps_polling`](Self::keeps_polling) says that nobody else needs its core, and
-    /// polls again when it says so after a sleep. (Backing off from 1 us whatever the wait had lasted, with the crowding fixed at
+    /// polls again when it says so after a sleep.
+    /// (Backing off from 1 us whatever the wait had lasted, with the crowding fixed at
     /// start-up, as gaspar did before, made a ping-pong round trip 2.7-11x OpenMPI's at
     /// 2-8 ranks on 2 cores.)
     #[cfg(feature = "mpi")]
@@ -413,6 +414,7 @@ impl Patience {
         mut progress: impl FnMut(),
     ) -> Result<bool> {
         let _slack = ShortTimerSlack::set();
+        let _sleeping = super::mpi::sleeping_wait();
         loop {
             let asleep = crowding.asleep();
             std::thread::sleep(progress_interval(start.elapsed()));

@@ -44,8 +44,8 @@ pub(crate) struct BenchArgs {
     /// Rounds of (gaspar, peer) run alternately; each figure is the median over rounds.
     #[arg(long, default_value_t = 5)]
     rounds: u32,
-    /// The transport gaspar runs on: `shm`, or `mpi` (started with mpirun; needs a gaspar
-    /// built with `--features mpi`).
+    /// The transport gaspar runs on: `shm`, or `mpi` (started with the launcher of the MPI
+    /// library gaspar was built against; needs a gaspar built with `--features mpi`).
     #[arg(long, default_value = "shm", value_parser = ["shm", "mpi"])]
     transport: String,
     /// Job sizes at which the barrier and the signal ping-pong are measured alone
@@ -599,9 +599,11 @@ fn gaspar_figures(
             .arg(&program)
             .args(&args)
             .status()
-            .map_err(|e| format!("mpirun: {e}"))?;
+            .map_err(|e| format!("the MPI launcher: {e}"))?;
         if !status.success() {
-            return Err(format!("benchmark job under mpirun failed: {status}"));
+            return Err(format!(
+                "benchmark job under the MPI launcher failed: {status}"
+            ));
         }
     } else {
         let spec = LaunchSpec {

@@ -35,7 +35,8 @@ enum Command {
         #[arg(long)]
         label: bool,
         /// Transport: `shm` (this machine, the default) or `mpi` (starts the job with the
-        /// system's mpirun; needs a gaspar built with `--features mpi`).
+        /// launcher of the MPI library gaspar was built against, Open MPI's mpirun or
+        /// MPICH's mpiexec; needs a gaspar built with `--features mpi`).
         #[arg(long, default_value = "shm", value_parser = ["shm", "mpi"])]
         transport: String,
         /// The program, then its arguments.

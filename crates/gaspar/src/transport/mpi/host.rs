@@ -389,6 +389,7 @@ impl Host {
                     break;
                 }
             }
+            let _sleeping = super::progress::sleeping_wait();
             loop {
                 let timed = TimedBell {
                     bell,

@@ -7,13 +7,14 @@
 //! example, two hosts). MPICH completes them only inside the target's MPI calls on one
 //! host too. This thread makes a progress call (`MPI_Iprobe` on the transport's
 //! communicator: a probe only looks) every poll interval and sleeps in between, so such an
-//! operation waits at most about one interval; while the rank calls MPI itself, the thread
-//! skips its probe and sleeps longer ([`note_rank_call`], [`backed_off`]). (A probe on a
-//! one-rank communicator of the thread's own, as here until 2026-11-29, is answered by
-//! MPICH without driving its progress: a compare-and-swap on a rank computing for a second
-//! waited the whole second.) MPICH's own progress thread (`MPIR_CVAR_ASYNC_PROGRESS`), which gaspar switched
-//! on before, spins: 2 ranks on 2 cores then ran a rank's 0.40 s of computing in 0.81 s
-//! (`examples/imbalance.rs`, AMD EPYC VM), 0.40 s with this thread.
+//! operation waits at most about one interval; while the rank calls MPI itself (and none of
+//! its waits sleeps), the thread skips its probe and sleeps longer ([`note_rank_call`],
+//! [`in_blocking_call`], [`sleeping_wait`], [`backed_off`]). (A probe on a one-rank
+//! communicator of the thread's own, as here until 2026-11-29, is answered by MPICH without
+//! driving its progress: a compare-and-swap on a rank computing for a second waited the
+//! whole second.) MPICH's own progress thread (`MPIR_CVAR_ASYNC_PROGRESS`), which gaspar
+//! switched on before, spins: 2 ranks on 2 cores then ran a rank's 0.40 s of computing in
+//! 0.81 s (`examples/imbalance.rs`, AMD EPYC VM), 0.40 s with this thread.
 //!
 //! `GASPAR_MPI_PROGRESS` chooses: `auto` (the default) runs the thread when the job spans
 //! hosts or the library is MPICH (and the user did not switch MPICH's own thread on),
@@ -99,6 +100,7 @@ pub(crate) enum Need {
 static RANK_CALLS: RankCalls = RankCalls {
     called: AtomicBool::new(false),
     blocking: AtomicU32::new(0),
+    sleeping: AtomicU32::new(0),
 };
 
 #[repr(align(64))]
@@ -108,6 +110,8 @@ struct RankCalls {
     called: AtomicBool,
     /// The rank's blocking collective calls under way ([`in_blocking_call`]).
     blocking: AtomicU32,
+    /// The rank's waits in their sleeping phase ([`sleeping_wait`]).
+    sleeping: AtomicU32,
 }
 
 /// The rank's thread is inside a blocking MPI collective (a barrier, an allgather, a team's
@@ -119,6 +123,26 @@ struct RankCalls {
 pub(crate) fn in_blocking_call() -> InBlockingCall {
     RANK_CALLS.blocking.fetch_add(1, Ordering::Relaxed);
     InBlockingCall(())
+}
+
+/// One of the rank's waits sleeps between its looks while this lives: the progress
+/// thread then probes every interval whatever the rank's calls say. Such a wait drives
+/// MPI's progress only when it wakes (up to 1 ms apart), and its calls then would hold
+/// the thread off: a rank asleep in a barrier of an oversubscribed host would answer
+/// one-sided operations on its memory every millisecond instead of every interval.
+pub(crate) fn sleeping_wait() -> SleepingWait {
+    RANK_CALLS.sleeping.fetch_add(1, Ordering::Relaxed);
+    SleepingWait(())
+}
+
+/// See [`sleeping_wait`].
+#[must_use = "the wait counts as sleeping until this is dropped"]
+pub(crate) struct SleepingWait(());
+
+impl Drop for SleepingWait {
+    fn drop(&mut self) {
+        RANK_CALLS.sleeping.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// See [`in_blocking_call`].
@@ -160,18 +184,21 @@ const LONGEST_PAUSE_IN_INTERVALS: u32 = 10;
 /// the thread then only looks at the mark: 2 MPICH ranks on 2 cores, one putting to the
 /// other, which polled in a barrier, took 2.2-4.0 us per put with the thread waking every
 /// 100 us and 1.4-1.5 with it asleep (AMD EPYC VM: a timer's wake-up on a busy vCPU is
-/// dear). A rank that stops calling MPI then gets its first probe at most that many
-/// intervals later, and one per interval from then on.
+/// dear). A rank that stops calling MPI then gets its first probe at most twice that many
+/// intervals later (a call just before a long pause is seen at the pause's end, which
+/// then pauses again), and one per interval from then on.
 fn backed_off(pause: Duration, interval: Duration) -> Duration {
     (pause * 2).min(interval * LONGEST_PAUSE_IN_INTERVALS)
 }
 
-/// Whether the rank calls MPI itself: it is inside a blocking collective, or it noted a call
-/// since the last look (the mark is taken).
+/// Whether the rank calls MPI itself, so that the thread need not probe: no wait of the
+/// rank sleeps, and it is inside a blocking collective or noted a call since the last
+/// look (the mark is taken either way).
 fn rank_is_calling() -> bool {
-    RANK_CALLS.blocking.load(Ordering::Relaxed) > 0
-        || (RANK_CALLS.called.load(Ordering::Relaxed)
-            && RANK_CALLS.called.swap(false, Ordering::Relaxed))
+    let called = RANK_CALLS.called.load(Ordering::Relaxed)
+        && RANK_CALLS.called.swap(false, Ordering::Relaxed);
+    RANK_CALLS.sleeping.load(Ordering::Relaxed) == 0
+        && (called || RANK_CALLS.blocking.load(Ordering::Relaxed) > 0)
 }
 
 /// The running thread; [`stop`](Self::stop) ends it (before MPI is finalized).
@@ -187,8 +214,9 @@ struct Comm(ffi::MPI_Comm);
 unsafe impl Send for Comm {}
 
 impl ProgressThread {
-    /// Starts the thread, polling every `interval` with a probe on `comm` (the transport's
-    /// communicator: a probe only looks, and no rank need agree on starting it).
+    /// Starts the thread, probing every `interval` on `comm` (the transport's communicator:
+    /// a probe only looks, and no rank need agree on starting it), less often while the
+    /// rank calls MPI itself ([`rank_is_calling`], [`backed_off`]).
     ///
     /// # Safety
     /// MPI is initialized, at MPI_THREAD_MULTIPLE; `comm` lives until [`stop`](Self::stop)
@@ -202,7 +230,12 @@ impl ProgressThread {
                 let moved = moved;
                 let mut pause = interval;
                 while !stopping.load(Ordering::Acquire) {
-                    std::thread::sleep(pause);
+                    // `stop` unparks it: a pause of up to ten intervals must not delay
+                    // finalize (an early or spurious wake-up only looks sooner).
+                    std::thread::park_timeout(pause);
+                    if stopping.load(Ordering::Acquire) {
+                        break;
+                    }
                     if rank_is_calling() {
                         pause = backed_off(pause, interval);
                         continue;
@@ -233,6 +266,7 @@ impl ProgressThread {
     pub(crate) fn stop(&mut self) {
         self.stop.store(true, Ordering::Release);
         if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
             let _ = thread.join();
         }
     }

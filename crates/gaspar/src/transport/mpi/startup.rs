@@ -634,7 +634,8 @@ impl MpiTransport {
         Ok(transport)
     }
 
-    /// Starts the progress thread polling every `interval`, unless it runs or the
+    /// Starts the progress thread probing every `interval` (less often while the rank
+    /// calls MPI itself), unless it runs or the
     /// transport finalized. Only at MPI_THREAD_MULTIPLE.
     pub(super) fn start_progress(&self, interval: std::time::Duration) -> Result<()> {
         let mut progress = self.progress.lock().unwrap_or_else(|p| p.into_inner());

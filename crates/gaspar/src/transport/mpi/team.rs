@@ -217,7 +217,6 @@ impl MpiTransport {
             }
         }
         let comm = self.comm_of(team);
-        let _blocking = super::progress::in_blocking_call();
         // The world team's agreement runs in the host's window when the job's barriers do
         // (one host): a barrier carrying the call word, without an MPI_Allreduce.
         let agreed = || -> Result<bool> {
@@ -229,6 +228,7 @@ impl MpiTransport {
                     return Ok(same);
                 }
             }
+            let _blocking = super::progress::in_blocking_call();
             agree(comm, word)
         };
         let same = if let TeamCall::Agree { barrier: true } = call {
@@ -244,6 +244,7 @@ impl MpiTransport {
         if !same {
             return Ok(false);
         }
+        let _blocking = super::progress::in_blocking_call();
         match call {
             TeamCall::Agree { .. } => Ok(()),
             TeamCall::Broadcast { buf, root, .. } => {
