@@ -120,9 +120,9 @@ struct RankCalls {
 /// probe beside it only contends for MPICH's lock (2 MPICH ranks on two hosts, 8-byte puts
 /// to a rank waiting in the job's `MPI_Barrier`: see `flushed` in the transport for the
 /// figures).
-pub(crate) fn in_blocking_call() -> InBlockingCall {
-    RANK_CALLS.blocking.fetch_add(1, Ordering::Relaxed);
-    InBlockingCall(())
+pub(crate) fn in_blocking_call() -> Counted {
+    // The call drove progress until it ended.
+    Counted::enter(&RANK_CALLS.blocking, true)
 }
 
 /// One of the rank's waits sleeps between its looks while this lives: the progress
@@ -130,29 +130,31 @@ pub(crate) fn in_blocking_call() -> InBlockingCall {
 /// MPI's progress only when it wakes (up to 1 ms apart), and its calls then would hold
 /// the thread off: a rank asleep in a barrier of an oversubscribed host would answer
 /// one-sided operations on its memory every millisecond instead of every interval.
-pub(crate) fn sleeping_wait() -> SleepingWait {
-    RANK_CALLS.sleeping.fetch_add(1, Ordering::Relaxed);
-    SleepingWait(())
+pub(crate) fn sleeping_wait() -> Counted {
+    Counted::enter(&RANK_CALLS.sleeping, false)
 }
 
-/// See [`sleeping_wait`].
-#[must_use = "the wait counts as sleeping until this is dropped"]
-pub(crate) struct SleepingWait(());
+/// One of [`RankCalls`]' counts raised while this lives ([`in_blocking_call`],
+/// [`sleeping_wait`]), noting a call of the rank when it ends if `noted`.
+#[must_use = "the count is lowered again when this is dropped"]
+pub(crate) struct Counted {
+    count: &'static AtomicU32,
+    noted: bool,
+}
 
-impl Drop for SleepingWait {
-    fn drop(&mut self) {
-        RANK_CALLS.sleeping.fetch_sub(1, Ordering::Relaxed);
+impl Counted {
+    fn enter(count: &'static AtomicU32, noted: bool) -> Counted {
+        count.fetch_add(1, Ordering::Relaxed);
+        Counted { count, noted }
     }
 }
 
-/// See [`in_blocking_call`].
-#[must_use = "the call counts as under way until this is dropped"]
-pub(crate) struct InBlockingCall(());
-
-impl Drop for InBlockingCall {
+impl Drop for Counted {
     fn drop(&mut self) {
-        RANK_CALLS.blocking.fetch_sub(1, Ordering::Relaxed);
-        note_rank_call();
+        self.count.fetch_sub(1, Ordering::Relaxed);
+        if self.noted {
+            note_rank_call();
+        }
     }
 }
 
