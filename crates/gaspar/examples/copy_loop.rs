@@ -1,12 +1,13 @@
-//! Rank 0's loop of N blocking puts or gets of SIZE bytes to or from rank 1's heap, or of
-//! the same copy by memcpy between the same buffers (rank 1's block as mapped here), for
-//! timing the shm transport's short-copy path against the copy alone and for counting
-//! its instructions under callgrind (this VM has no CPU counters). SRC_OFF and DST_OFF
-//! place the source and the destination that many bytes after a page boundary (the copy
-//! engine's placements). Prints ns per operation for five rounds.
+//! Rank 0's loop of N blocking puts or gets of SIZE bytes to or from rank 1's heap (or of
+//! gets that issue a handle, `get-handle`), or of the same copy by memcpy between the same
+//! buffers (rank 1's block as mapped here), for timing the shm transport's short-copy path
+//! against the copy alone and for counting its instructions under callgrind (this VM has
+//! no CPU counters). SRC_OFF and DST_OFF place the source and the destination that many
+//! bytes after a page boundary (the copy engine's placements). Prints ns per operation for
+//! five rounds.
 //!
 //! `target/release/gaspar run -n 2 target/release/examples/copy_loop MODE SIZE N [SRC_OFF DST_OFF]`
-//! with MODE `put`, `get` or `memcpy` (figures and commands in `bench/probes/README.md`).
+//! with MODE `put`, `get`, `get-handle` or `memcpy` (figures and commands in `bench/probes/README.md`).
 
 use std::time::Instant;
 
@@ -14,7 +15,7 @@ use std::time::Instant;
 const SPAN: usize = 2 << 20;
 
 fn usage() -> ! {
-    eprintln!("usage: copy_loop put|get|memcpy SIZE N [SRC_OFF DST_OFF] (SIZE + offsets <= 1 MiB + 4 KiB)");
+    eprintln!("usage: copy_loop put|get|get-handle|memcpy SIZE N [SRC_OFF DST_OFF] (SIZE + offsets <= 1 MiB + 4 KiB)");
     std::process::exit(2);
 }
 
@@ -30,7 +31,7 @@ fn main() -> gaspar::Result<()> {
     let (size, n) = (number(1, None), number(2, None));
     let (src_off, dst_off) = (number(3, Some(0)), number(4, Some(0)));
     let mode = args.first().cloned().unwrap_or_else(|| usage());
-    if !matches!(mode.as_str(), "put" | "get" | "memcpy")
+    if !matches!(mode.as_str(), "put" | "get" | "memcpy" | "get-handle")
         || src_off.max(dst_off) >= 4096
         || size > (1 << 20)
     {
@@ -68,6 +69,16 @@ fn main() -> gaspar::Result<()> {
                     "get" => {
                         for _ in 0..n {
                             acp.get_blocking(&mut local[local_dst..local_dst + size], get_from)?;
+                        }
+                    }
+                    "get-handle" => {
+                        for _ in 0..n {
+                            let handle = acp.get(
+                                &mut local[local_dst..local_dst + size],
+                                get_from,
+                                gaspar::Handle::NULL,
+                            )?;
+                            std::hint::black_box(handle);
                         }
                     }
                     _ => {
