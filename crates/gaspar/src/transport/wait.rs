@@ -33,7 +33,9 @@
 //! waited long, each sleep a small fraction of the time already waited
 //! (`Patience::poll_progressing`, with the `mpi` feature): a wait then oversleeps its
 //! condition by at most that fraction, and a rank that waits long costs its core a poll
-//! per sleep.
+//! per sleep. It sleeps on its rank's doorbell in the host's shared window where there is
+//! one, so that another rank of the host whose one-sided operation on this rank's memory
+//! needs this rank's MPI progress can wake it (the mpi transport's `Host::wake`).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -41,6 +43,8 @@ use std::time::{Duration, Instant};
 use rustix::thread::futex;
 
 use super::cpu_quota::usable_cores;
+#[cfg(feature = "mpi")]
+use super::shm::layout::{sleep_round, Bell, Doorbell};
 use crate::config;
 use crate::error::Result;
 
@@ -362,9 +366,10 @@ impl Patience {
         }
     }
 
-    /// A wait with nothing to wake it (`mpi`: a window's memory cannot be watched by a
-    /// futex), which drives MPI's progress with `progress` at each clock read and after
-    /// each sleep: polls as [`poll`](Self::poll) does for the budget (spinning, or yielding the core while `crowding` says that the
+    /// A wait with nothing to wake it when its condition holds (`mpi`: a window's memory
+    /// cannot be watched by a futex), which drives MPI's progress with `progress` at each
+    /// clock read and after each sleep (on `bell`, where given, which other ranks ring
+    /// when they need this rank's progress): polls as [`poll`](Self::poll) does for the budget (spinning, or yielding the core while `crowding` says that the
     /// host's ranks awake outnumber its cores), then goes on polling with sleeps in
     /// between, each at most 1/[`OVERSLEEP_DIVISOR`] of the time waited so far (or the
     /// shortest sleep the timer gives) and at most [`LONGEST_SLEEP`]; while it sleeps,
@@ -386,13 +391,14 @@ impl Patience {
     pub(crate) fn poll_progressing(
         &self,
         crowding: &Crowding<'_>,
+        bell: Option<&Doorbell>,
         mut ready: impl FnMut() -> Result<bool>,
         mut progress: impl FnMut(),
     ) -> Result<()> {
         let start = Instant::now();
         while !self.poll_and(crowding, &mut ready, &mut progress)? {
             if !self.keeps_polling(crowding)
-                && self.sleep_progressing(start, crowding, &mut ready, &mut progress)?
+                && self.sleep_progressing(start, crowding, bell, &mut ready, &mut progress)?
             {
                 return Ok(());
             }
@@ -404,29 +410,92 @@ impl Patience {
     /// began at `start`: `Ok(true)` once `ready`, `Ok(false)` when after a sleep
     /// [`keeps_polling`](Self::keeps_polling) says that the wait may poll again (a wait
     /// that slept for good once a thread was briefly runnable beyond the cores answered
-    /// MPICH's one-sided operations on its rank only at its sleeps' ends).
+    /// MPICH's one-sided operations on its rank only at its sleeps' ends), or when a ring
+    /// of `bell` (the rank's own, where it has one) ended the sleep: another rank wants
+    /// this one's progress for an operation on its memory, which reaches it while it polls.
     #[cfg(feature = "mpi")]
     fn sleep_progressing(
         &self,
         start: Instant,
         crowding: &Crowding<'_>,
+        bell: Option<&Doorbell>,
         mut ready: impl FnMut() -> Result<bool>,
         mut progress: impl FnMut(),
     ) -> Result<bool> {
         let _slack = ShortTimerSlack::set();
         let _sleeping = super::mpi::sleeping_wait();
         loop {
+            let timeout = progress_interval(start.elapsed());
             let asleep = crowding.asleep();
-            std::thread::sleep(progress_interval(start.elapsed()));
+            let (done, rung) = match bell {
+                Some(bell) => {
+                    let timed = TimedBell {
+                        bell,
+                        timeout: Some(timeout),
+                    };
+                    sleep_round(
+                        &timed,
+                        || std::sync::atomic::fence(Ordering::SeqCst),
+                        &mut ready,
+                    )?
+                }
+                None => {
+                    std::thread::sleep(timeout);
+                    (false, false)
+                }
+            };
             drop(asleep);
+            if done {
+                return Ok(true);
+            }
             progress();
             if ready()? {
                 return Ok(true);
             }
-            if self.keeps_polling(crowding) {
+            if rung || self.keeps_polling(crowding) {
                 return Ok(false);
             }
         }
+    }
+}
+
+/// A doorbell whose sleeps end after `timeout` at the latest (when there is one), so that
+/// a rank asleep in a wait still drives MPI's progress now and then (see
+/// [`Patience::poll_progressing`] and the mpi transport's barrier).
+#[cfg(feature = "mpi")]
+pub(crate) struct TimedBell<'a> {
+    pub(crate) bell: &'a Doorbell,
+    pub(crate) timeout: Option<Duration>,
+}
+
+#[cfg(feature = "mpi")]
+impl Bell for TimedBell<'_> {
+    fn seq(&self) -> u32 {
+        self.bell.seq()
+    }
+    fn raise(&self) {
+        self.bell.raise()
+    }
+    fn is_raised(&self) -> bool {
+        self.bell.is_raised()
+    }
+    fn lower(&self) -> bool {
+        self.bell.lower()
+    }
+    fn sleep(&self, seq: u32) -> bool {
+        let timeout = self.timeout.map(|timeout| futex::Timespec {
+            tv_sec: timeout.as_secs() as _,
+            tv_nsec: timeout.subsec_nanos() as _,
+        });
+        // Ok: a ring woke it; EAGAIN: rung since `seq` (a ring too); EINTR and ETIMEDOUT:
+        // look again.
+        match futex::wait(&self.bell.seq, futex::Flags::empty(), seq, timeout.as_ref()) {
+            Ok(()) | Err(rustix::io::Errno::AGAIN) => true,
+            Err(_) => false,
+        }
+    }
+    fn ring(&self) {
+        self.bell.ring()
     }
 }
 

@@ -14,6 +14,9 @@ impl MpiTransport {
     /// `span` of registered memory: the owner's table entry, read consistently.
     #[inline(never)]
     pub(super) fn registered_span(&self, loc: Location, slot: u8) -> Result<Span> {
+        if self.wakes_registered_targets {
+            self.host.wake(loc.rank());
+        }
         let entry = (self.table_offset + ENTRY_BYTES * u64::from(slot)) as ffi::MPI_Aint;
         let (base, len) = loop {
             let mut fields = [0u64; 4];

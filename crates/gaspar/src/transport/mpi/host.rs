@@ -11,20 +11,25 @@
 //! allgathers run there as on `shm`, without MPI: a wait polls its flag, then sleeps on a
 //! futex in the window's memory (shared between the host's processes, so the futex is a
 //! shared one) until the rank that sets the flag rings.
+//!
+//! The same doorbell wakes a rank asleep in any wait when another rank of the host is
+//! about to make a one-sided operation on its memory that completes only in the sleeper's
+//! MPI calls ([`Host::wake`]): the sleeper then polls, driving MPI's progress, instead of
+//! answering at its next timed wake-up.
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mpi::ffi;
-use rustix::thread::futex;
 
 use super::{check, constant};
 use crate::error::Result;
 use crate::transport::barrier::{self, Flag, Slot};
-use crate::transport::shm::layout::{self, Bell, Doorbell, Padded, MAX_ROUNDS};
+use crate::transport::shm::layout::{self, Doorbell, Padded, MAX_ROUNDS};
 use crate::transport::wait::{
-    affinity_mask, progress_interval, Crowding, JobCores, Patience, RanksAwake, AFFINITY_WORDS,
+    affinity_mask, progress_interval, Crowding, JobCores, Patience, RanksAwake, TimedBell,
+    AFFINITY_WORDS,
 };
 
 /// What each host rank allocates in the window (all atomics: any bytes are valid, and
@@ -90,6 +95,9 @@ pub(super) struct Host {
     words: Box<[*const HostWords]>,
     /// This rank's host rank.
     host_rank: u32,
+    /// The host rank of each rank of the job (by its rank in the transport's
+    /// communicator), [`OFF_HOST`] for the ranks of other hosts.
+    host_ranks: Box<[u32]>,
     /// The host's ranks are the job's, in the same order, and have the window: the job's
     /// barriers and allgathers run in it.
     whole_job: bool,
@@ -110,46 +118,15 @@ pub(super) struct Host {
     sleeps_drive_progress: AtomicBool,
 }
 
+/// In [`Host::host_ranks`]: the rank runs on another host.
+const OFF_HOST: u32 = u32::MAX;
+
 // SAFETY: `words` point into a window that lives until `release`, after which they are
 // never read (`released`); the MPI handles are usable from any thread at
 // MPI_THREAD_MULTIPLE, and below it every caller checks the thread first.
 unsafe impl Send for Host {}
 // SAFETY: as above; the words are only touched through atomics.
 unsafe impl Sync for Host {}
-
-/// A doorbell whose sleeps end after `timeout` at the latest (when there is one), so that
-/// a rank asleep in a barrier still drives MPI's progress now and then (see
-/// [`Host::wait_for_flag`]).
-struct TimedBell<'a> {
-    bell: &'a Doorbell,
-    timeout: Option<Duration>,
-}
-
-impl Bell for TimedBell<'_> {
-    fn seq(&self) -> u32 {
-        self.bell.seq()
-    }
-    fn raise(&self) {
-        self.bell.raise()
-    }
-    fn is_raised(&self) -> bool {
-        self.bell.is_raised()
-    }
-    fn lower(&self) -> bool {
-        self.bell.lower()
-    }
-    fn sleep(&self, seq: u32) -> bool {
-        let timeout = self.timeout.map(|timeout| futex::Timespec {
-            tv_sec: timeout.as_secs() as _,
-            tv_nsec: timeout.subsec_nanos() as _,
-        });
-        // Ok: a ring woke it; EAGAIN (rung since `seq`), EINTR and ETIMEDOUT: look again.
-        futex::wait(&self.bell.seq, futex::Flags::empty(), seq, timeout.as_ref()).is_ok()
-    }
-    fn ring(&self) {
-        self.bell.ring()
-    }
-}
 
 impl Host {
     /// Joins the host's count (and its barriers, when the host's ranks are the whole job).
@@ -191,6 +168,8 @@ impl Host {
             )?;
         }
         let cores = JobCores::of_masks(&union);
+        // SAFETY: `comm` is live (caller's contract), `host` was just split from it.
+        let host_ranks = unsafe { host_ranks(comm, host, procs)? };
         // SAFETY: `host` is live and was just made by this call.
         let (win, words) = unsafe { shared_words(host, host_rank, ranks)? };
         // With the key 0 of every rank, the split keeps `comm`'s order: when the host has
@@ -201,6 +180,7 @@ impl Host {
             win,
             words,
             host_rank: host_rank as u32,
+            host_ranks,
             whole_job,
             spans_hosts: ranks < procs,
             crowded: ranks as usize > cores.usable,
@@ -219,6 +199,34 @@ impl Host {
     /// computing rank got (`tests/cpu_quota.rs`, 57-62 ms of 204 ms in two CI runs).
     pub(super) fn set_sleeps_drive_progress(&self, drive: bool) {
         self.sleeps_drive_progress.store(drive, Ordering::Relaxed);
+    }
+
+    /// Wakes `rank` (of the job) if one of its waits sleeps and it runs on this host, so
+    /// that it drives MPI's progress: called before one-sided operations on its memory
+    /// that complete only in its MPI calls. A rank woken so polls for a budget before it
+    /// sleeps again ([`wait_for_flag`](Self::wait_for_flag), `Patience::poll_progressing`),
+    /// long enough for the operation that follows the ring to reach it. Without it, such
+    /// an operation on a rank asleep in a wait waited for the rank's next timed wake-up
+    /// (up to 1 ms) or its progress thread's next probe (every 100 us): 4 MPICH ranks on 2
+    /// cores, rank 0 putting 8 bytes to rank 1 while ranks 1-3 waited in a barrier, took
+    /// from 1 to 270 us per put from one run to the next, depending on which of the
+    /// waiting ranks kept polling (`op_loop addr-put` with `GASPAR_MPI_DIRECT=off`).
+    pub(super) fn wake(&self, rank: u32) {
+        let Some(&host_rank) = self.host_ranks.get(rank as usize) else {
+            return;
+        };
+        if host_rank == OFF_HOST || host_rank == self.host_rank {
+            return;
+        }
+        if let Some(words) = self.words(host_rank) {
+            layout::ring_if_asleep(&words.bell);
+        }
+    }
+
+    /// The doorbell of this rank's waits, while the window lives: a wait that sleeps
+    /// there is woken by [`wake`](Self::wake) as well as by the timer.
+    pub(super) fn own_bell(&self) -> Option<&Doorbell> {
+        self.words(self.host_rank).map(|words| &words.bell)
     }
 
     /// The cores of the host's ranks.
@@ -407,13 +415,15 @@ impl Host {
                     patience.woken_after(layout::monotonic_ns().saturating_sub(rung_at));
                 }
                 progress();
-                // Woken without the flag: polls again once the machine has a core for
-                // it. (Staying asleep for the rest of the wait, as before 2026-11-30,
-                // left a rank whose barrier began while a thread was briefly runnable
-                // beyond the cores answering MPICH's one-sided operations only at its
-                // timed wake-ups and the progress thread's ticks: 84-172 us per put from
-                // another rank, against 0.7 us.)
-                if patience.keeps_polling(&crowding) {
+                // Woken without the flag: polls again when a ring woke it where other
+                // ranks' one-sided operations need this rank's progress (the ring may be
+                // theirs: `wake`; elsewhere it is a barrier signal for a later round, and
+                // the wait sleeps on) or once the machine has a core for it. (Staying asleep for the rest of the
+                // wait, as before 2026-11-30, left a rank whose barrier began while a
+                // thread was briefly runnable beyond the cores answering MPICH's
+                // one-sided operations only at its timed wake-ups and the progress
+                // thread's ticks: 84-172 us per put from another rank, against 0.7 us.)
+                if (rung && drive_progress) || patience.keeps_polling(&crowding) {
                     break;
                 }
             }
@@ -439,6 +449,40 @@ impl Host {
             check("MPI_Comm_free", ffi::MPI_Comm_free(&mut comm))
         }
     }
+}
+
+/// The host rank of each rank of `comm` (`procs` ranks) in `host`, a communicator split
+/// from it, or [`OFF_HOST`].
+///
+/// # Safety
+/// `comm` and `host` are live communicators.
+unsafe fn host_ranks(comm: ffi::MPI_Comm, host: ffi::MPI_Comm, procs: c_int) -> Result<Box<[u32]>> {
+    let ranks: Vec<c_int> = (0..procs).collect();
+    let mut translated: Vec<c_int> = vec![0; ranks.len()];
+    // SAFETY: both communicators are live (caller's contract); the rank arrays hold
+    // `procs` ints each; the groups made here are freed before returning; the null group
+    // is a constant of the library's.
+    unsafe {
+        let (mut job_group, mut host_group) = (ffi::RSMPI_GROUP_NULL, ffi::RSMPI_GROUP_NULL);
+        check("MPI_Comm_group", ffi::MPI_Comm_group(comm, &mut job_group))?;
+        check("MPI_Comm_group", ffi::MPI_Comm_group(host, &mut host_group))?;
+        check(
+            "MPI_Group_translate_ranks",
+            ffi::MPI_Group_translate_ranks(
+                job_group,
+                procs,
+                ranks.as_ptr(),
+                host_group,
+                translated.as_mut_ptr(),
+            ),
+        )?;
+        check("MPI_Group_free", ffi::MPI_Group_free(&mut job_group))?;
+        check("MPI_Group_free", ffi::MPI_Group_free(&mut host_group))?;
+    }
+    Ok(translated
+        .into_iter()
+        .map(|rank| u32::try_from(rank).unwrap_or(OFF_HOST))
+        .collect())
 }
 
 /// Every host rank's [`HostWords`] in a window each allocates its part of, zeroed by their

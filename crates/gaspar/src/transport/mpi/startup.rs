@@ -604,22 +604,32 @@ impl MpiTransport {
             host,
             progress: std::sync::Mutex::new(None),
             progress_at_registration: None,
+            wakes_registered_targets: false,
             sieve: sieve::Sieve::new(sieve_choice, procs as u32),
         };
+        // `direct`: every transfer, atomic and accumulate on starter memory and the heap
+        // is a copy or a processor atomic.
+        let copies_only = transport.direct;
+        let need = if transport.host.spans_hosts() {
+            Need::Now
+        } else if !mpich_needs_progress() {
+            Need::Never
+        } else if copies_only {
+            Need::AtFirstRegistration
+        } else {
+            Need::Now
+        };
+        // The operations that complete only in the target's MPI calls wake a target
+        // asleep in a wait on this host first.
+        transport.wakes_registered_targets = need != Need::Never;
+        if need == Need::Now {
+            transport
+                .unflushed
+                .total
+                .fetch_or(super::WAKES_TARGETS, Ordering::Relaxed);
+        }
         // Only at MPI_THREAD_MULTIPLE: below it, no other thread may call MPI.
         if transport.single_thread.is_none() {
-            // `direct`: every transfer, atomic and accumulate on starter memory and the
-            // heap is a copy or a processor atomic.
-            let copies_only = transport.direct;
-            let need = if transport.host.spans_hosts() {
-                Need::Now
-            } else if !mpich_needs_progress() {
-                Need::Never
-            } else if copies_only {
-                Need::AtFirstRegistration
-            } else {
-                Need::Now
-            };
             transport
                 .host
                 .set_sleeps_drive_progress(need != Need::Never);
