@@ -7,7 +7,8 @@
 //! five rounds.
 //!
 //! `target/release/gaspar run -n 2 target/release/examples/copy_loop MODE SIZE N [SRC_OFF DST_OFF]`
-//! with MODE `put`, `get`, `get-handle` or `memcpy` (figures and commands in `bench/probes/README.md`).
+//! with MODE `put`, `get`, `get-handle` or `memcpy` (figures and commands in
+//! `bench/probes/README.md`).
 
 use std::time::Instant;
 

@@ -262,13 +262,19 @@ impl Gma {
     /// ```
     #[inline(always)]
     pub fn get(&self, dst: &mut [u8], src: GlobalAddr, order: Handle) -> Result<Handle> {
-        self.wait_for(order)?;
-        // A get is complete on return: the blocking get's path (a heap address skips the
-        // general look-up), then a handle to order later operations after it. An 8-byte
-        // get with a handle took 3.8 ns through the general look-up and 2.7 this way,
-        // against the blocking get's 1.9 (shm, AMD EPYC VM, `examples/copy_loop.rs
+        // A get is complete on return: a heap address takes the blocking get's path, which
+        // skips the general look-up, then a handle orders later operations after it. An
+        // 8-byte get with a handle took 3.8 ns through the general look-up and 2.7 this
+        // way, against the blocking get's 1.9 (shm, AMD EPYC VM, `examples/copy_loop.rs
         // get-handle 8`).
-        self.get_blocking(dst, src)?;
+        if let Some((rank, offset)) = self.locate_heap_range(src, dst.len() as u64)? {
+            self.wait_for(order)?;
+            self.get_heap(dst, rank, offset, || src)?;
+            return Ok(self.issue());
+        }
+        let s = self.locate_range(src, dst.len() as u64)?;
+        self.wait_for(order)?;
+        self.transport().get(s, dst)?;
         Ok(self.issue())
     }
 

@@ -157,16 +157,9 @@ fn succeeded(call: &'static str, code: c_int) {
     debug_assert_eq!(code, 0, "{call} returned under MPI_ERRORS_ARE_FATAL");
 }
 
-/// [`succeeded`] for a flush, noting that the rank drove MPI's progress (see
-/// [`progress::note_rank_call`]; the transfers before a flush need not note it). On the
-/// blocking puts' and gets' fast paths the note costs 0.25 ns per operation where those are
-/// MPI calls on one host (put 1.091x -> 1.109x raw MPI in the same job, get 1.107x ->
-/// 1.125x: three alternated runs of `GASPAR_MPI_DIRECT=off gaspar bench --transport mpi`,
-/// AMD EPYC VM, before or after the calls, to a static or to a field of the transport), and
-/// saves a sixth of every put and get where the progress thread runs beside them: 2 MPICH
-/// ranks on two hosts (network namespaces over TCP), 8-byte puts to a rank waiting in a
-/// barrier took 19.4-23.5 us without the notes (here and in [`progress::in_blocking_call`])
-/// and 16.5-16.9 with them, against 16.0-16.4 without the thread (`op_loop addr-put`).
+/// [`succeeded`] for a flush of the slow paths, noting that the rank drove MPI's progress
+/// (see [`progress::note_rank_call`]; the fast paths' operations are noted by
+/// [`ANNOUNCES_CALLS`]).
 #[inline(always)]
 fn flushed(call: &'static str, code: c_int) {
     progress::note_rank_call();
@@ -293,8 +286,8 @@ unsafe fn get_piece(
 /// twice.
 struct Unflushed {
     /// Pending writes of both kinds, in steps of [`ONE_WRITE`], and in the low bit
-    /// [`WAKES_TARGETS`]: so that the one check also sends every operation to the branch
-    /// that wakes its target, where targets need that.
+    /// [`ANNOUNCES_CALLS`]: so that the one check also sends every operation to the branch
+    /// that announces it, where that is needed.
     total: AtomicU64,
     /// Pending writes of both kinds, by target rank.
     by_rank: Box<[AtomicU64]>,
@@ -305,14 +298,23 @@ struct Unflushed {
     flushing: std::sync::Mutex<()>,
 }
 
-/// In [`Unflushed::total`]: every MPI operation wakes its target first if the target sleeps
-/// in a wait on this host ([`host::Host::wake`]); set where the one-sided operations of
-/// starter memory and the heap are MPI calls that complete only in the target's MPI calls
-/// (a job across hosts, or MPICH's windows with `GASPAR_MPI_DIRECT=off`). The check that
-/// every operation makes anyway then takes its slow branch: a few nanoseconds on an MPI
-/// call of 0.6 us (MPICH on one host) or 20 us (across hosts), and nothing where targets
-/// need no waking (Open MPI's osc/sm).
-const WAKES_TARGETS: u64 = 1;
+/// In [`Unflushed::total`]: every MPI operation on another rank's memory announces itself.
+/// It wakes that rank first if it sleeps in a wait on this host ([`host::Host::wake`]),
+/// and tells this rank's progress thread that the rank calls MPI
+/// ([`progress::note_rank_call`]). Set where the transfers and atomics on starter memory
+/// and the heap are MPI calls (not `GASPAR_MPI_DIRECT` copies) and either complete only
+/// in the target's MPI calls (a job across hosts, MPICH) or a progress thread runs. The
+/// check that every operation makes anyway then takes its slow branch: a few nanoseconds
+/// on an MPI call of 0.6 us (MPICH on one host) or 20 us (across hosts), and nothing on
+/// Open MPI's osc/sm, where no target needs waking and no thread runs (a note on every
+/// put and get there, a store, took 0.25 ns: put 1.091x -> 1.109x raw MPI in the same
+/// job, get 1.107x -> 1.125x, `GASPAR_MPI_DIRECT=off gaspar bench --transport mpi`, AMD
+/// EPYC VM). The notes save a sixth of every put and get where the thread runs beside
+/// them: 2 MPICH ranks on two hosts (network namespaces over TCP), 8-byte puts to a rank
+/// waiting in a barrier took 19.4-23.5 us without them (and without
+/// [`progress::in_blocking_call`]) and 16.5-16.9 with them, against 16.0-16.4 without the
+/// thread (`op_loop addr-put`).
+const ANNOUNCES_CALLS: u64 = 1;
 /// One pending write in [`Unflushed::total`].
 const ONE_WRITE: u64 = 2;
 
@@ -559,7 +561,8 @@ impl MpiTransport {
 
     /// Before an operation on `rank`'s memory: completes there every earlier put or
     /// accumulate to `rank` that completed only locally, so that MPI cannot apply the
-    /// operation before them, and wakes `rank` where that is needed ([`WAKES_TARGETS`]).
+    /// operation before them, and announces the operation where that is needed
+    /// ([`ANNOUNCES_CALLS`]).
     /// One load and a branch while no write is pending and no target needs waking (the
     /// rest is out of line).
     #[inline(always)]
@@ -569,13 +572,24 @@ impl MpiTransport {
         }
     }
 
+    /// Wakes `rank` where operations announce themselves ([`ANNOUNCES_CALLS`]), before an
+    /// MPI call that needs its progress and does not pass through
+    /// [`order_after_writes`](Self::order_after_writes) (accumulates, the accumulate lock,
+    /// flushes; these note their calls themselves).
+    fn wake_target(&self, rank: u32) {
+        if self.unflushed.total.load(Ordering::Acquire) & ANNOUNCES_CALLS != 0 {
+            self.host.wake(rank);
+        }
+    }
+
     /// The slow branch of [`order_after_writes`](Self::order_after_writes).
     #[cold]
     #[inline(never)]
     fn wake_and_order(&self, rank: u32) {
         let total = self.unflushed.total.load(Ordering::Acquire);
-        if total & WAKES_TARGETS != 0 {
+        if total & ANNOUNCES_CALLS != 0 {
             self.host.wake(rank);
+            progress::note_rank_call();
         }
         if total >= ONE_WRITE {
             self.flush_if_pending(rank, &self.unflushed.by_rank);
@@ -616,6 +630,7 @@ impl MpiTransport {
             Some(r) => r as usize..r as usize + 1,
             None => 0..self.unflushed.by_rank.len(),
         };
+        let range_start = range.start as u32;
         let writes = self
             .unflushed
             .by_rank
@@ -626,6 +641,12 @@ impl MpiTransport {
             counts.iter().map(|c| c.load(Ordering::Acquire)).collect()
         };
         let (covered_writes, covered_puts) = (covered(writes), covered(puts));
+        // The flush completes the writes at their targets, in the targets' progress.
+        for (rank, &pending) in (range_start..).zip(&covered_writes) {
+            if pending != 0 {
+                self.wake_target(rank);
+            }
+        }
         for win in [self.win, self.dynamic] {
             if win == constant::win_null() {
                 continue;
@@ -1334,7 +1355,7 @@ impl Transport for MpiTransport {
             )
         };
         succeeded("MPI_Put", put);
-        flushed("MPI_Win_flush", flush);
+        succeeded("MPI_Win_flush", flush);
         Ok(())
     }
 
@@ -1370,7 +1391,7 @@ impl Transport for MpiTransport {
                 )
             };
             succeeded("MPI_Put", put);
-            flushed("MPI_Win_flush", flush);
+            succeeded("MPI_Win_flush", flush);
             return Ok(());
         }
         self.put_flushed_elsewhere(Location::new(rank, Segment::Heap, offset, ga()), src)
@@ -1407,7 +1428,7 @@ impl Transport for MpiTransport {
                 )
             };
             succeeded("MPI_Get", get);
-            flushed("MPI_Win_flush_local", flush);
+            succeeded("MPI_Win_flush_local", flush);
             return Ok(());
         }
         self.get_elsewhere(Location::new(rank, Segment::Heap, offset, ga()), dst)
@@ -1432,7 +1453,7 @@ impl Transport for MpiTransport {
             )
         };
         succeeded("MPI_Get", get);
-        flushed("MPI_Win_flush_local", flush);
+        succeeded("MPI_Win_flush_local", flush);
         Ok(())
     }
 
@@ -1493,7 +1514,8 @@ impl Transport for MpiTransport {
         width: Width,
         op: AtomicOp,
     ) -> TransportResult<u64> {
-        // Nothing to skip: an MPI job's waits poll, nobody rings.
+        // Nothing to skip: an MPI job's waits watch no memory (a ring wakes a target only
+        // for its MPI progress, which this atomic needs as any other does).
         self.atomic(target, width, op)
     }
 
@@ -1537,6 +1559,7 @@ impl Transport for MpiTransport {
         // After the registration table: 8-byte aligned (the table starts on 64 bytes and
         // its length is a multiple of 8).
         let disp = (self.table_offset + TABLE_BYTES) as ffi::MPI_Aint;
+        self.wake_target(rank);
         Ok(self.atomic_at(rank, disp, Width::W8, op))
     }
 

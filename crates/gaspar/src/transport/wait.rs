@@ -433,11 +433,15 @@ impl Patience {
                         bell,
                         timeout: Some(timeout),
                     };
-                    sleep_round(
+                    let before = timed.seq();
+                    let (done, _) = sleep_round(
                         &timed,
                         || std::sync::atomic::fence(Ordering::SeqCst),
                         &mut ready,
-                    )?
+                    )?;
+                    // Rung during the round, whether the ring woke it or came just before
+                    // it slept.
+                    (done, timed.seq() != before)
                 }
                 None => {
                     std::thread::sleep(timeout);
@@ -487,12 +491,9 @@ impl Bell for TimedBell<'_> {
             tv_sec: timeout.as_secs() as _,
             tv_nsec: timeout.subsec_nanos() as _,
         });
-        // Ok: a ring woke it; EAGAIN: rung since `seq` (a ring too); EINTR and ETIMEDOUT:
-        // look again.
-        match futex::wait(&self.bell.seq, futex::Flags::empty(), seq, timeout.as_ref()) {
-            Ok(()) | Err(rustix::io::Errno::AGAIN) => true,
-            Err(_) => false,
-        }
+        // Ok: a ring woke it; EAGAIN (rung since `seq`: the caller sees the word moved),
+        // EINTR and ETIMEDOUT: look again.
+        futex::wait(&self.bell.seq, futex::Flags::empty(), seq, timeout.as_ref()).is_ok()
     }
     fn ring(&self) {
         self.bell.ring()

@@ -119,6 +119,7 @@ impl MpiTransport {
                 Ok(())
             })?;
         }
+        self.wake_target(dst.rank());
         self.order_accumulate_after_puts(dst.rank());
         if let Some(run) = single_run(&shape) {
             let origin = if unit {

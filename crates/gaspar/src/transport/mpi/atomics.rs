@@ -7,7 +7,7 @@ use std::ffi::c_int;
 
 use mpi::ffi;
 
-use super::{constant, flushed, succeeded, unsupported_registered, MpiTransport};
+use super::{constant, succeeded, unsupported_registered, MpiTransport};
 use crate::addr::{GlobalAddr, Segment};
 use crate::error::{Error, Result};
 use crate::transport::{processor_atomics, AtomicOp, Location, TransportResult, Width};
@@ -133,7 +133,7 @@ impl MpiTransport {
         };
         succeeded("MPI_Fetch_and_op", code);
         // SAFETY: the window is locked for the whole run.
-        flushed("MPI_Win_flush", unsafe {
+        succeeded("MPI_Win_flush", unsafe {
             ffi::MPI_Win_flush(rank as c_int, self.win)
         });
         result
@@ -168,7 +168,7 @@ impl MpiTransport {
         };
         succeeded("MPI_Compare_and_swap", code);
         // SAFETY: the window is locked for the whole run.
-        flushed("MPI_Win_flush", unsafe {
+        succeeded("MPI_Win_flush", unsafe {
             ffi::MPI_Win_flush(rank as c_int, self.win)
         });
         result

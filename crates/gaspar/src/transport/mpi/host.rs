@@ -38,7 +38,8 @@ use crate::transport::wait::{
 struct HostWords {
     /// In host rank 0's: the count of the host's ranks awake.
     awake: Padded,
-    /// Where this rank's barrier waits sleep (rung by the barrier's signals to it).
+    /// Where this rank's waits sleep: rung by the barrier's signals to it and by other
+    /// ranks of the host that need its MPI progress ([`Host::wake`]).
     bell: Doorbell,
     /// The barrier's slots: `barrier[k][e % 2]` is written by this rank's source k in
     /// barrier number e (see `transport::barrier`).
@@ -370,8 +371,9 @@ impl Host {
     /// on `bell` (this rank's) until a signal rings it, waking at least every
     /// [`progress_interval`] of the time waited to call `progress` where one-sided
     /// operations need it (`sleeps_drive_progress`), and polls again after a wake-up that
-    /// did not end the wait once [`Patience::keeps_polling`] says so. While it sleeps the
-    /// rank is counted out of the ranks awake.
+    /// did not end the wait once [`Patience::keeps_polling`] says so, or, where one-sided
+    /// operations need it, after a ring (another rank's [`wake`](Self::wake)). While it
+    /// sleeps the rank is counted out of the ranks awake.
     fn wait_for_flag(
         &self,
         patience: &Patience,
@@ -403,10 +405,14 @@ impl Host {
                     bell,
                     timeout: drive_progress.then(|| progress_interval(start.elapsed())),
                 };
+                let before = bell.seq.load(Ordering::Acquire);
                 let asleep = crowding.asleep();
                 let (done, rung) =
                     layout::sleep_round(&timed, || fence(Ordering::SeqCst), &mut ready)?;
                 drop(asleep);
+                // Rung during the round, whether the ring woke it or came just before it
+                // slept.
+                let rang = bell.seq.load(Ordering::Acquire) != before;
                 if done {
                     return Ok(seen);
                 }
@@ -418,12 +424,13 @@ impl Host {
                 // Woken without the flag: polls again when a ring woke it where other
                 // ranks' one-sided operations need this rank's progress (the ring may be
                 // theirs: `wake`; elsewhere it is a barrier signal for a later round, and
-                // the wait sleeps on) or once the machine has a core for it. (Staying asleep for the rest of the
-                // wait, as before 2026-11-30, left a rank whose barrier began while a
-                // thread was briefly runnable beyond the cores answering MPICH's
-                // one-sided operations only at its timed wake-ups and the progress
-                // thread's ticks: 84-172 us per put from another rank, against 0.7 us.)
-                if (rung && drive_progress) || patience.keeps_polling(&crowding) {
+                // the wait sleeps on) or once the machine has a core for it. (Staying
+                // asleep for the rest of the wait, as before 2026-11-30, left a rank whose
+                // barrier began while a thread was briefly runnable beyond the cores
+                // answering MPICH's one-sided operations only at its timed wake-ups and
+                // the progress thread's ticks: 84-172 us per put from another rank,
+                // against 0.7 us.)
+                if (rang && drive_progress) || patience.keeps_polling(&crowding) {
                     break;
                 }
             }
@@ -479,9 +486,14 @@ unsafe fn host_ranks(comm: ffi::MPI_Comm, host: ffi::MPI_Comm, procs: c_int) -> 
         check("MPI_Group_free", ffi::MPI_Group_free(&mut job_group))?;
         check("MPI_Group_free", ffi::MPI_Group_free(&mut host_group))?;
     }
+    // SAFETY: a constant of the library's.
+    let undefined = unsafe { ffi::RSMPI_UNDEFINED };
     Ok(translated
         .into_iter()
-        .map(|rank| u32::try_from(rank).unwrap_or(OFF_HOST))
+        .map(|rank| match rank {
+            _ if rank == undefined => OFF_HOST,
+            _ => u32::try_from(rank).unwrap_or(OFF_HOST),
+        })
         .collect())
 }
 

@@ -118,8 +118,8 @@ struct RankCalls {
 /// collective) while this lives: the progress thread skips its probes meanwhile. Such a
 /// call drives MPI's progress itself for as long as it waits for the other ranks, and a
 /// probe beside it only contends for MPICH's lock (2 MPICH ranks on two hosts, 8-byte puts
-/// to a rank waiting in the job's `MPI_Barrier`: see `flushed` in the transport for the
-/// figures).
+/// to a rank waiting in the job's `MPI_Barrier`: see `ANNOUNCES_CALLS` in the transport
+/// for the figures).
 pub(crate) fn in_blocking_call() -> Counted {
     // The call drove progress until it ended.
     Counted::enter(&RANK_CALLS.blocking, true)
@@ -158,9 +158,9 @@ impl Drop for Counted {
     }
 }
 
-/// Notes that one of the rank's own threads made an MPI call (after it returned: each
-/// poll of a wait, each atomic, flush and call checked for errors; the cost on the fast
-/// paths is in `flushed`). The progress thread skips its probe for an interval
+/// Notes that one of the rank's own threads made an MPI call (each poll of a wait, each
+/// flush and call checked for errors, and each transfer and atomic of the fast paths where
+/// a thread runs: `ANNOUNCES_CALLS` in the transport). The progress thread skips its probe for an interval
 /// in which the rank called MPI itself: MPICH runs every call under one global lock, and a
 /// probe from the thread while the rank's loop of puts and flushes holds it waited for the
 /// lock, was woken at each of the loop's unlocks and lost it again, runnable far more
@@ -170,8 +170,8 @@ impl Drop for Counted {
 /// (every blocking call does, and a transfer is followed by a flush), and a rank that
 /// stops calling gets the thread's probe a few intervals later ([`backed_off`]).
 ///
-/// One store (no load first: a load and a branch cost more on the fast paths than the
-/// cache miss the thread's write causes once per interval).
+/// One store (no load first: a load and a branch cost more than the cache miss the
+/// thread's write causes once per interval).
 #[inline(always)]
 pub(crate) fn note_rank_call() {
     RANK_CALLS.called.store(true, Ordering::Relaxed);

@@ -622,13 +622,8 @@ impl MpiTransport {
         // The operations that complete only in the target's MPI calls wake a target
         // asleep in a wait on this host first.
         transport.wakes_registered_targets = need != Need::Never;
-        if need == Need::Now {
-            transport
-                .unflushed
-                .total
-                .fetch_or(super::WAKES_TARGETS, Ordering::Relaxed);
-        }
         // Only at MPI_THREAD_MULTIPLE: below it, no other thread may call MPI.
+        let mut thread_now = false;
         if transport.single_thread.is_none() {
             transport
                 .host
@@ -637,7 +632,17 @@ impl MpiTransport {
             transport.progress_at_registration = later;
             if let Some(interval) = now {
                 transport.start_progress(interval)?;
+                thread_now = true;
             }
+        }
+        // Where transfers and atomics are MPI calls (a thread starting at the first
+        // registration means they are copies), they announce themselves when targets
+        // need waking or a thread wants to know.
+        if !transport.direct && (need == Need::Now || thread_now) {
+            transport
+                .unflushed
+                .total
+                .fetch_or(super::ANNOUNCES_CALLS, Ordering::Relaxed);
         }
         transport.barrier()?;
         tracing::debug!(rank, procs, total, "mpi transport attached");
