@@ -240,3 +240,48 @@ fn a_chosen_osc_rdma_stops_the_job_with_what_to_pass() {
     }
     let _ = std::fs::remove_dir_all(&home);
 }
+
+/// The time per operation a timing probe printed on its line starting with `prefix`.
+fn times_per_operation(stdout: &str, prefix: &str) -> Vec<f64> {
+    stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix(prefix))
+        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn copy_loop_times_every_mode_on_shm() {
+    // The README's short-copy figures (`copy_loop MODE SIZE N`): one line per round, five
+    // rounds, each a positive time.
+    for mode in ["put", "get", "get-handle", "memcpy"] {
+        let out = run_on("shm", 2, &[&example("copy_loop"), &mode, &"64", &"1000"]);
+        out.assert_success();
+        let times = times_per_operation(&out.stdout, &format!("{mode} 64: "));
+        assert_eq!(times.len(), 5, "{mode}: {}", out.stdout);
+        assert!(times.iter().all(|&ns| ns > 0.0), "{mode}: {}", out.stdout);
+    }
+}
+
+#[test]
+fn op_loop_finishes_with_more_ranks_than_cores_on_the_mpi_path() {
+    // The README's oversubscribed figures: rank 0's puts and gets to rank 1 while ranks
+    // 1-3 wait in the barrier, every operation an MPI call (`GASPAR_MPI_DIRECT=off`), so
+    // that a sleeping target must be woken or reached by its timed wake-ups; each job
+    // must end within the time limit and print its time per operation.
+    for t in transports() {
+        for mode in ["addr-put", "addr-get"] {
+            let out = run_on_with_env(
+                JOB_TIMEOUT,
+                t,
+                4,
+                &[("GASPAR_MPI_DIRECT", "off")],
+                &[&example("op_loop"), &mode, &"2000"],
+            );
+            out.assert_success();
+            let times = times_per_operation(&out.stdout, &format!("{mode}: "));
+            assert_eq!(times.len(), 1, "{t} {mode}: {}", out.stdout);
+            assert!(times[0] > 0.0, "{t} {mode}: {}", out.stdout);
+        }
+    }
+}
