@@ -429,19 +429,12 @@ impl Patience {
             let asleep = crowding.asleep();
             let (done, rung) = match bell {
                 Some(bell) => {
-                    let timed = TimedBell {
+                    let round = TimedBell {
                         bell,
                         timeout: Some(timeout),
-                    };
-                    let before = timed.seq();
-                    let (done, _) = sleep_round(
-                        &timed,
-                        || std::sync::atomic::fence(Ordering::SeqCst),
-                        &mut ready,
-                    )?;
-                    // Rung during the round, whether the ring woke it or came just before
-                    // it slept.
-                    (done, timed.seq() != before)
+                    }
+                    .round(&mut ready)?;
+                    (round.done, round.rang)
                 }
                 None => {
                     std::thread::sleep(timeout);
@@ -470,6 +463,33 @@ impl Patience {
 pub(crate) struct TimedBell<'a> {
     pub(crate) bell: &'a Doorbell,
     pub(crate) timeout: Option<Duration>,
+}
+
+/// What one [`TimedBell::round`] saw.
+#[cfg(feature = "mpi")]
+pub(crate) struct Round {
+    /// The condition held.
+    pub(crate) done: bool,
+    /// A ring's futex wake-up ended the sleep.
+    pub(crate) woken: bool,
+    /// The bell rang during the round, whether the ring woke the sleeper or came just
+    /// before it slept.
+    pub(crate) rang: bool,
+}
+
+#[cfg(feature = "mpi")]
+impl TimedBell<'_> {
+    /// One round of a sleeping wait ([`sleep_round`]) on this bell.
+    pub(crate) fn round(&self, ready: impl FnOnce() -> Result<bool>) -> Result<Round> {
+        let before = self.seq();
+        let (done, woken) =
+            sleep_round(self, || std::sync::atomic::fence(Ordering::SeqCst), ready)?;
+        Ok(Round {
+            done,
+            woken,
+            rang: self.seq() != before,
+        })
+    }
 }
 
 #[cfg(feature = "mpi")]

@@ -405,18 +405,13 @@ impl Host {
                     bell,
                     timeout: drive_progress.then(|| progress_interval(start.elapsed())),
                 };
-                let before = bell.seq.load(Ordering::Acquire);
                 let asleep = crowding.asleep();
-                let (done, rung) =
-                    layout::sleep_round(&timed, || fence(Ordering::SeqCst), &mut ready)?;
+                let round = timed.round(&mut ready)?;
                 drop(asleep);
-                // Rung during the round, whether the ring woke it or came just before it
-                // slept.
-                let rang = bell.seq.load(Ordering::Acquire) != before;
-                if done {
+                if round.done {
                     return Ok(seen);
                 }
-                if rung {
+                if round.woken {
                     let rung_at = bell.rung_at.load(Ordering::Relaxed);
                     patience.woken_after(layout::monotonic_ns().saturating_sub(rung_at));
                 }
@@ -430,7 +425,7 @@ impl Host {
                 // answering MPICH's one-sided operations only at its timed wake-ups and
                 // the progress thread's ticks: 84-172 us per put from another rank,
                 // against 0.7 us.)
-                if (rang && drive_progress) || patience.keeps_polling(&crowding) {
+                if (round.rang && drive_progress) || patience.keeps_polling(&crowding) {
                     break;
                 }
             }

@@ -160,8 +160,8 @@ impl Drop for Counted {
 
 /// Notes that one of the rank's own threads made an MPI call (each poll of a wait, each
 /// flush and call checked for errors, and each transfer and atomic of the fast paths where
-/// a thread runs: `ANNOUNCES_CALLS` in the transport). The progress thread skips its probe for an interval
-/// in which the rank called MPI itself: MPICH runs every call under one global lock, and a
+/// a thread runs: `ANNOUNCES_CALLS` in the transport). The progress thread skips its probe
+/// for an interval in which the rank called MPI itself: MPICH runs every call under one global lock, and a
 /// probe from the thread while the rank's loop of puts and flushes holds it waited for the
 /// lock, was woken at each of the loop's unlocks and lost it again, runnable far more
 /// than its ticks suggest (two such threads in state R in 28 % of samples, 2 ranks on 2
