@@ -263,6 +263,8 @@ fn copy_loop_times_every_mode_on_shm() {
     }
 }
 
+// op_loop is built with the `mpi` feature only (its raw modes call MPI).
+#[cfg(feature = "mpi")]
 #[test]
 fn op_loop_finishes_with_more_ranks_than_cores_on_the_mpi_path() {
     // The README's oversubscribed figures: rank 0's puts and gets to rank 1 while ranks
