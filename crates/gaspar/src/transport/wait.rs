@@ -250,20 +250,45 @@ impl Patience {
         Ok(MEASURED.get_or_init(|| patience))
     }
 
-    /// The current budget: the start-up measurement, or twice the wake-ups observed since
-    /// when they take longer (a wait for a rank that was asleep lasts its wake-up, and a
-    /// budget below that would keep two ranks taking turns sleeping).
+    /// The current budget of a wait whose rank has a core of its own: the start-up
+    /// measurement, or twice the wake-ups observed since when they take longer (a wait for
+    /// a rank that was asleep lasts its wake-up, and a budget below that would keep two
+    /// ranks taking turns sleeping).
     pub(crate) fn budget(&self) -> Duration {
-        let budget = *self.budget.get_or_init(|| match self.sleep {
-            Sleep::Futex => measured_sleep_and_wake_up(),
-            #[cfg(feature = "mpi")]
-            Sleep::Progressing => 2 * measured_short_sleep(),
-        });
+        let budget = self.measured_budget();
         if !self.measured {
             return budget;
         }
         let observed = Duration::from_nanos(2 * self.observed_wake_up.load(Ordering::Relaxed));
         budget.max(observed)
+    }
+
+    /// The budget of a wait that starts now: [`budget`](Self::budget), or the start-up
+    /// measurement alone while `crowding` says that the ranks awake outnumber their cores.
+    /// A wake-up observed then lasted as long as it did because the ranks were waiting for
+    /// a core (under a CPU quota, for the group's next period: 2-9 ms were seen), and
+    /// polling longer would take that very core (the quota's time) from the rank being
+    /// waited for. Followed there, one such wake-up made a budget longer than the waits
+    /// themselves, after which the rank never slept again, so never observed a short
+    /// wake-up again: it polled away up to half of a one-core quota for the rest of the
+    /// job (`tests/cpu_quota.rs`; 3 ranks, 100 rounds of 2 ms of work: 43-129 ms of CPU
+    /// in about one job in eight, against 6-20 ms otherwise). GNU OpenMP's waits shorten
+    /// their spinning in the same way when its threads outnumber the processors.
+    fn budget_for(&self, crowding: &Crowding<'_>) -> Duration {
+        if crowding.now() {
+            self.measured_budget()
+        } else {
+            self.budget()
+        }
+    }
+
+    /// The start-up measurement (or the budget the user set).
+    fn measured_budget(&self) -> Duration {
+        *self.budget.get_or_init(|| match self.sleep {
+            Sleep::Futex => measured_sleep_and_wake_up(),
+            #[cfg(feature = "mpi")]
+            Sleep::Progressing => 2 * measured_short_sleep(),
+        })
     }
 
     /// Whether a wait whose budget is spent goes on polling (for another budget, after
@@ -360,7 +385,7 @@ impl Patience {
             }
             at_clock_read();
             let now = Instant::now();
-            if now >= *deadline.get_or_insert_with(|| now + self.budget()) {
+            if now >= *deadline.get_or_insert_with(|| now + self.budget_for(crowding)) {
                 return Ok(false);
             }
         }
@@ -764,6 +789,27 @@ mod tests {
             cores: JobCores::unlimited(3),
         };
         assert!(!patience(false).keeps_polling(&fitting));
+    }
+
+    #[test]
+    fn slow_wake_ups_lengthen_the_budget_only_of_ranks_that_fit_their_cores() {
+        let patience = patience(true);
+        // Two wake-ups of 9 ms, as under a CPU quota whose period had run out.
+        patience.woken_after(9_000_000);
+        patience.woken_after(9_000_000);
+        let followed = patience.budget();
+        assert!(followed > Duration::from_millis(4), "{followed:?}");
+        let (three, one) = (AtomicU64::new(3), AtomicU64::new(1));
+        let crowded = Crowding::Live {
+            awake: RanksAwake(&three),
+            cores: JobCores::unlimited(2),
+        };
+        assert_eq!(patience.budget_for(&crowded), Duration::from_micros(30));
+        let fitting = Crowding::Live {
+            awake: RanksAwake(&one),
+            cores: JobCores::unlimited(2),
+        };
+        assert_eq!(patience.budget_for(&fitting), followed);
     }
 
     #[test]
