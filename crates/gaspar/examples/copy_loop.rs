@@ -4,11 +4,14 @@
 //! against the copy alone and for counting its instructions under callgrind (this VM has
 //! no CPU counters). SRC_OFF and DST_OFF place the source and the destination that many
 //! bytes after a page boundary (the copy engine's placements). Prints ns per operation for
-//! five rounds.
+//! five rounds; `put+memcpy` and `get+memcpy` instead time gaspar's loop and memcpy's
+//! (between the same buffers, in the same direction) alternately, 21 rounds of each, and
+//! print both medians and the ratio: this VM's speed moves by up to 2x within a minute,
+//! and only loops timed in alternation compare.
 //!
 //! `target/release/gaspar run -n 2 target/release/examples/copy_loop MODE SIZE N [SRC_OFF DST_OFF]`
-//! with MODE `put`, `get`, `get-handle` or `memcpy` (figures and commands in
-//! `bench/probes/README.md`).
+//! with MODE `put`, `get`, `get-handle`, `memcpy`, `put+memcpy` or `get+memcpy` (figures
+//! and commands in `bench/probes/README.md`).
 
 use std::time::Instant;
 
@@ -16,7 +19,7 @@ use std::time::Instant;
 const SPAN: usize = 2 << 20;
 
 fn usage() -> ! {
-    eprintln!("usage: copy_loop put|get|get-handle|memcpy SIZE N [SRC_OFF DST_OFF] (SIZE + offsets <= 1 MiB + 4 KiB)");
+    eprintln!("usage: copy_loop put|get|get-handle|memcpy|put+memcpy|get+memcpy SIZE N [SRC_OFF DST_OFF] (SIZE + offsets <= 1 MiB + 4 KiB)");
     std::process::exit(2);
 }
 
@@ -32,8 +35,10 @@ fn main() -> gaspar::Result<()> {
     let (size, n) = (number(1, None), number(2, None));
     let (src_off, dst_off) = (number(3, Some(0)), number(4, Some(0)));
     let mode = args.first().cloned().unwrap_or_else(|| usage());
-    if !matches!(mode.as_str(), "put" | "get" | "memcpy" | "get-handle")
-        || src_off.max(dst_off) >= 4096
+    if !matches!(
+        mode.as_str(),
+        "put" | "get" | "memcpy" | "get-handle" | "put+memcpy" | "get+memcpy"
+    ) || src_off.max(dst_off) >= 4096
         || size > (1 << 20)
     {
         usage();
@@ -59,53 +64,97 @@ fn main() -> gaspar::Result<()> {
             let (Some(put_to), Some(get_from)) = (put_to, get_from) else {
                 usage();
             };
-            for _ in 0..5 {
-                let start = Instant::now();
-                match mode.as_str() {
-                    "put" => {
-                        for _ in 0..n {
-                            acp.put_blocking(put_to, &local[local_src..local_src + size])?;
-                        }
-                    }
-                    "get" => {
-                        for _ in 0..n {
-                            acp.get_blocking(&mut local[local_dst..local_dst + size], get_from)?;
-                        }
-                    }
-                    "get-handle" => {
-                        for _ in 0..n {
-                            let handle = acp.get(
-                                &mut local[local_dst..local_dst + size],
-                                get_from,
-                                gaspar::Handle::NULL,
-                            )?;
-                            std::hint::black_box(handle);
-                        }
-                    }
-                    _ => {
-                        let (from, to) = (local[local_src..].as_ptr(), mapped + remote_dst);
-                        for _ in 0..n {
-                            // SAFETY: `size` bytes at `from` are inside `local`, and at `to`
-                            // inside rank 1's block as mapped here (`SPAN` bytes from
-                            // `mapped`, of which at most 4 KiB + 1 MiB are used); two
-                            // different memories, so disjoint; rank 1 waits in the barrier
-                            // below and does not touch its block meanwhile.
-                            unsafe {
-                                std::ptr::copy_nonoverlapping(
-                                    std::hint::black_box(from),
-                                    std::hint::black_box(to as *mut u8),
-                                    size,
-                                )
-                            }
-                        }
+            let local_at = local.as_mut_ptr() as usize;
+            let memcpy = |from: usize, to: usize| {
+                time(n, || {
+                    // SAFETY: `size` bytes at `from` and at `to` are inside `local` and
+                    // rank 1's block as mapped here (`SPAN` bytes from `mapped`, of which
+                    // at most 4 KiB + 1 MiB are used), one each, so disjoint; rank 1
+                    // waits in the barrier below and does not touch its block meanwhile,
+                    // and no slice of `local` is alive while this runs.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            std::hint::black_box(from as *const u8),
+                            std::hint::black_box(to as *mut u8),
+                            size,
+                        )
+                    };
+                    Ok(())
+                })
+            };
+            let memcpy_put = || memcpy(local_at + local_src, mapped + remote_dst);
+            let memcpy_get = || memcpy(mapped + remote_src, local_at + local_dst);
+            // Each access to `local` below makes its slice from `local_at` (memcpy writes
+            // there too, so no borrow of `local` may outlive one operation).
+            let slice = |offset: usize| {
+                // SAFETY: `offset + size` bytes lie in `local` (the offsets and SIZE were
+                // checked against SPAN above); each slice lives for one operation.
+                unsafe { std::slice::from_raw_parts_mut((local_at + offset) as *mut u8, size) }
+            };
+            let put = || time(n, || acp.put_blocking(put_to, slice(local_src)));
+            let get = || time(n, || acp.get_blocking(slice(local_dst), get_from));
+            let get_handle = || {
+                time(n, || {
+                    let handle = acp.get(slice(local_dst), get_from, gaspar::Handle::NULL)?;
+                    std::hint::black_box(handle);
+                    Ok(())
+                })
+            };
+            match mode.as_str() {
+                "put+memcpy" => paired(&mode, size, put, memcpy_put)?,
+                "get+memcpy" => paired(&mode, size, get, memcpy_get)?,
+                _ => {
+                    for _ in 0..5 {
+                        let ns = match mode.as_str() {
+                            "put" => put()?,
+                            "get" => get()?,
+                            "get-handle" => get_handle()?,
+                            _ => memcpy_put()?,
+                        };
+                        println!("{mode} {size}: {ns:.2} ns");
                     }
                 }
-                let ns = start.elapsed().as_nanos() as f64 / n.max(1) as f64;
-                println!("{mode} {size}: {ns:.2} ns");
             }
         }
         acp.barrier()?;
         acp.free(block)?;
         Ok(())
     })
+}
+
+/// Nanoseconds per call of `body` over `n` calls (inlined, as a program's own loop is).
+#[inline(always)]
+fn time(n: usize, mut body: impl FnMut() -> gaspar::Result<()>) -> gaspar::Result<f64> {
+    let start = Instant::now();
+    for _ in 0..n {
+        body()?;
+    }
+    Ok(start.elapsed().as_nanos() as f64 / n.max(1) as f64)
+}
+
+/// Times gaspar's loop and memcpy's in alternation, `PAIRED_ROUNDS` of each, and prints
+/// both medians and their ratio (this VM's speed moves by 2x from one minute to the next:
+/// only alternated loops compare).
+fn paired(
+    mode: &str,
+    size: usize,
+    mut ours: impl FnMut() -> gaspar::Result<f64>,
+    mut memcpy: impl FnMut() -> gaspar::Result<f64>,
+) -> gaspar::Result<()> {
+    const PAIRED_ROUNDS: usize = 21;
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..PAIRED_ROUNDS {
+        a.push(ours()?);
+        b.push(memcpy()?);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (ours, memcpy) = (median(&mut a), median(&mut b));
+    println!(
+        "{mode} {size}: {ours:.2} ns, memcpy {memcpy:.2} ns: {:.2}x memcpy's bandwidth",
+        memcpy / ours
+    );
+    Ok(())
 }

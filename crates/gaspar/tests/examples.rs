@@ -261,6 +261,26 @@ fn copy_loop_times_every_mode_on_shm() {
         assert_eq!(times.len(), 5, "{mode}: {}", out.stdout);
         assert!(times.iter().all(|&ns| ns > 0.0), "{mode}: {}", out.stdout);
     }
+    // The paired modes: gaspar's loop and memcpy's alternated, one line with both medians
+    // and memcpy's time over gaspar's.
+    for mode in ["put+memcpy", "get+memcpy"] {
+        let out = run_on("shm", 2, &[&example("copy_loop"), &mode, &"1024", &"1000"]);
+        out.assert_success();
+        let line = out
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{mode} 1024: ")))
+            .unwrap_or_else(|| panic!("{mode}: {}", out.stdout));
+        let numbers: Vec<f64> = line
+            .split([' ', ','])
+            .filter_map(|w| w.trim_end_matches('x').parse().ok())
+            .collect();
+        let [ours, memcpy, ratio] = numbers[..] else {
+            panic!("{mode}: {line}");
+        };
+        assert!(ours > 0.0 && memcpy > 0.0, "{mode}: {line}");
+        assert!((ratio - memcpy / ours).abs() < 0.01, "{mode}: {line}");
+    }
 }
 
 // op_loop is built with the `mpi` feature only (its raw modes call MPI).

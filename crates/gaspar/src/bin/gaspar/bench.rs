@@ -117,8 +117,8 @@ fn time_once(iters: u64, body: &mut impl FnMut()) -> f64 {
     start.elapsed().as_nanos() as f64 / iters as f64
 }
 
-/// Two loops timed in alternation, repetition by repetition: (median of `a`, of `b`).
-#[cfg(feature = "mpi")]
+/// Two loops timed in alternation, repetition by repetition: (median of `a`, of `b`), so
+/// that a slow spell of this noisy machine hits both.
 fn time_pair(reps: u32, iters: u64, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
     let (mut ta, mut tb) = (Vec::new(), Vec::new());
     for _ in 0..reps {

@@ -9,7 +9,7 @@
 
 use gaspar::{GlobalAddr, Handle};
 
-use super::{bw_iters, sizes, time_loop, Figures, MAX_SIZE};
+use super::{bw_iters, sizes, time_loop, time_pair, Figures, MAX_SIZE};
 
 /// Figure-name suffix and destination offset minus source offset.
 const PLACEMENTS: [(&str, i64); 4] = [("", 0), ("_ahead", 256), ("_behind", -256), ("_odd", 1)];
@@ -51,47 +51,67 @@ pub(super) fn measure(
         mapped,
     } = buffers;
     let at = |offset: usize| remote.offset(offset as u64).expect("inside the block");
+    // Every access to rank 0's buffer below goes through this pointer (the puts' and gets'
+    // slices are made from it call by call), so that memcpy may write where a get's slice
+    // was: `local` itself is not used again.
+    let (base, len) = (local.as_mut_ptr(), local.len());
+    let slice = |offset: usize, n: usize| -> &mut [u8] {
+        assert!(offset + n <= len, "inside rank 0's buffer");
+        // SAFETY: `offset + n <= len` bytes of `local`, which this function borrows
+        // mutably throughout; each slice lives for one put or get, and none is alive while
+        // another slice or a memcpy touches the buffer (one operation at a time).
+        unsafe { std::slice::from_raw_parts_mut(base.add(offset), n) }
+    };
     for (suffix, delta) in PLACEMENTS {
         let (src, dst) = offsets(delta);
         for size in sizes() {
             let n = size as usize;
             let iters = bw_iters(size);
-            // put: local (source) to remote (destination).
-            let target = at(dst);
-            let put = time_loop(reps, iters, || {
-                rt.put_blocking(target, &local[src..src + n]).expect("put");
-            });
+            // put: local (source) to remote (destination); get: remote (source) to local
+            // (destination).
+            let (target, source) = (at(dst), at(src));
+            let put = || rt.put_blocking(target, slice(src, n)).expect("put");
+            let get = || {
+                rt.get(slice(dst, n), source, Handle::NULL).expect("get");
+            };
+            let Some(mapped) = mapped else {
+                figures.insert(
+                    (format!("put_bw{suffix}"), size),
+                    time_loop(reps, iters, put),
+                );
+                figures.insert(
+                    (format!("get_bw{suffix}"), size),
+                    time_loop(reps, iters, get),
+                );
+                continue;
+            };
+            // memcpy between the very same buffers, its repetitions alternated with
+            // gaspar's, so that a slow spell of this noisy machine hits both.
+            let memcpy = |from: usize, to: usize| {
+                move || {
+                    // SAFETY: `from..from+n` and `to..to+n` are inside rank 0's buffer
+                    // (`MAX_SIZE + SLACK` bytes from `base`) and rank 1's block mapped here
+                    // (`mapped` covers `MAX_SIZE + SLACK / 2` bytes), one each, so
+                    // disjoint; rank 1 does not touch its block while rank 0 measures (it
+                    // waits in a barrier), and no slice of the buffer is alive meanwhile.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            std::hint::black_box(from as *const u8),
+                            std::hint::black_box(to as *mut u8),
+                            n,
+                        )
+                    }
+                }
+            };
+            let local_at = base as usize;
+            let (put, memcpy_put) =
+                time_pair(reps, iters, put, memcpy(local_at + src, mapped + dst));
+            let (get, memcpy_get) =
+                time_pair(reps, iters, get, memcpy(mapped + src, local_at + dst));
             figures.insert((format!("put_bw{suffix}"), size), put);
-            // get: remote (source) to local (destination).
-            let source = at(src);
-            let get = time_loop(reps, iters, || {
-                rt.get(&mut local[dst..dst + n], source, Handle::NULL)
-                    .expect("get");
-            });
             figures.insert((format!("get_bw{suffix}"), size), get);
-            if let Some(mapped) = mapped {
-                let local_at = local.as_mut_ptr() as usize;
-                let memcpy = |from: usize, to: usize| {
-                    time_loop(reps, iters, || {
-                        // SAFETY: `from..from+n` and `to..to+n` are inside rank 0's buffer
-                        // (`MAX_SIZE + SLACK` bytes) and rank 1's block mapped here
-                        // (`mapped` covers `MAX_SIZE + SLACK / 2` bytes), one each, so
-                        // disjoint; rank 1 does not touch its block while rank 0 measures
-                        // (it waits in a barrier).
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(
-                                std::hint::black_box(from as *const u8),
-                                std::hint::black_box(to as *mut u8),
-                                n,
-                            )
-                        }
-                    })
-                };
-                let memcpy_put = memcpy(local_at + src, mapped + dst);
-                let memcpy_get = memcpy(mapped + src, local_at + dst);
-                figures.insert((format!("memcpy_put_bw{suffix}"), size), memcpy_put);
-                figures.insert((format!("memcpy_get_bw{suffix}"), size), memcpy_get);
-            }
+            figures.insert((format!("memcpy_put_bw{suffix}"), size), memcpy_put);
+            figures.insert((format!("memcpy_get_bw{suffix}"), size), memcpy_get);
         }
     }
     Ok(())
