@@ -64,7 +64,7 @@ fn main() -> gaspar::Result<()> {
             let (Some(put_to), Some(get_from)) = (put_to, get_from) else {
                 usage();
             };
-            let local_at = local.as_mut_ptr() as usize;
+            let (local_len, local_at) = (local.len(), local.as_mut_ptr() as usize);
             let memcpy = |from: usize, to: usize| {
                 time(n, || {
                     // SAFETY: `size` bytes at `from` and at `to` are inside `local` and
@@ -87,8 +87,10 @@ fn main() -> gaspar::Result<()> {
             // Each access to `local` below makes its slice from `local_at` (memcpy writes
             // there too, so no borrow of `local` may outlive one operation).
             let slice = |offset: usize| {
-                // SAFETY: `offset + size` bytes lie in `local` (the offsets and SIZE were
-                // checked against SPAN above); each slice lives for one operation.
+                assert!(offset + size <= local_len, "inside the local buffer");
+                // SAFETY: `offset + size` bytes lie in `local` (just checked); each slice
+                // lives for one operation, and no other slice or memcpy touches `local`
+                // meanwhile.
                 unsafe { std::slice::from_raw_parts_mut((local_at + offset) as *mut u8, size) }
             };
             let put = || time(n, || acp.put_blocking(put_to, slice(local_src)));

@@ -178,10 +178,14 @@ pub fn init() -> Result<Runtime> {
 }
 
 /// How long a wait of this process polls before it sleeps ([`config::SPIN_LIMIT`]; by
-/// default what one sleep and wake-up costs on this machine, measured once per process,
-/// and more when the sleeps observed since take longer). A library that waits on
-/// something of its own (the coarray library's accessor service waits on sockets) polls
-/// as long, so that one setting governs every wait.
+/// default what one sleep and wake-up costs on this machine, measured once per process).
+/// A library that waits on something of its own (the coarray library's accessor service
+/// waits on sockets) polls as long, so that one setting governs every wait. gaspar's own
+/// waits also poll longer when the sleeps observed since took longer, while their ranks
+/// fit their cores; this limit does not follow them, since a caller here cannot tell
+/// whether its ranks are crowded (under a CPU quota, a wake-up delayed to the quota's
+/// next period made gaspar's waits poll away the quota before they kept to the measured
+/// budget while crowded).
 ///
 /// ```
 /// let limit = gaspar::spin_limit()?;
@@ -189,5 +193,6 @@ pub fn init() -> Result<Runtime> {
 /// # Ok::<(), gaspar::Error>(())
 /// ```
 pub fn spin_limit() -> Result<std::time::Duration> {
-    transport::wait::Patience::of_process(transport::wait::Sleep::Futex).map(|p| p.budget())
+    transport::wait::Patience::of_process(transport::wait::Sleep::Futex)
+        .map(|p| p.measured_budget())
 }

@@ -283,7 +283,7 @@ impl Patience {
     }
 
     /// The start-up measurement (or the budget the user set).
-    fn measured_budget(&self) -> Duration {
+    pub(crate) fn measured_budget(&self) -> Duration {
         *self.budget.get_or_init(|| match self.sleep {
             Sleep::Futex => measured_sleep_and_wake_up(),
             #[cfg(feature = "mpi")]
@@ -344,9 +344,10 @@ impl Patience {
     /// once per clock read). The clock is first read after a few polls: most waits of a
     /// busy job end sooner, and a clock read costs as much as the fastest barrier.
     ///
-    /// The budget is the same either way: spinning, it is the competitive rule's; yielding,
-    /// each poll already gives the core to whoever needs it, and the budget only bounds
-    /// how long a rank keeps coming back before it sleeps.
+    /// Spinning, the budget is the competitive rule's (and follows the wake-ups observed);
+    /// yielding, each poll already gives the core to whoever needs it, and the budget, the
+    /// start-up measurement alone, only bounds how long a rank keeps coming back before it
+    /// sleeps ([`budget_for`](Self::budget_for): decided at the wait's first clock read).
     #[inline]
     pub(crate) fn poll(
         &self,
