@@ -189,8 +189,8 @@ fn ranks_waiting_under_a_one_core_quota_leave_it_to_the_rank_that_computes() {
             // rank 0's 400); a wait that sleeps after its budget takes a few percent (shm,
             // 3 ranks: 4.6-9.5 ms of 202 ms in 30 jobs, 2026-11-30). Until waits kept to
             // their start-up budget while crowded, a wake-up slowed by the quota's period
-            // could make a waiting rank poll through every later round: 43-129 ms in about
-            // one job in eight.
+            // could make a waiting rank poll through every later round: 43-129 ms in 8 of
+            // 107 jobs.
             let outcome = group.run(&job);
             outcome.assert_success();
             let ranks = cpu_times_and_cores(&outcome.stdout, procs);

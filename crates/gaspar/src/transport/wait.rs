@@ -272,7 +272,7 @@ impl Patience {
     /// themselves, after which the rank never slept again, so never observed a short
     /// wake-up again: it polled away up to half of a one-core quota for the rest of the
     /// job (`tests/cpu_quota.rs`; 3 ranks, 100 rounds of 2 ms of work: 43-129 ms of CPU
-    /// in about one job in eight, against 6-20 ms otherwise). GNU OpenMP's waits shorten
+    /// in 8 of 107 jobs, against 6-20 ms in most others). GNU OpenMP's waits shorten
     /// their spinning in the same way when its threads outnumber the processors.
     fn budget_for(&self, crowding: &Crowding<'_>) -> Duration {
         if crowding.now() {
