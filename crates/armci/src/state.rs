@@ -8,8 +8,8 @@ use std::sync::{Mutex, RwLock};
 use crate::direct::MappedHeap;
 use crate::msg::Channel;
 use gaspar::gmem::Segment;
-use gaspar::strided::Descriptor;
 use gaspar::strided::Strided;
+use gaspar::strided::{Descriptor, Side};
 use gaspar::{GlobalAddr, SymmetricAlloc};
 
 /// `armci_hdl_t`: two ints holding gaspar's 64-bit operation handle.
@@ -626,13 +626,65 @@ impl State {
                 ),
             );
         }
+        /// The shapes of this thread's last strided calls: two, because a program that
+        /// gets a patch and puts it back alternates two (the strides swap sides).
+        struct RecentShapes {
+            descriptors: [Descriptor; 2],
+            /// The one a new shape replaces.
+            next: usize,
+        }
+        thread_local! {
+            static RECENT: std::cell::RefCell<RecentShapes> = const {
+                std::cell::RefCell::new(RecentShapes {
+                    descriptors: [Descriptor::ONE_BYTE, Descriptor::ONE_BYTE],
+                    next: 0,
+                })
+            };
+        }
+        RECENT.with(|cell| {
+            let recent = &mut *cell.borrow_mut();
+            // Programs repeat their shapes (an ARMCI code puts the same patch call after
+            // call): the C arrays are compared with the recent descriptors in place, and
+            // read, checked and stored only when neither holds them.
+            let arrays = (src_strides, dst_strides, count);
+            let found = recent.descriptors.iter().position(|desc| {
+                // SAFETY: forwarded contract.
+                unsafe { holds(desc, arrays, levels) }
+            });
+            let k = found.unwrap_or_else(|| {
+                let k = recent.next;
+                recent.next = 1 - k;
+                // SAFETY: forwarded contract; `levels` was checked against the maximum.
+                unsafe { self.refill(call, &mut recent.descriptors[k], arrays, levels) };
+                k
+            });
+            f(&recent.descriptors[k])
+        })
+    }
+
+    /// Reads ARMCI's C arrays into `desc`, ending the job over a null array, a negative
+    /// entry or a shape `Descriptor::set` refuses.
+    ///
+    /// # Safety
+    /// As [`with_descriptor`](Self::with_descriptor); `levels` at most
+    /// `MAX_STRIDE_LEVELS`.
+    #[inline(never)]
+    unsafe fn refill(
+        &self,
+        call: &str,
+        desc: &mut Descriptor,
+        (src_strides, dst_strides, count): (*const c_int, *const c_int, *const c_int),
+        levels: usize,
+    ) {
         const MAX: usize = gaspar::strided::MAX_STRIDE_LEVELS + 1;
         let read = |ptr: *const c_int, n: usize, what: &str, out: &mut [u64; MAX]| {
-            // SAFETY: the caller's contract: `n` readable ints.
-            let Some(ints) = (unsafe { crate::direct::CArray::new(ptr, n) }) else {
+            if n > 0 && ptr.is_null() {
                 self.fail(call, format!("null {what} array"));
-            };
-            for (o, v) in out.iter_mut().zip(ints.iter()) {
+            }
+            for (k, o) in out[..n].iter_mut().enumerate() {
+                // SAFETY: the caller's contract: `n` readable ints at a non-null `ptr`
+                // (checked above); an unaligned read assumes nothing of their alignment.
+                let v = unsafe { ptr.add(k).read_unaligned() };
                 *o = u64::try_from(v)
                     .unwrap_or_else(|_| self.fail(call, format!("negative {what} entry {v}")));
             }
@@ -641,19 +693,37 @@ impl State {
         read(count, levels + 1, "count", &mut c);
         read(src_strides, levels, "source stride", &mut src);
         read(dst_strides, levels, "destination stride", &mut dst);
-        thread_local! {
-            static DESCRIPTOR: std::cell::RefCell<Descriptor> =
-                std::cell::RefCell::new(Descriptor::new(&[1], &[], &[]).expect("a one-byte descriptor"));
-        }
-        DESCRIPTOR.with(|cell| {
-            let mut desc = cell.borrow_mut();
-            self.check(
-                call,
-                desc.set(&c[..=levels], &src[..levels], &dst[..levels]),
-            );
-            f(&desc)
-        })
+        self.check(
+            call,
+            desc.set(&c[..=levels], &src[..levels], &dst[..levels]),
+        );
     }
+}
+
+/// Whether `desc` was set from C arrays equal to these (false for a null array or a
+/// negative entry, which [`State::refill`] then reports).
+///
+/// # Safety
+/// As [`State::with_descriptor`].
+unsafe fn holds(
+    desc: &Descriptor,
+    (src_strides, dst_strides, count): (*const c_int, *const c_int, *const c_int),
+    levels: usize,
+) -> bool {
+    let same = |ptr: *const c_int, stored: &[u64]| {
+        stored.is_empty()
+            || (!ptr.is_null()
+                && stored.iter().enumerate().all(|(k, &x)| {
+                    // SAFETY: the caller's contract: `stored.len()` (`levels` or
+                    // `levels + 1`) readable ints at a non-null `ptr`.
+                    let v = unsafe { ptr.add(k).read_unaligned() };
+                    u64::try_from(v) == Ok(x)
+                }))
+    };
+    desc.levels() == levels
+        && same(count, desc.count())
+        && same(src_strides, desc.strides(Side::Src))
+        && same(dst_strides, desc.strides(Side::Dst))
 }
 
 /// A live block (heap offset, length) as one word for [`State::last_block`]: the offset in

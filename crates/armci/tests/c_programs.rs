@@ -96,6 +96,13 @@ fn armci_programs_run_under_the_launcher() {
     runs_everywhere("armci_basic", &[1, 2, 4]);
 }
 
+/// Strided shapes changing from call to call (libarmci keeps the recent ones): values and
+/// gaps checked.
+#[test]
+fn strided_shapes_that_change_from_call_to_call() {
+    runs_everywhere("armci_strided_shapes", &[1, 2, 3]);
+}
+
 /// Local buffers in ARMCI_Malloc memory, which other processes may write: contiguous,
 /// strided and vector puts and gets, accumulates, local strided packing, a message,
 /// broadcast and reduction, values checked (strided gets and unpacking must leave the gaps
@@ -215,6 +222,7 @@ fn run_under_a_launcher(launcher: &str, mpicc: &str, compile: impl Fn(&str, &str
         ("armci_mpi_header", mpicc),
         ("armci_group_comm", mpicc),
         ("armci_basic", "cc"),
+        ("armci_strided_shapes", "cc"),
         ("armci_groups", "cc"),
         ("armci_heap_local", "cc"),
         ("armci_rmw", "cc"),

@@ -37,6 +37,26 @@ pub struct Descriptor {
     total: u64,
     src_extent: u64,
     dst_extent: u64,
+    /// Each side's contiguous length and the level it reaches, worked out once when the
+    /// descriptor is set (a program repeats its shapes, and the plan and the pattern of
+    /// every transfer ask for them: four walks of the levels per call otherwise).
+    src_contiguous: (u64, usize),
+    dst_contiguous: (u64, usize),
+}
+
+/// Contiguous length of one side and the level it reaches: a side is contiguous up to
+/// level k when every stride below k equals the length of what it spans.
+fn contiguous_length(count: &[u64], strides: &[u64]) -> (u64, usize) {
+    let mut len = count[0];
+    let mut level = 0;
+    for (k, (&stride, &c)) in strides.iter().zip(&count[1..]).enumerate() {
+        if stride != len {
+            break;
+        }
+        len *= c;
+        level = k + 1;
+    }
+    (len, level)
 }
 
 /// Bytes from the first to one past the last byte a side touches.
@@ -73,6 +93,26 @@ fn non_overlapping(count: &[u64], strides: &[u64]) -> bool {
 }
 
 impl Descriptor {
+    /// One contiguous byte: a constant to start from, e.g. for a descriptor kept in a
+    /// `thread_local!` with a constant initializer and refilled by [`set`](Self::set).
+    ///
+    /// ```
+    /// use gaspar::strided::Descriptor;
+    /// assert_eq!(Descriptor::ONE_BYTE, Descriptor::contiguous(1)?);
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    pub const ONE_BYTE: Descriptor = Descriptor {
+        levels: 0,
+        count: [1; MAX_STRIDE_LEVELS + 1],
+        src_strides: [0; MAX_STRIDE_LEVELS],
+        dst_strides: [0; MAX_STRIDE_LEVELS],
+        total: 1,
+        src_extent: 1,
+        dst_extent: 1,
+        src_contiguous: (1, 0),
+        dst_contiguous: (1, 0),
+    };
+
     /// Checks and stores a descriptor (`count.len()` = levels + 1, each strides array
     /// has `levels` entries). The destination may not overlap itself.
     ///
@@ -85,15 +125,7 @@ impl Descriptor {
     /// # Ok::<(), gaspar::Error>(())
     /// ```
     pub fn new(count: &[u64], src_strides: &[u64], dst_strides: &[u64]) -> Result<Descriptor> {
-        let mut d = Descriptor {
-            levels: 0,
-            count: [1; MAX_STRIDE_LEVELS + 1],
-            src_strides: [0; MAX_STRIDE_LEVELS],
-            dst_strides: [0; MAX_STRIDE_LEVELS],
-            total: 1,
-            src_extent: 1,
-            dst_extent: 1,
-        };
+        let mut d = Descriptor::ONE_BYTE;
         d.set(count, src_strides, dst_strides)?;
         Ok(d)
     }
@@ -162,6 +194,9 @@ impl Descriptor {
         self.total = total;
         self.src_extent = src_extent;
         self.dst_extent = dst_extent;
+        // Cannot overflow: a contiguous length is at most the total, checked above.
+        self.src_contiguous = contiguous_length(count, src_strides);
+        self.dst_contiguous = contiguous_length(count, dst_strides);
         Ok(())
     }
 
@@ -196,6 +231,7 @@ impl Descriptor {
     /// assert_eq!(Descriptor::new(&[8, 2], &[8], &[16])?.levels(), 1);
     /// # Ok::<(), gaspar::Error>(())
     /// ```
+    #[inline]
     pub fn levels(&self) -> usize {
         self.levels
     }
@@ -207,6 +243,7 @@ impl Descriptor {
     /// assert_eq!(Descriptor::new(&[8, 2, 3], &[8, 16], &[16, 32])?.total(), 48);
     /// # Ok::<(), gaspar::Error>(())
     /// ```
+    #[inline]
     pub fn total(&self) -> u64 {
         self.total
     }
@@ -218,6 +255,7 @@ impl Descriptor {
     /// assert_eq!(Descriptor::new(&[8, 2], &[100], &[8])?.src_extent(), 108);
     /// # Ok::<(), gaspar::Error>(())
     /// ```
+    #[inline]
     pub fn src_extent(&self) -> u64 {
         self.src_extent
     }
@@ -229,6 +267,7 @@ impl Descriptor {
     /// assert_eq!(Descriptor::new(&[8, 2], &[100], &[8])?.dst_extent(), 16);
     /// # Ok::<(), gaspar::Error>(())
     /// ```
+    #[inline]
     pub fn dst_extent(&self) -> u64 {
         self.dst_extent
     }
@@ -240,11 +279,21 @@ impl Descriptor {
     /// assert_eq!(Descriptor::new(&[8, 2], &[8], &[8])?.count(), [8, 2]);
     /// # Ok::<(), gaspar::Error>(())
     /// ```
+    #[inline]
     pub fn count(&self) -> &[u64] {
         &self.count[..=self.levels]
     }
 
-    fn strides(&self, side: Side) -> &[u64] {
+    /// The strides of one side.
+    ///
+    /// ```
+    /// use gaspar::strided::{Descriptor, Side};
+    /// let d = Descriptor::new(&[8, 2], &[8], &[32])?;
+    /// assert_eq!((d.strides(Side::Src), d.strides(Side::Dst)), (&[8u64][..], &[32u64][..]));
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    #[inline]
+    pub fn strides(&self, side: Side) -> &[u64] {
         match side {
             Side::Src => &self.src_strides[..self.levels],
             Side::Dst => &self.dst_strides[..self.levels],
@@ -253,17 +302,10 @@ impl Descriptor {
 
     /// Contiguous length of one side and the level it reaches.
     pub(crate) fn contiguous_length(&self, side: Side) -> (u64, usize) {
-        let strides = self.strides(side);
-        let mut len = self.count[0];
-        let mut level = 0;
-        for k in 1..=self.levels {
-            if strides[k - 1] != len {
-                break;
-            }
-            len *= self.count[k];
-            level = k;
+        match side {
+            Side::Src => self.src_contiguous,
+            Side::Dst => self.dst_contiguous,
         }
-        (len, level)
     }
 
     /// The transfer as a transport pattern, with `local` as the local side.
