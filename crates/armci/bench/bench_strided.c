@@ -38,6 +38,26 @@ static int reps = 31;
         fflush(stdout);                                                \
     } while (0)
 
+/* Two operations timed in alternation, repetition by repetition, so that the ratio of
+ * their medians compares them in the same states of a machine whose speed drifts (a VM
+ * can change by 2x within a minute); prints both, A first. */
+#define TIME2(name_a, name_b, iters, body_a, body_b)                   \
+    do {                                                               \
+        double a_[reps], b_[reps];                                     \
+        for (int r_ = 0; r_ < reps; r_++) {                            \
+            double s_ = now_ns();                                      \
+            for (int i_ = 0; i_ < (iters); i_++) { body_a; }           \
+            a_[r_] = (now_ns() - s_) / (iters);                        \
+            s_ = now_ns();                                             \
+            for (int i_ = 0; i_ < (iters); i_++) { body_b; }           \
+            b_[r_] = (now_ns() - s_) / (iters);                        \
+        }                                                              \
+        qsort(a_, reps, sizeof(double), cmp);                          \
+        qsort(b_, reps, sizeof(double), cmp);                          \
+        printf("%s %.1f\n%s %.1f\n", name_a, a_[reps / 2], name_b, b_[reps / 2]); \
+        fflush(stdout);                                                \
+    } while (0)
+
 #define ROWS 256
 #define ROW 64
 #define RSTRIDE 1024
@@ -65,46 +85,53 @@ int main(int argc, char **argv) {
     int s3_local[2] = {C * 8, C * C * 8}, s3_remote[2] = {N * 8, N * N * 8}, c3[3] = {C * 8, C, C};
     ARMCI_Barrier();
     if (me == 0) {
-        TIME("puts_2d", 200, { ARMCI_PutS(l2d, s2_local, r2d, s2_remote, c2, 1, 1); ARMCI_Fence(1); });
-        TIME("gets_2d", 200, { ARMCI_GetS(r2d, s2_remote, l2d, s2_local, c2, 1, 1); });
+        /* Each strided transfer alternated with its floor, the same layout copied
+         * locally (for gets the other way, strided -> contiguous). */
+        TIME2("puts_2d", "local_2d", 200,
+              { ARMCI_PutS(l2d, s2_local, r2d, s2_remote, c2, 1, 1); ARMCI_Fence(1); },
+              { for (int r = 0; r < ROWS; r++) memcpy(lstrided + r * RSTRIDE, l2d + r * ROW, ROW); });
+        TIME2("gets_2d", "local_2d_get", 200,
+              { ARMCI_GetS(r2d, s2_remote, l2d, s2_local, c2, 1, 1); },
+              { for (int r = 0; r < ROWS; r++) memcpy(l2d + r * ROW, lstrided + r * RSTRIDE, ROW); });
         TIME("put_contig_2d", 200, { ARMCI_Put(l2d, r2d, ROWS * ROW, 1); ARMCI_Fence(1); });
-        TIME("local_2d", 200, { for (int r = 0; r < ROWS; r++) memcpy(lstrided + r * RSTRIDE, l2d + r * ROW, ROW); });
-        /* The get's floor: the same layout copied the other way, strided -> contiguous. */
-        TIME("local_2d_get", 200, { for (int r = 0; r < ROWS; r++) memcpy(l2d + r * ROW, lstrided + r * RSTRIDE, ROW); });
         {
             /* Rows of 1 KiB: 64 of them, remote rows 2 KiB apart, beside one contiguous 64 KiB put. */
             int sk_local[1] = {1024}, sk_remote[1] = {2048}, ck[2] = {1024, 64};
             TIME("puts_1k_rows", 100, { ARMCI_PutS(l3d, sk_local, r3d, sk_remote, ck, 1, 1); ARMCI_Fence(1); });
             TIME("put_contig_1k_rows", 100, { ARMCI_Put(l3d, r3d, 64 * 1024, 1); ARMCI_Fence(1); });
         }
-        TIME("puts_3d", 20, { ARMCI_PutS(l3d, s3_local, r3d, s3_remote, c3, 2, 1); ARMCI_Fence(1); });
-        TIME("gets_3d", 20, { ARMCI_GetS(r3d, s3_remote, l3d, s3_local, c3, 2, 1); });
+        TIME2("puts_3d", "local_3d", 20,
+              { ARMCI_PutS(l3d, s3_local, r3d, s3_remote, c3, 2, 1); ARMCI_Fence(1); },
+              {
+                  for (int z = 0; z < C; z++)
+                      for (int y = 0; y < C; y++)
+                          memcpy(lstrided + ((size_t)z * N * N + y * N) * 8, l3d + ((size_t)z * C * C + y * C) * 8, C * 8);
+              });
+        TIME2("gets_3d", "local_3d_get", 20,
+              { ARMCI_GetS(r3d, s3_remote, l3d, s3_local, c3, 2, 1); },
+              {
+                  for (int z = 0; z < C; z++)
+                      for (int y = 0; y < C; y++)
+                          memcpy(l3d + ((size_t)z * C * C + y * C) * 8, lstrided + ((size_t)z * N * N + y * N) * 8, C * 8);
+              });
         TIME("put_contig_3d", 20, { ARMCI_Put(l3d, r3d, C * C * C * 8, 1); ARMCI_Fence(1); });
-        TIME("local_3d", 20, {
-            for (int z = 0; z < C; z++)
-                for (int y = 0; y < C; y++)
-                    memcpy(lstrided + ((size_t)z * N * N + y * N) * 8, l3d + ((size_t)z * C * C + y * C) * 8, C * 8);
-        });
-        TIME("local_3d_get", 20, {
-            for (int z = 0; z < C; z++)
-                for (int y = 0; y < C; y++)
-                    memcpy(l3d + ((size_t)z * C * C + y * C) * 8, lstrided + ((size_t)z * N * N + y * N) * 8, C * 8);
-        });
         double two = 2.0;
         TIME("acc_8", 200, { ARMCI_Acc(ARMCI_ACC_DBL, &two, l2d, r2d, 8, 1); ARMCI_Fence(1); });
         TIME("acc_contig_16k", 200, { ARMCI_Acc(ARMCI_ACC_DBL, &two, l2d, r2d, ROWS * ROW, 1); ARMCI_Fence(1); });
         TIME("accs_2d", 200, { ARMCI_AccS(ARMCI_ACC_DBL, &two, l2d, s2_local, r2d, s2_remote, c2, 1, 1); ARMCI_Fence(1); });
         TIME("accs_3d", 20, { ARMCI_AccS(ARMCI_ACC_DBL, &two, l3d, s3_local, r3d, s3_remote, c3, 2, 1); ARMCI_Fence(1); });
-        TIME("putv_1000x8", 100, { ARMCI_PutV(&put_iov, 1, 1); ARMCI_Fence(1); });
+        /* The I/O vector alternated with the same vector copied locally through its
+         * pointer arrays, as a vector copy must. */
+        TIME2("putv_1000x8", "local_v_ptrs", 100,
+              { ARMCI_PutV(&put_iov, 1, 1); ARMCI_Fence(1); },
+              {
+                  for (int i = 0; i < SEGS; i++) memcpy(ldst[i], src[i], 8);
+                  __asm__ volatile("" ::: "memory");
+              });
         TIME("getv_1000x8", 100, { ARMCI_GetV(&get_iov, 1, 1); });
         TIME("put_contig_v", 100, { ARMCI_Put(lv, rv, SEGS * 8, 1); ARMCI_Fence(1); });
+        /* The same copy with the layout visible to the compiler. */
         TIME("local_v", 100, { for (int i = 0; i < SEGS; i++) memcpy(lstrided + 16 * i, lv + 8 * i, 8); });
-        /* The same I/O vector copied locally through its pointer arrays, as a vector copy
-         * must (the line above lets the compiler see the layout). */
-        TIME("local_v_ptrs", 100, {
-            for (int i = 0; i < SEGS; i++) memcpy(ldst[i], src[i], 8);
-            __asm__ volatile("" ::: "memory");
-        });
     }
     ARMCI_Barrier();
     ARMCI_Free(base[me]);

@@ -360,9 +360,9 @@ impl State {
         len: u64,
         proc: c_int,
     ) -> GlobalAddr {
+        // `heap_offsets` checked the rank.
         let offset = self.heap_offsets(call, proc)(ptr, len);
-        self.heap_start(call, proc)
-            .offset(offset)
+        GlobalAddr::new(proc as u32, 0, Segment::Heap, offset)
             .unwrap_or_else(|| self.fail(call, "address does not fit"))
     }
 
@@ -391,36 +391,52 @@ impl State {
             if inside_cached {
                 return offset;
             }
-            let live = self.live_blocks.read().unwrap_or_else(|p| p.into_inner());
-            let block = live[rank]
-                .range(..=offset)
-                .next_back()
-                .filter(|(&start, &block_len)| offset - start < block_len.max(1));
-            let inside = block.is_some_and(|(&start, &block_len)| {
-                offset
-                    .checked_add(len)
-                    .is_some_and(|end| end <= start + block_len)
-            });
-            if let (true, Some((&start, &block_len))) = (inside, block) {
-                cached.store(pack_block(start, block_len), Ordering::Release);
-            } else {
-                let why = match block {
-                    Some((&start, &block_len)) => format!(
-                        "runs past the end of the block of {block_len} bytes at {:p}",
-                        (base + start as usize) as *const c_void
-                    ),
-                    None => "no live block is there".to_string(),
-                };
-                self.fail(
-                    call,
-                    format!(
-                        "address {ptr:p} + {len} bytes is not inside ARMCI_Malloc memory of \
-                         rank {proc}: {why}"
-                    ),
-                );
-            }
-            offset
+            self.find_block(call, proc, rank, (ptr, len), offset)
         }
+    }
+
+    /// The rest of [`heap_offsets`](Self::heap_offsets) when the cached block does not
+    /// hold the bytes: out of line, so that the cached case stays small.
+    #[inline(never)]
+    fn find_block(
+        &self,
+        call: &str,
+        proc: c_int,
+        rank: usize,
+        (ptr, len): (*const c_void, u64),
+        offset: u64,
+    ) -> u64 {
+        let base = self.heap_bases[rank];
+        let cached = &self.last_block[rank];
+        let live = self.live_blocks.read().unwrap_or_else(|p| p.into_inner());
+        let block = live[rank]
+            .range(..=offset)
+            .next_back()
+            .filter(|(&start, &block_len)| offset - start < block_len.max(1));
+        let inside = block.is_some_and(|(&start, &block_len)| {
+            offset
+                .checked_add(len)
+                .is_some_and(|end| end <= start + block_len)
+        });
+        if let (true, Some((&start, &block_len))) = (inside, block) {
+            cached.store(pack_block(start, block_len), Ordering::Release);
+        } else {
+            let why = match block {
+                Some((&start, &block_len)) => format!(
+                    "runs past the end of the block of {block_len} bytes at {:p}",
+                    (base + start as usize) as *const c_void
+                ),
+                None => "no live block is there".to_string(),
+            };
+            self.fail(
+                call,
+                format!(
+                    "address {ptr:p} + {len} bytes is not inside ARMCI_Malloc memory of \
+                     rank {proc}: {why}"
+                ),
+            );
+        }
+        offset
     }
 
     /// Records a live block of `len` bytes at heap offset `offset` of `rank` (ARMCI_Malloc
