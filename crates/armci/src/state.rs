@@ -44,6 +44,9 @@ pub(crate) struct State {
     /// Where each rank's heap is mapped in this process, when plain loads and stores reach
     /// it (every rank's on the shm transport, only this one's on mpi).
     heap_mapped: Vec<Option<usize>>,
+    /// Whether every transfer is complete when its call returns (the shm transport): then
+    /// plain loads and stores to a mapped heap need not wait for earlier transfers.
+    complete_at_issue: bool,
     heap_len: u64,
     /// The heaps as mapped here: memory other processes may write.
     shared: SharedRanges,
@@ -113,6 +116,7 @@ pub(crate) fn initialize() -> Result<(), String> {
     let state = State {
         shared,
         heap_mapped,
+        complete_at_issue: rt.transport_name() == "shm",
         heap_len: rt.heap_len(),
         heap_bases: heap_bases.into_iter().map(|b| b as usize).collect(),
         rt,
@@ -460,6 +464,13 @@ impl State {
     /// The heap offset of `address` in rank `rank`'s process.
     pub(crate) fn heap_offset_of(&self, rank: u32, address: usize) -> u64 {
         address.wrapping_sub(self.heap_bases[rank as usize]) as u64
+    }
+
+    /// Whether a strided transfer to a mapped heap may move with plain loads and stores:
+    /// every transfer is complete when its call returns (the shm transport, so none can be
+    /// overtaken), and the buffered method is not forced.
+    pub(crate) fn loads_and_stores_suffice(&self) -> bool {
+        self.complete_at_issue && self.rt.policy() != gaspar::strided::Policy::Buffered
     }
 
     /// Rank `proc`'s heap, when this process can load and store it directly.

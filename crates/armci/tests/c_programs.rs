@@ -97,10 +97,24 @@ fn armci_programs_run_under_the_launcher() {
 }
 
 /// Strided shapes changing from call to call (libarmci keeps the recent ones): values and
-/// gaps checked.
+/// gaps checked. On shm libarmci moves them with plain loads and stores into the mapped
+/// heaps; with the buffered method forced they go through gaspar's strided layer and the
+/// transport instead, which is checked too.
 #[test]
 fn strided_shapes_that_change_from_call_to_call() {
     runs_everywhere("armci_strided_shapes", &[1, 2, 3]);
+    let program = compile("armci_strided_shapes");
+    let mut cmd = Command::new(target_dir().join("gaspar"));
+    cmd.args(["run", "-n", "2"])
+        .arg(&program)
+        .env("GASPAR_STRIDED_METHOD", "buffered");
+    let out = output_within_timeout(cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("armci_strided_shapes ok rank 1 of 2"),
+        "buffered: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Local buffers in ARMCI_Malloc memory, which other processes may write: contiguous,

@@ -21,6 +21,7 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::gma::{GlobalPtr, Gma, Handle};
 use crate::gmem::GlobalAddr;
+pub use crate::transport::shm::mapped::{get_mapped, put_mapped};
 pub use crate::transport::AccKind;
 use crate::transport::{copy_local, AccShape, Run, Transport};
 
@@ -94,6 +95,20 @@ impl Strided {
     pub fn set_policy(&mut self, policy: Policy, buffer_len: u64) {
         self.policy = policy;
         self.buffer_len = buffer_len.max(1);
+    }
+
+    /// The method policy in force (`GASPAR_STRIDED_METHOD`, or [`set_policy`](Self::set_policy)).
+    ///
+    /// ```
+    /// use gaspar::strided::Policy;
+    /// let mut rt = gaspar::init()?;
+    /// rt.acp_mut().set_policy(Policy::Buffered, 4096);
+    /// assert_eq!(rt.acp().policy(), Policy::Buffered);
+    /// rt.finalize()?;
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    pub fn policy(&self) -> Policy {
+        self.policy
     }
 
     /// The method a put (`local = Side::Src`) or get (`local = Side::Dst`) of `desc` uses.

@@ -13,6 +13,7 @@ mod cross_memory;
 pub(crate) mod env;
 pub(crate) mod job;
 pub(crate) mod layout;
+pub(crate) mod mapped;
 mod notes;
 pub(crate) mod segment;
 
