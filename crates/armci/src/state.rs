@@ -5,7 +5,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
-use crate::direct::MappedHeap;
+use crate::direct::{CArray, MappedHeap};
 use crate::msg::Channel;
 use gaspar::gmem::Segment;
 use gaspar::strided::Strided;
@@ -410,25 +410,11 @@ impl State {
         (ptr, len): (*const c_void, u64),
         offset: u64,
     ) -> u64 {
-        let base = self.heap_bases[rank];
-        let cached = &self.last_block[rank];
-        let live = self.live_blocks.read().unwrap_or_else(|p| p.into_inner());
-        let block = live[rank]
-            .range(..=offset)
-            .next_back()
-            .filter(|(&start, &block_len)| offset - start < block_len.max(1));
-        let inside = block.is_some_and(|(&start, &block_len)| {
-            offset
-                .checked_add(len)
-                .is_some_and(|end| end <= start + block_len)
-        });
-        if let (true, Some((&start, &block_len))) = (inside, block) {
-            cached.store(pack_block(start, block_len), Ordering::Release);
-        } else {
+        if let Err(block) = self.look_up_block(rank, offset, len) {
             let why = match block {
-                Some((&start, &block_len)) => format!(
+                Some((start, block_len)) => format!(
                     "runs past the end of the block of {block_len} bytes at {:p}",
-                    (base + start as usize) as *const c_void
+                    (self.heap_bases[rank] + start as usize) as *const c_void
                 ),
                 None => "no live block is there".to_string(),
             };
@@ -441,6 +427,73 @@ impl State {
             );
         }
         offset
+    }
+
+    /// Whether the `len` bytes at heap offset `offset` of `rank` lie inside one live
+    /// block, looked up under the lock (and then cached as the rank's last block); on
+    /// failure, the block that holds `offset`, if any.
+    fn look_up_block(&self, rank: usize, offset: u64, len: u64) -> Result<(), Option<(u64, u64)>> {
+        let live = self.live_blocks.read().unwrap_or_else(|p| p.into_inner());
+        let block = live[rank]
+            .range(..=offset)
+            .next_back()
+            .filter(|(&start, &block_len)| offset - start < block_len.max(1))
+            .map(|(&start, &block_len)| (start, block_len));
+        match block {
+            Some((start, block_len))
+                if offset
+                    .checked_add(len)
+                    .is_some_and(|end| end <= start + block_len) =>
+            {
+                self.last_block[rank].store(pack_block(start, block_len), Ordering::Release);
+                Ok(())
+            }
+            _ => Err(block),
+        }
+    }
+
+    /// Checks that the `bytes` at each of `remotes` (addresses of rank `proc`'s ARMCI
+    /// memory) lie inside a live block, ending the job at the first that does not: first
+    /// the span from the lowest to the end of the highest against one block (an I/O
+    /// vector mostly lies in one array: one lookup then covers every segment, where a
+    /// check per segment cost a quarter of a vector of 8-byte segments), then, when no
+    /// block holds the span, each segment on its own (they may lie in several blocks).
+    pub(crate) fn check_remote_segments(
+        &self,
+        call: &str,
+        proc: c_int,
+        remotes: CArray<*mut c_void>,
+        bytes: u64,
+    ) {
+        let offset_of = self.heap_offsets(call, proc);
+        let (mut lowest, mut highest) = (usize::MAX, 0usize);
+        for k in 0..remotes.len() {
+            let p = remotes.get(k) as usize;
+            lowest = lowest.min(p);
+            highest = highest.max(p);
+        }
+        if remotes.len() == 0 {
+            return;
+        }
+        let rank = self.rank_of(call, proc) as usize;
+        let start = (lowest.wrapping_sub(self.heap_bases[rank])) as u64;
+        let span = ((highest - lowest) as u64).checked_add(bytes);
+        if span.is_some_and(|span| self.look_up_span(rank, start, span)) {
+            return;
+        }
+        for k in 0..remotes.len() {
+            offset_of(remotes.get(k), bytes);
+        }
+    }
+
+    /// Whether the `len` bytes at heap offset `offset` of `rank` lie inside one live block
+    /// (the cached one first), without ending the job.
+    fn look_up_span(&self, rank: usize, offset: u64, len: u64) -> bool {
+        let cached = unpack_block(self.last_block[rank].load(Ordering::Acquire));
+        cached.is_some_and(|(start, block_len)| {
+            let into = offset.wrapping_sub(start);
+            into < block_len && len <= block_len - into
+        }) || self.look_up_block(rank, offset, len).is_ok()
     }
 
     /// Records a live block of `len` bytes at heap offset `offset` of `rank` (ARMCI_Malloc

@@ -99,7 +99,7 @@ fn armci_programs_run_under_the_launcher() {
 /// Strided shapes changing from call to call (libarmci keeps the recent ones): values and
 /// gaps checked. On shm libarmci moves them with plain loads and stores into the mapped
 /// heaps; with the buffered method forced they go through gaspar's strided layer and the
-/// transport instead, which is checked too.
+/// transport instead, which is checked too. Last, an I/O vector across two blocks.
 #[test]
 fn strided_shapes_that_change_from_call_to_call() {
     runs_everywhere("armci_strided_shapes", &[1, 2, 3]);

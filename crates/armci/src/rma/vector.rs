@@ -77,9 +77,7 @@ pub(super) unsafe fn vector(
             (s.mapped_heap(call, proc), direction)
         {
             // Every remote segment is checked against the live blocks before any moves.
-            for p in remotes.iter() {
-                offset_of(p, bytes);
-            }
+            s.check_remote_segments(call, proc, remotes, bytes);
             // Plain loads and stores must not overtake an earlier transfer to the rank.
             s.check(call, s.rt.fence(s.rank_of(call, proc)));
             // SAFETY: `put`/`get` check every remote segment against the mapped heap and

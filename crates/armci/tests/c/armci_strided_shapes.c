@@ -1,7 +1,8 @@
 /* Strided puts and gets whose shapes change from call to call, the way libarmci keeps the
  * shapes of recent calls: shapes in turn (more than it keeps), some differing in one
  * stride only, 0, 1 and 2 stride levels, the same count and stride arrays rewritten in
- * place between calls, and a put and get of one patch alternating. Every value is checked, including the gaps the
+ * place between calls, and a put and get of one patch alternating; and an I/O vector
+ * whose segments lie in two blocks. Every value is checked, including the gaps the
  * transfers must leave alone. Each rank writes into its right neighbour. */
 #include <armci.h>
 #include <message.h>
@@ -104,6 +105,34 @@ int main(int argc, char **argv) {
                   base[me][i], want);
         }
         ARMCI_Barrier();
+    }
+
+    /* An I/O vector whose segments alternate between two ARMCI_Malloc blocks: no one
+     * block holds the span of its segments, so each segment is checked on its own. */
+    {
+        double **second = malloc(sizeof(double *) * nproc);
+        CHECK(ARMCI_Malloc((void **)second, 64 * sizeof(double)) == 0, "second malloc");
+        for (int i = 0; i < 64; i++) second[me][i] = -1.0;
+        for (int i = 0; i < 64; i++) base[me][i] = -1.0;
+        ARMCI_Barrier();
+        double values[16];
+        void *src[16], *dst[16];
+        for (int k = 0; k < 16; k++) {
+            values[k] = me * 1000 + k;
+            src[k] = &values[k];
+            dst[k] = k % 2 ? (void *)(second[right] + 3 * k) : (void *)(base[right] + 3 * k);
+        }
+        armci_giov_t iov = {src, dst, sizeof(double), 16};
+        CHECK(ARMCI_PutV(&iov, 1, right) == 0, "putv across two blocks");
+        ARMCI_Fence(right);
+        ARMCI_Barrier();
+        for (int k = 0; k < 16; k++) {
+            double *at = k % 2 ? &second[me][3 * k] : &base[me][3 * k];
+            CHECK(*at == left * 1000 + k, "putv across two blocks: segment %d = %g", k, *at);
+        }
+        ARMCI_Barrier();
+        ARMCI_Free(second[me]);
+        free(second);
     }
 
     ARMCI_Barrier();
