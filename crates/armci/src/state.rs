@@ -681,9 +681,10 @@ impl State {
         }
     }
 
-    /// Runs `f` on the strided descriptor of ARMCI's C arrays, built in this thread's
-    /// descriptor (refilled in place: a descriptor is ~400 bytes, and building, moving and
-    /// unwrapping a new one per call cost half of a small strided transfer).
+    /// Runs `f` on the strided descriptor of ARMCI's C arrays: one of the two this thread
+    /// keeps for its most recent shapes when it holds them, else the older of the two
+    /// refilled in place (a descriptor is ~400 bytes, and building, moving and unwrapping
+    /// a new one per call cost half of a small strided transfer).
     ///
     /// # Safety
     /// `count` has `levels + 1` entries and each stride array `levels` (may be null when

@@ -179,6 +179,8 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
     for (case, message) in [
         ("address", "ARMCI_Put: address"),
         ("past-end", "ARMCI_PutS: address"),
+        ("gets-past-end", "ARMCI_GetS: address"),
+        ("gets-null-local", "ARMCI_GetS: null local buffer"),
         ("negative-stride", "ARMCI_PutS: negative"),
         ("rank", "ARMCI_Put: rank 7 is out of range"),
         ("overlap", "write some bytes twice"),

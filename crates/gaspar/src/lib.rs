@@ -37,7 +37,10 @@
 //!
 //! Only calls that cannot reach memory outside what the job registered are public: the
 //! transport, resolved locations, the heap allocator and the registration table are
-//! internal, so safe code cannot name arbitrary memory through them.
+//! internal, so safe code cannot name arbitrary memory through them. The exceptions are
+//! `unsafe` and take raw pointers their callers vouch for:
+//! [`strided::put_mapped`]/[`strided::get_mapped`] (the copy engine on memory mapped
+//! here, for libarmci, which checks every address itself).
 //!
 //! ```compile_fail
 //! let rt = gaspar::init()?;

@@ -16,6 +16,12 @@ int main(int argc, char **argv) {
     } else if (strcmp(what, "past-end") == 0) {
         int stride[1] = {4096}, count[2] = {8, 1000000};
         ARMCI_PutS(local, stride, base[0], stride, count, 1, 0);
+    } else if (strcmp(what, "gets-past-end") == 0) {
+        int stride[1] = {4096}, count[2] = {8, 1000000};
+        ARMCI_GetS(base[0], stride, local, stride, count, 1, 0);
+    } else if (strcmp(what, "gets-null-local") == 0) {
+        int src[1] = {64}, dst[1] = {8}, count[2] = {8, 4};
+        ARMCI_GetS(base[0], src, NULL, dst, count, 1, 0);
     } else if (strcmp(what, "negative-stride") == 0) {
         int stride[1] = {-8}, count[2] = {8, 2};
         ARMCI_PutS(local, stride, base[0], stride, count, 1, 0);

@@ -8,12 +8,13 @@ use crate::strided::{Descriptor, Side};
 
 /// Strided put into memory of another rank that is mapped in this process (its address
 /// from [`Gma::mapped_address`](crate::gmem::GlobalMemory::mapped_address)): `desc`'s
-/// source side in `src`, its destination side from `dst` on, moved by the copy engine as
-/// [`Strided::put_strided`](crate::strided::Strided::put_strided) moves them on the shm transport, and complete on return. For a
-/// caller that has located and checked the remote range itself (libarmci, which checks
-/// every address against its own blocks); everyone else calls `put_strided`, which
-/// checks it. (In the transport: the copy engine is its own; the strided layer re-exports
-/// these.)
+/// source side in `src`, its destination side from `dst` on, every chunk copied directly
+/// by the copy engine (the loops and the methods the shm transport's strided puts use),
+/// complete on return. For a caller that has located and checked the remote range itself
+/// (libarmci, which checks every address against its own blocks); everyone else calls
+/// [`Strided::put_strided`](crate::strided::Strided::put_strided), which checks it and
+/// orders the transfer after earlier ones. (In the transport, whose copy engine this is;
+/// the strided layer re-exports it.)
 ///
 /// ```
 /// use gaspar::strided::{put_mapped, Descriptor};
@@ -35,7 +36,11 @@ use crate::strided::{Descriptor, Side};
 /// # Safety
 /// `dst` is valid for writes of `desc.dst_extent()` bytes for the call (memory mapped in
 /// this process, which other processes may access as they may any rank's memory), and no
-/// Rust reference (`src` included) covers any of those bytes.
+/// Rust reference (`src` included) covers any of those bytes. The caller orders the copy
+/// after earlier transfers to the same memory that may still be in flight: on the shm
+/// transport none are (every transfer completes when issued); on mpi, where this
+/// process's own heap is mapped, a [`fence`](crate::strided::Strided::fence) of its rank
+/// first.
 pub unsafe fn put_mapped(desc: &Descriptor, src: &[u8], dst: *mut u8) -> Result<()> {
     if desc.src_extent() > src.len() as u64 {
         return Err(Error::invalid(
@@ -63,7 +68,7 @@ pub unsafe fn put_mapped(desc: &Descriptor, src: &[u8], dst: *mut u8) -> Result<
 
 /// Strided get from memory of another rank mapped in this process: the counterpart of
 /// [`put_mapped`] (`desc`'s source side from `src` on, its destination side in `dst`),
-/// as [`Strided::get_strided`](crate::strided::Strided::get_strided) moves them on the shm transport.
+/// every chunk copied directly by the copy engine.
 ///
 /// ```
 /// use gaspar::strided::{get_mapped, Descriptor};
@@ -84,7 +89,8 @@ pub unsafe fn put_mapped(desc: &Descriptor, src: &[u8], dst: *mut u8) -> Result<
 ///
 /// # Safety
 /// `src` is valid for reads of `desc.src_extent()` bytes for the call (mapped memory, as
-/// in [`put_mapped`]), and no Rust reference (`dst` included) covers any of those bytes.
+/// in [`put_mapped`]), and no Rust reference (`dst` included) covers any of those bytes;
+/// earlier transfers to that memory are complete, as for [`put_mapped`].
 pub unsafe fn get_mapped(desc: &Descriptor, src: *const u8, dst: &mut [u8]) -> Result<()> {
     if desc.dst_extent() > dst.len() as u64 {
         return Err(Error::invalid(
