@@ -526,6 +526,29 @@ impl State {
         self.complete_at_issue && self.rt.policy() != gaspar::strided::Policy::Buffered
     }
 
+    /// For a strided transfer between the `local_len` bytes at `local` and the
+    /// `remote_len` bytes at `remote` (rank `proc`'s ARMCI memory) that may move with
+    /// plain loads and stores ([`loads_and_stores_suffice`](Self::loads_and_stores_suffice),
+    /// the target's heap mapped here, `local` not null and private to this process): the
+    /// address here of the remote bytes, checked against the target's live blocks (a bad
+    /// one ends the job). `None`: the transfer takes gaspar's path.
+    pub(crate) fn mapped_target(
+        &self,
+        call: &str,
+        proc: c_int,
+        (local, local_len): (*const c_void, u64),
+        (remote, remote_len): (*const c_void, u64),
+    ) -> Option<usize> {
+        if !self.loads_and_stores_suffice() {
+            return None;
+        }
+        let here = self.heap_mapped[self.rank_of(call, proc) as usize]?;
+        if local.is_null() || self.sharing(local, local_len) != Overlap::None {
+            return None;
+        }
+        Some(here + self.heap_offsets(call, proc)(remote, remote_len) as usize)
+    }
+
     /// Rank `proc`'s heap, when this process can load and store it directly.
     pub(crate) fn mapped_heap(&self, call: &str, proc: c_int) -> Option<MappedHeap> {
         let rank = self.rank_of(call, proc) as usize;

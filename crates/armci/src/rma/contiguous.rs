@@ -109,23 +109,15 @@ unsafe fn put_s_mapped(
     proc: c_int,
 ) -> bool {
     let len = desc.src_extent();
-    let Some(heap) = s
-        .mapped_heap(call, proc)
-        .filter(|_| s.loads_and_stores_suffice())
-    else {
+    let Some(there) = s.mapped_target(call, proc, (src, len), (dst, desc.dst_extent())) else {
         return false;
     };
-    if src.is_null() || s.sharing(src, len) != Overlap::None {
-        return false;
-    }
-    let offset = s.heap_offsets(call, proc)(dst, desc.dst_extent());
     // SAFETY: `src` is not null and has `len` readable bytes (ARMCI's contract), private
-    // to this process (no mapped heap holds any of them).
+    // to this process (`mapped_target` checked both).
     let local = unsafe { std::slice::from_raw_parts(src as *const u8, len as usize) };
-    // SAFETY: the destination's extent lies in a live block of the target's heap (checked
-    // just above), which is mapped here from `heap.here` on; no Rust reference covers it
-    // (`local` is private memory).
-    let moved = unsafe { put_mapped(desc, local, (heap.here + offset as usize) as *mut u8) };
+    // SAFETY: the destination's extent lies in a live block of the target's heap, mapped
+    // here at `there` (`mapped_target`); no Rust reference covers it (`local` is private).
+    let moved = unsafe { put_mapped(desc, local, there as *mut u8) };
     s.check(call, moved);
     true
 }
@@ -144,22 +136,16 @@ unsafe fn get_s_mapped(
     proc: c_int,
 ) -> bool {
     let len = desc.dst_extent();
-    let Some(heap) = s
-        .mapped_heap(call, proc)
-        .filter(|_| s.loads_and_stores_suffice())
-    else {
+    let Some(there) = s.mapped_target(call, proc, (dst, len), (src, desc.src_extent())) else {
         return false;
     };
-    if dst.is_null() || s.sharing(dst, len) != Overlap::None {
-        return false;
-    }
-    let offset = s.heap_offsets(call, proc)(src, desc.src_extent());
     // SAFETY: `dst` is not null and has `len` writable bytes that nothing else aliases
-    // during the call (ARMCI's contract), private to this process.
+    // during the call (ARMCI's contract), private to this process (`mapped_target`
+    // checked both).
     let local = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, len as usize) };
-    // SAFETY: the source's extent lies in a live block of the target's heap (checked just
-    // above), mapped here from `heap.here` on; no Rust reference covers it.
-    let moved = unsafe { get_mapped(desc, (heap.here + offset as usize) as *const u8, local) };
+    // SAFETY: the source's extent lies in a live block of the target's heap, mapped here
+    // at `there` (`mapped_target`); no Rust reference covers it.
+    let moved = unsafe { get_mapped(desc, there as *const u8, local) };
     s.check(call, moved);
     true
 }
