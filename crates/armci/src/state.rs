@@ -387,12 +387,7 @@ impl State {
         let cached = &self.last_block[rank];
         move |ptr, len| {
             let offset = (ptr as usize).wrapping_sub(base) as u64;
-            let inside_cached =
-                unpack_block(cached.load(Ordering::Acquire)).is_some_and(|(start, block_len)| {
-                    let into = offset.wrapping_sub(start);
-                    into < block_len && len <= block_len - into
-                });
-            if inside_cached {
+            if in_cached_block(cached, offset, len) {
                 return offset;
             }
             self.find_block(call, proc, rank, (ptr, len), offset)
@@ -489,11 +484,8 @@ impl State {
     /// Whether the `len` bytes at heap offset `offset` of `rank` lie inside one live block
     /// (the cached one first), without ending the job.
     fn look_up_span(&self, rank: usize, offset: u64, len: u64) -> bool {
-        let cached = unpack_block(self.last_block[rank].load(Ordering::Acquire));
-        cached.is_some_and(|(start, block_len)| {
-            let into = offset.wrapping_sub(start);
-            into < block_len && len <= block_len - into
-        }) || self.look_up_block(rank, offset, len).is_ok()
+        in_cached_block(&self.last_block[rank], offset, len)
+            || self.look_up_block(rank, offset, len).is_ok()
     }
 
     /// Records a live block of `len` bytes at heap offset `offset` of `rank` (ARMCI_Malloc
@@ -841,6 +833,16 @@ fn pack_block(start: u64, len: u64) -> u64 {
         (true, Ok(units), Ok(len)) if len > 0 => (u64::from(units) << 32) | u64::from(len),
         _ => 0,
     }
+}
+
+/// Whether the `len` bytes at heap offset `offset` lie inside the block `cached` holds
+/// (one of [`State::last_block`]).
+#[inline]
+fn in_cached_block(cached: &AtomicU64, offset: u64, len: u64) -> bool {
+    unpack_block(cached.load(Ordering::Acquire)).is_some_and(|(start, block_len)| {
+        let into = offset.wrapping_sub(start);
+        into < block_len && len <= block_len - into
+    })
 }
 
 /// The block [`pack_block`] packed, if any.
