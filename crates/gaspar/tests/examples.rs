@@ -307,3 +307,38 @@ fn op_loop_finishes_with_more_ranks_than_cores_on_the_mpi_path() {
         }
     }
 }
+
+// The alternated modes of `scripts/bench-mpi-hosts`: each prints both medians and a ratio
+// inside the range of its repetitions; pair-fadd also checks that every addition arrived.
+#[cfg(feature = "mpi")]
+#[test]
+fn op_loop_pairs_gaspar_with_the_raw_mpi_calls() {
+    for t in transports().into_iter().filter(|t| *t != "shm") {
+        for mode in ["pair-put", "pair-get", "pair-fadd"] {
+            let out = run_on_with_env(
+                JOB_TIMEOUT,
+                t,
+                2,
+                &[("GASPAR_MPI_DIRECT", "off")],
+                &[&example("op_loop"), &mode, &"500"],
+            );
+            out.assert_success();
+            let line = out
+                .stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("{mode}: gaspar ")))
+                .unwrap_or_else(|| panic!("{t} {mode}: {}", out.stdout));
+            let numbers: Vec<f64> = line
+                .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .filter_map(|w| w.parse().ok())
+                .collect();
+            // gaspar ns, raw ns, ratio, low, high, repetitions, operations
+            assert_eq!(numbers.len(), 7, "{t}: {line}");
+            let (ours, raw, ratio, low, high) =
+                (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4]);
+            assert!(ours > 0.0 && raw > 0.0, "{t}: {line}");
+            assert!(low <= ratio && ratio <= high, "{t}: {line}");
+            assert_eq!(numbers[6], 500.0, "{t}: {line}");
+        }
+    }
+}
