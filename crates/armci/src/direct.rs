@@ -44,6 +44,14 @@ impl<T: Copy> CArray<T> {
     pub(crate) fn iter(self) -> impl Iterator<Item = T> {
         (0..self.len).map(move |k| self.get(k))
     }
+
+    /// Where the array lies: its first byte and its length in bytes.
+    pub(crate) fn bytes(&self) -> (*const c_void, u64) {
+        (
+            self.ptr.cast(),
+            (self.len * std::mem::size_of::<T>()) as u64,
+        )
+    }
 }
 
 /// A peer's heap as this process sees it.
@@ -62,6 +70,16 @@ pub(crate) struct MappedHeap {
 pub(crate) struct BadSegment(pub(crate) usize);
 
 impl MappedHeap {
+    /// The `len` bytes of this heap from `offset` on, as a heap of their own: transfers
+    /// through it check their segments against that window.
+    pub(crate) fn within(&self, offset: u64, len: u64) -> MappedHeap {
+        MappedHeap {
+            owner_base: self.owner_base + offset as usize,
+            here: self.here + offset as usize,
+            len: len.min(self.len.saturating_sub(offset)),
+        }
+    }
+
     /// Copies `bytes` from each local `src[k]` to the heap at remote address `dst[k]`,
     /// in order, stopping at the first `dst[k]` whose bytes are not inside the heap or
     /// null `src[k]`.

@@ -281,13 +281,6 @@ pub(crate) enum LocalBytesMut<'a> {
 }
 
 impl LocalBytesMut<'_> {
-    /// True when the bytes are a bounce buffer that [`write_back`](Self::write_back) must
-    /// store (after the transfer into it has completed).
-    #[inline]
-    pub(crate) fn is_bounced(&self) -> bool {
-        matches!(self, LocalBytesMut::Bounced { .. })
-    }
-
     /// Stores every byte in the caller's memory (nothing to do when borrowed).
     #[inline]
     pub(crate) fn write_back(self) {
@@ -453,13 +446,15 @@ impl State {
     /// vector mostly lies in one array: one lookup then covers every segment, where a
     /// check per segment cost a quarter of a vector of 8-byte segments), then, when no
     /// block holds the span, each segment on its own (they may lie in several blocks).
+    /// Returns the span (heap offset, length) when one block holds it, `None` when the
+    /// segments were checked one by one.
     pub(crate) fn check_remote_segments(
         &self,
         call: &str,
         proc: c_int,
         remotes: CArray<*mut c_void>,
         bytes: u64,
-    ) {
+    ) -> Option<(u64, u64)> {
         let offset_of = self.heap_offsets(call, proc);
         let (mut lowest, mut highest) = (usize::MAX, 0usize);
         for k in 0..remotes.len() {
@@ -468,17 +463,18 @@ impl State {
             highest = highest.max(p);
         }
         if remotes.len() == 0 {
-            return;
+            return Some((0, 0));
         }
         let rank = self.rank_of(call, proc) as usize;
         let start = (lowest.wrapping_sub(self.heap_bases[rank])) as u64;
         let span = ((highest - lowest) as u64).checked_add(bytes);
-        if span.is_some_and(|span| self.look_up_span(rank, start, span)) {
-            return;
+        if let Some(span) = span.filter(|&span| self.look_up_span(rank, start, span)) {
+            return Some((start, span));
         }
         for k in 0..remotes.len() {
             offset_of(remotes.get(k), bytes);
         }
+        None
     }
 
     /// Whether the `len` bytes at heap offset `offset` of `rank` lie inside one live block

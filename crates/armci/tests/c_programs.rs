@@ -181,6 +181,15 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
         ("past-end", "ARMCI_PutS: address"),
         ("gets-past-end", "ARMCI_GetS: address"),
         ("gets-null-local", "ARMCI_GetS: null local buffer"),
+        (
+            "gets-local-past-heap",
+            "run out of the ARMCI memory it starts in",
+        ),
+        (
+            "puts-local-past-heap",
+            "run out of the ARMCI memory it starts in",
+        ),
+        ("acc-null-scale", "ARMCI_Acc: null scale"),
         ("negative-stride", "ARMCI_PutS: negative"),
         ("rank", "ARMCI_Put: rank 7 is out of range"),
         ("overlap", "write some bytes twice"),

@@ -4,7 +4,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use gaspar::strided::{get_mapped, put_mapped, AccKind, Descriptor};
+use gaspar::strided::{get_mapped, put_mapped, AccKind, Descriptor, Side};
 use gaspar::{GlobalAddr, Handle as GasparHandle};
 
 use super::NULL;
@@ -24,6 +24,9 @@ pub(super) unsafe fn scale_bytes<'a>(
     kind: AccKind,
     scale: *const c_void,
 ) -> LocalBytes<'a> {
+    if scale.is_null() {
+        s.fail(call, "null scale");
+    }
     // SAFETY: ARMCI's contract: `scale` points to one element of the accumulate type.
     unsafe { s.local(call, scale, kind.size() as u64) }
 }
@@ -48,8 +51,14 @@ pub(super) unsafe fn put_s(
             return NULL;
         }
         let ga = s.remote(call, dst, desc.dst_extent(), proc);
-        // SAFETY: the source spans `src_extent` bytes (ARMCI's contract).
-        let local = unsafe { s.local(call, src, desc.src_extent()) };
+        let overlap = s.sharing(src, desc.src_extent());
+        if overlap != Overlap::None {
+            // SAFETY: forwarded contract.
+            let (packed, dense) = unsafe { pack_shared(s, call, src, desc, overlap) };
+            return s.check(call, s.rt.put_strided(&packed, &dense, ga, NULL));
+        }
+        // SAFETY: the source spans `src_extent` bytes (ARMCI's contract), private.
+        let local = unsafe { s.lend(call, src, desc.src_extent(), overlap) };
         s.check(call, s.rt.put_strided(&local, desc, ga, NULL))
     };
     // SAFETY: forwarded contract.
@@ -76,16 +85,15 @@ pub(super) unsafe fn get_s(
             return NULL;
         }
         let ga = s.remote(call, src, desc.src_extent(), proc);
-        // SAFETY: the destination spans `dst_extent` writable bytes (ARMCI's contract).
-        let mut local = unsafe { s.local_mut(call, dst, desc.dst_extent()) };
-        let h = s.check(call, s.rt.get_strided(&mut local, desc, ga, NULL));
-        if local.is_bounced() {
-            // The data is in the bounce buffer on return (gaspar borrows it only for the
-            // call): its rows are stored now, the gaps between them left alone.
-            let (row, rows) = desc.chunks();
-            local.write_back_pieces(row, rows.map(|(_, at)| at));
+        let overlap = s.sharing(dst, desc.dst_extent());
+        if overlap != Overlap::None {
+            // SAFETY: forwarded contract.
+            return unsafe { get_into_shared_strided(s, call, dst, desc, ga, overlap) };
         }
-        h
+        // SAFETY: the destination spans `dst_extent` writable bytes (ARMCI's contract),
+        // private.
+        let mut local = unsafe { s.lend_mut(call, dst, desc.dst_extent(), overlap) };
+        s.check(call, s.rt.get_strided(&mut local, desc, ga, NULL))
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
@@ -171,12 +179,148 @@ pub(super) unsafe fn acc_s(
     let scale = unsafe { scale_bytes(s, call, kind, scale) };
     let run = |desc: &Descriptor| {
         let ga = s.remote(call, dst, desc.dst_extent(), proc);
-        // SAFETY: the source spans `src_extent` bytes.
-        let local = unsafe { s.local(call, src, desc.src_extent()) };
+        let overlap = s.sharing(src, desc.src_extent());
+        if overlap != Overlap::None {
+            // SAFETY: forwarded contract.
+            let (packed, dense) = unsafe { pack_shared(s, call, src, desc, overlap) };
+            return s.check(
+                call,
+                s.rt.acc_strided(kind, &scale, &packed, &dense, ga, NULL),
+            );
+        }
+        // SAFETY: the source spans `src_extent` bytes, private.
+        let local = unsafe { s.lend(call, src, desc.src_extent(), overlap) };
         s.check(call, s.rt.acc_strided(kind, &scale, &local, desc, ga, NULL))
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }
+}
+
+/// `desc` with its `side` dense: each level's stride the bytes of the levels below it, as
+/// in a buffer holding only the chunks, in order.
+fn dense_on(s: &State, call: &str, desc: &Descriptor, side: Side) -> Descriptor {
+    let count = desc.count();
+    let mut dense = Vec::with_capacity(desc.levels());
+    let mut below = count[0];
+    for &n in &count[1..] {
+        dense.push(below);
+        // The product of the counts is the transfer's total, which fits a u64.
+        below *= n;
+    }
+    let (src, dst) = match side {
+        Side::Src => (&dense[..], desc.strides(Side::Dst)),
+        Side::Dst => (desc.strides(Side::Src), &dense[..]),
+    };
+    Descriptor::new(count, src, dst).unwrap_or_else(|e| s.fail(call, e.to_string()))
+}
+
+/// The chunks of a strided source in memory other processes may write (a heap mapped
+/// here), copied into a private buffer in order, and the descriptor with that source
+/// dense: only the bytes moved are read, never the gaps between them (a stride of
+/// gigabytes between two rows read the whole span). A source that leaves the heap it
+/// starts in ends the job.
+///
+/// # Safety
+/// `src` has the chunks of `desc`'s source side readable (ARMCI's contract).
+#[cold]
+#[inline(never)]
+unsafe fn pack_shared(
+    s: &State,
+    call: &str,
+    src: *const c_void,
+    desc: &Descriptor,
+    overlap: Overlap,
+) -> (Vec<u8>, Descriptor) {
+    leaves_no_heap(s, call, src, desc.src_extent(), overlap);
+    let (len, chunks) = desc.chunks();
+    let mut packed = staging(s, call, desc.total());
+    for (at, _) in chunks {
+        let end = packed.len() + len as usize;
+        // SAFETY: the chunk's `len` bytes at `src + at` lie in the heap `src` lies in
+        // (`leaves_no_heap`: the whole extent does) and are readable (ARMCI's contract);
+        // they go into the spare capacity of `packed` (total() bytes in all), through raw
+        // pointers: no reference covers memory other processes may write.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                src.cast::<u8>().add(at as usize),
+                packed.as_mut_ptr().add(packed.len()),
+                len as usize,
+            );
+            packed.set_len(end);
+        }
+    }
+    (packed, dense_on(s, call, desc, Side::Src))
+}
+
+/// A strided get into memory other processes may write: into a private buffer of the
+/// chunks alone, then each chunk stored in place, the gaps between them left alone.
+///
+/// # Safety
+/// `dst` has the chunks of `desc`'s destination side writable (ARMCI's contract).
+#[cold]
+#[inline(never)]
+unsafe fn get_into_shared_strided(
+    s: &State,
+    call: &str,
+    dst: *mut c_void,
+    desc: &Descriptor,
+    remote: GlobalAddr,
+    overlap: Overlap,
+) -> GasparHandle {
+    leaves_no_heap(s, call, dst, desc.dst_extent(), overlap);
+    let mut packed = staging(s, call, desc.total());
+    packed.resize(desc.total() as usize, 0);
+    let h = s.check(
+        call,
+        s.rt.get_strided(
+            &mut packed,
+            &dense_on(s, call, desc, Side::Dst),
+            remote,
+            NULL,
+        ),
+    );
+    // The data is in `packed` on return (gaspar borrows it only for the call).
+    let (len, chunks) = desc.chunks();
+    for (k, (_, at)) in chunks.enumerate() {
+        // SAFETY: chunk k is `len` bytes at `k * len` in `packed` (total() bytes) and
+        // `len` writable bytes at `dst + at` inside the heap `dst` lies in
+        // (`leaves_no_heap`; ARMCI's contract), written through raw pointers.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                packed.as_ptr().add(k * len as usize),
+                dst.cast::<u8>().add(at as usize),
+                len as usize,
+            )
+        };
+    }
+    h
+}
+
+/// An empty buffer with room for `len` bytes, or the job ended with a message when the
+/// memory is not there (a transfer as large as the heap, staged).
+fn staging(s: &State, call: &str, len: u64) -> Vec<u8> {
+    let mut buffer = Vec::new();
+    if buffer.try_reserve_exact(len as usize).is_err() {
+        s.fail(
+            call,
+            format!("cannot allocate {len} bytes to stage a local buffer in ARMCI memory"),
+        );
+    }
+    buffer
+}
+
+/// Ends the job when a strided local buffer starts in a heap but its extent does not lie
+/// inside it (`Overlap::Partial`): its rows past the heap's end are not ARMCI memory.
+fn leaves_no_heap(s: &State, call: &str, ptr: *const c_void, extent: u64, overlap: Overlap) {
+    if overlap == Overlap::Partial {
+        s.fail(
+            call,
+            format!(
+                "local buffer {ptr:p} spans {extent} bytes, which run out of the ARMCI \
+                 memory it starts in"
+            ),
+        );
+    }
 }
 
 /// Contiguous put: straight to the access layer, without strided planning.
@@ -476,21 +620,27 @@ unsafe fn local_strided(
     };
     let (src, dst) = if pack { (ptr, buf) } else { (buf, ptr) };
     let run = |desc: &Descriptor| {
-        // SAFETY: the extents come from the descriptor (caller's contract for both
-        // buffers).
-        let (from, mut to) = unsafe {
-            (
-                s.local(call, src, desc.src_extent()),
-                s.local_mut(call, dst, desc.dst_extent()),
-            )
-        };
+        for (at, extent) in [(src, desc.src_extent()), (dst, desc.dst_extent())] {
+            if at.is_null() {
+                s.fail(call, "null local buffer");
+            }
+            leaves_no_heap(s, call, at, extent, s.sharing(at, extent));
+        }
+        // Chunk by chunk through raw pointers: only the bytes moved are touched (a strided
+        // side in ARMCI memory was copied out and back whole, gaps included), and no
+        // reference covers memory other processes may write.
         let (len, chunks) = desc.chunks();
         for (a, b) in chunks {
-            to[b as usize..(b + len) as usize]
-                .copy_from_slice(&from[a as usize..(a + len) as usize]);
+            // SAFETY: the chunks of both sides are readable / writable (ARMCI's contract
+            // for both buffers, neither null); `copy` allows them to overlap.
+            unsafe {
+                std::ptr::copy(
+                    src.cast::<u8>().add(a as usize),
+                    dst.cast::<u8>().add(b as usize),
+                    len as usize,
+                )
+            };
         }
-        let (len, chunks) = desc.chunks();
-        to.write_back_pieces(len, chunks.map(|(_, b)| b));
     };
     // SAFETY: forwarded contract.
     unsafe { s.with_descriptor(call, (src_strides, dst_strides, count), levels, run) }

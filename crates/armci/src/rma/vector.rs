@@ -9,7 +9,7 @@ use gaspar::{GlobalAddr, Handle as GasparHandle};
 use super::contiguous::{acc_kind, scale_bytes};
 use super::NULL;
 use crate::direct::{BadSegment, CArray};
-use crate::state::{state, State};
+use crate::state::{state, Overlap, State};
 
 /// ARMCI's I/O vector descriptor.
 #[repr(C)]
@@ -69,20 +69,56 @@ pub(super) unsafe fn vector(
         let (Some(srcs), Some(dsts)) = arrays else {
             s.fail(call, format!("set {i}: null pointer array"));
         };
-        let remotes = match direction {
-            Direction::Get => srcs,
-            _ => dsts,
-        };
         if let (Some(heap), Direction::Put | Direction::Get) =
             (s.mapped_heap(call, proc), direction)
         {
+            // The moves read the pointer arrays again, and must find there the segments
+            // checked: arrays that another process, or this set's own stores, may write
+            // are read once into private copies.
+            let shared = |a: CArray<*mut c_void>| {
+                let (at, len) = a.bytes();
+                s.sharing(at, len) != Overlap::None
+            };
+            let copies;
+            let (srcs, dsts) = if shared(srcs) || shared(dsts) {
+                copies = (
+                    srcs.iter().collect::<Vec<_>>(),
+                    dsts.iter().collect::<Vec<_>>(),
+                );
+                // SAFETY: the copies live until the end of this set's moves.
+                unsafe { (private_view(&copies.0), private_view(&copies.1)) }
+            } else {
+                (srcs, dsts)
+            };
+            let remotes = if direction == Direction::Get {
+                srcs
+            } else {
+                dsts
+            };
             // Every remote segment is checked against the live blocks before any moves.
-            s.check_remote_segments(call, proc, remotes, bytes);
+            let span = s.check_remote_segments(call, proc, remotes, bytes);
+            // The moves check each segment again against the window they must lie in:
+            // the live block that held them all, so that a pointer array the set's own
+            // stores changed (it aliases a destination) cannot send a move elsewhere;
+            // segments checked one by one are moved from a private copy of the array.
+            let remote_copy;
+            let (heap, srcs, dsts) = match span {
+                Some((start, len)) => (heap.within(start, len), srcs, dsts),
+                None => {
+                    remote_copy = remotes.iter().collect::<Vec<_>>();
+                    // SAFETY: the copy lives until the end of this set's moves.
+                    let remotes = unsafe { private_view(&remote_copy) };
+                    match direction {
+                        Direction::Get => (heap, remotes, dsts),
+                        _ => (heap, srcs, remotes),
+                    }
+                }
+            };
             // Plain loads and stores must not overtake an earlier transfer to the rank.
             s.check(call, s.rt.fence(s.rank_of(call, proc)));
-            // SAFETY: `put`/`get` check every remote segment against the mapped heap and
-            // every local pointer for null; the local segments are readable / writable
-            // (caller's contract).
+            // SAFETY: `put`/`get` check every remote segment against the mapped window
+            // and every local pointer for null; the local segments are readable /
+            // writable (caller's contract).
             let moved = unsafe {
                 match direction {
                     Direction::Get => heap.get(srcs, dsts, bytes as usize),
@@ -104,6 +140,11 @@ pub(super) unsafe fn vector(
             }
             continue;
         }
+        let remotes = if direction == Direction::Get {
+            srcs
+        } else {
+            dsts
+        };
         let remote: Vec<u64> = remotes.iter().map(|p| offset_of(p, bytes)).collect();
         // SAFETY: forwarded contract for this set.
         last = unsafe {
@@ -120,6 +161,16 @@ pub(super) unsafe fn vector(
         };
     }
     last
+}
+
+/// A view of a private copy of a pointer array.
+///
+/// # Safety
+/// `copy` outlives every use of the view.
+unsafe fn private_view(copy: &[*mut c_void]) -> CArray<*mut c_void> {
+    // SAFETY: `copy.len()` readable elements for as long as `copy` lives (the caller's
+    // contract); a Vec's pointer is never null.
+    unsafe { CArray::new(copy.as_ptr(), copy.len()) }.expect("a slice's pointer is not null")
 }
 
 /// Moves one set of an I/O vector through the transport (the target's heap is not mapped

@@ -22,6 +22,15 @@ int main(int argc, char **argv) {
     } else if (strcmp(what, "gets-null-local") == 0) {
         int src[1] = {64}, dst[1] = {8}, count[2] = {8, 4};
         ARMCI_GetS(base[0], src, NULL, dst, count, 1, 0);
+    } else if (strcmp(what, "gets-local-past-heap") == 0) {
+        /* The local rows start in this rank's ARMCI memory and run far past its end. */
+        int src[1] = {8}, dst[1] = {0x7fffffff}, count[2] = {8, 100};
+        ARMCI_GetS(base[0], src, base[armci_msg_me()], dst, count, 1, 0);
+    } else if (strcmp(what, "puts-local-past-heap") == 0) {
+        int src[1] = {0x7fffffff}, dst[1] = {8}, count[2] = {8, 100};
+        ARMCI_PutS(base[armci_msg_me()], src, base[0], dst, count, 1, 0);
+    } else if (strcmp(what, "acc-null-scale") == 0) {
+        ARMCI_Acc(ARMCI_ACC_DBL, NULL, local, base[0], 8, 0);
     } else if (strcmp(what, "negative-stride") == 0) {
         int stride[1] = {-8}, count[2] = {8, 2};
         ARMCI_PutS(local, stride, base[0], stride, count, 1, 0);

@@ -6,6 +6,7 @@
 #include <message.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -17,7 +18,8 @@
 #define STRIDED (3 * N) /* 8 rows of 8 doubles: strided gets land in columns 0..2 */
 #define ACC (4 * N)    /* accumulated into by the left neighbour */
 #define MSG (5 * N)    /* broadcast and reduction buffers */
-#define TOTAL (6 * N)
+#define PTRS (6 * N)   /* a pointer array that its own I/O vector overwrites */
+#define TOTAL (7 * N)
 
 static int me, nproc;
 
@@ -113,6 +115,39 @@ int main(int argc, char **argv) {
     ARMCI_Barrier();
     for (int i = 0; i < N; i++)
         CHECK(mine[ACC + i] == 4 * value(left, i), "acc: [%d] = %g", i, mine[ACC + i]);
+
+    /* Strided accumulate from the heap: 8 rows of 3 doubles added once more. */
+    ARMCI_Barrier();
+    double one = 1.0;
+    CHECK(ARMCI_AccS(ARMCI_ACC_DBL, &one, mine + SRC, stride, base[right] + ACC, stride, count, 1,
+                     right) == 0,
+          "accs");
+    ARMCI_Barrier();
+    for (int i = 0; i < N; i++) {
+        double want = 4 * value(left, i) + (i % 8 < 3 ? value(left, i) : 0.0);
+        CHECK(mine[ACC + i] == want, "accs: [%d] = %g", i, mine[ACC + i]);
+    }
+
+    /* An I/O vector to this rank whose destination pointers lie in the heap, where its
+     * own first segment overwrites the sixth pointer (past the first four, which a move
+     * may read together): every segment goes where the pointers said when the call began. */
+    ARMCI_Barrier();
+    void **ptrs = (void **)(mine + PTRS);
+    double *decoy = mine + MSG, payload[8];
+    for (int k = 0; k < 8; k++) ptrs[k] = mine + GOT + 5 * k;
+    ptrs[0] = &ptrs[5];
+    for (int k = 0; k < 8; k++) payload[k] = 100.0 + k;
+    memcpy(&payload[0], &decoy, sizeof decoy); /* segment 0's bytes: a new pointer */
+    void *from[8];
+    for (int k = 0; k < 8; k++) from[k] = &payload[k];
+    for (int i = 0; i < N; i++) mine[GOT + i] = -2.0, decoy[i] = -3.0;
+    armci_giov_t self_iov = {from, ptrs, sizeof(double), 8};
+    CHECK(ARMCI_PutV(&self_iov, 1, me) == 0, "putv into its own pointers");
+    CHECK(ptrs[5] == decoy, "putv: segment 0 did not land on the sixth pointer");
+    for (int k = 1; k < 8; k++)
+        CHECK(mine[GOT + 5 * k] == 100.0 + k, "putv: segment %d got %g", k, mine[GOT + 5 * k]);
+    for (int i = 0; i < N; i++) CHECK(decoy[i] == -3.0, "putv: decoy[%d] = %g", i, decoy[i]);
+    ARMCI_Barrier();
 
     /* Broadcast and reduction with their buffers in the heap. */
     double *msg = mine + MSG;
