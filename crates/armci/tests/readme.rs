@@ -1,11 +1,10 @@
 //! README.md's ARMCI commands, run exactly as written through `sh -c` in a directory laid
-//! out as the repository root (`crates` and `target` link to the repository's) holding the
-//! user's `prog.c`:
+//! out as the repository root (`crates` and `target` link to the repository's):
 //!
 //! ```sh
 //! cargo build --release
-//! cc -I crates/armci/include prog.c -L target/release -larmci -Wl,-rpath,$PWD/target/release -o prog
-//! target/release/gaspar run -n 4 ./prog
+//! cc -I crates/armci/include crates/armci/examples/ring.c -L target/release -larmci -Wl,-rpath,$PWD/target/release -o target/ring
+//! target/release/gaspar run -n 4 target/ring
 //! ```
 
 #[allow(dead_code)] // `skip` serves the mpi tests; this test skips nothing
@@ -17,33 +16,6 @@ use std::process::Command;
 
 use common::*;
 use nix::fcntl::{Flock, FlockArg};
-
-/// A user's ARMCI program: each rank puts its rank into its right neighbour's ARMCI
-/// memory and checks what its left neighbour put into its own.
-const PROG_C: &str = r#"#include <armci.h>
-#include <message.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-int main(int argc, char **argv) {
-    ARMCI_Init_args(&argc, &argv);
-    int me = armci_msg_me(), nproc = armci_msg_nproc();
-    int **base = malloc(sizeof(int *) * nproc);
-    ARMCI_Malloc((void **)base, sizeof(int));
-    int right = (me + 1) % nproc, left = (me + nproc - 1) % nproc;
-    ARMCI_Put(&me, base[right], sizeof(int), right);
-    ARMCI_Barrier();
-    if (*base[me] != left) {
-        fprintf(stderr, "rank %d got %d, expected %d\n", me, *base[me], left);
-        ARMCI_Error("wrong value", 1);
-    }
-    printf("prog ok rank %d of %d: got %d\n", me, nproc, *base[me]);
-    ARMCI_Free(base[me]);
-    free(base);
-    ARMCI_Finalize();
-    return 0;
-}
-"#;
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -97,13 +69,17 @@ fn armci_program_compiles_and_runs_as_the_readme_says() {
     for name in ["crates", "target"] {
         std::os::unix::fs::symlink(root.join(name), dir.join(name)).unwrap();
     }
-    std::fs::write(dir.join("prog.c"), PROG_C).unwrap();
-
-    let compile = "cc -I crates/armci/include prog.c -L target/release -larmci \
-                   -Wl,-rpath,$PWD/target/release -o prog";
+    let compile = "cc -I crates/armci/include crates/armci/examples/ring.c -L target/release \
+                   -larmci -Wl,-rpath,$PWD/target/release -o target/ring";
+    let run = "target/release/gaspar run -n 4 target/ring";
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    for command in [compile, run] {
+        assert!(
+            readme.contains(command),
+            "README.md no longer says `{command}`"
+        );
+    }
     assert_ran(compile, &shell(&dir, compile));
-
-    let run = "target/release/gaspar run -n 4 ./prog";
     let out = shell(&dir, run);
     assert_ran(run, &out);
     let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
@@ -112,7 +88,7 @@ fn armci_program_compiles_and_runs_as_the_readme_says() {
         .collect();
     lines.sort();
     let expected: Vec<String> = (0..4)
-        .map(|r| format!("prog ok rank {r} of 4: got {}", (r + 3) % 4))
+        .map(|r| format!("ring ok rank {r} of 4: got {}", (r + 3) % 4))
         .collect();
     assert_eq!(lines, expected);
     std::fs::remove_dir_all(&dir).unwrap();

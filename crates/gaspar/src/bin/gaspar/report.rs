@@ -39,7 +39,7 @@ pub(crate) struct ReportArgs {
         value_name = "BENCHMARKS"
     )]
     only: Vec<Suite>,
-    /// With --report: few repetitions everywhere (a few minutes instead of a quarter of an
+    /// With --report: few repetitions everywhere (a few minutes instead of about half an
     /// hour; rough figures).
     #[arg(long, requires = "dir")]
     quick: bool,

@@ -9,7 +9,7 @@ use super::markdown::{ns, times, Section, Table};
 use super::scripts::Script;
 use super::Context;
 
-/// Jobs of the script in full mode (its default, 5, takes a quarter of an hour here).
+/// Jobs of the script in full mode (its default, 5, takes about a quarter of an hour).
 const FULL_RUNS: &str = "3";
 /// `gaspar bench`'s options in each of the script's runs in quick mode.
 const QUICK_BENCH: &str = "--reps 5 --iters 2000 --rounds 1 --scaling-ranks 2,4 \
