@@ -251,10 +251,34 @@ impl Layout {
 /// # Safety
 /// `desc` is null or points to a descriptor gfortran built, followed by `rank` dimensions.
 pub(crate) unsafe fn read(desc: *const Descriptor) -> Result<Layout, CafError> {
+    // SAFETY: forwarded contract.
+    unsafe { read_spans(desc, crate::accessor::table::accessor_abi()) }
+}
+
+/// The bytes one unit of a dimension's stride stands for: the descriptor's `span` where
+/// the compiler sets it (`spans`: gfortran 15 and later, whose own library caf_shmem reads
+/// it, as for a section of a derived type's component), else the element length. gfortran
+/// 12 leaves `span` unset in some temporaries it passes (co_broadcast of an allocatable
+/// component: a stack address there), and its libraries (single.c, OpenCoarrays) count
+/// strides in elements, as this does then.
+#[inline(always)]
+fn stride_unit(span: isize, elem_len: usize, spans: bool) -> isize {
+    if spans && span > 0 {
+        span
+    } else {
+        elem_len as isize
+    }
+}
+
+/// [`read`] with `span` read or not (see [`stride_unit`]).
+///
+/// # Safety
+/// As [`read`].
+unsafe fn read_spans(desc: *const Descriptor, spans: bool) -> Result<Layout, CafError> {
     // SAFETY: the caller passes a descriptor gfortran built (or null, checked inside).
     let (dtype, span, dims) = unsafe { header(desc)? };
     let elem_len = dtype.elem_len;
-    let stride_unit = if span > 0 { span } else { elem_len as isize };
+    let stride_unit = stride_unit(span, elem_len, spans);
     let dims = dims
         .iter()
         .map(|d| {
@@ -322,11 +346,7 @@ pub(crate) unsafe fn dense(desc: *const Descriptor) -> Option<Dense> {
     if rank > 0 {
         // SAFETY: gfortran lays out `rank` dimensions right after the fixed part.
         let dims = unsafe { std::slice::from_raw_parts(d.dim.as_ptr(), rank as usize) };
-        let stride_unit = if d.span > 0 {
-            d.span
-        } else {
-            elem_len as isize
-        };
+        let stride_unit = stride_unit(d.span, elem_len, crate::accessor::table::accessor_abi());
         for dim in dims {
             let extent = (dim.upper_bound - dim.lower_bound + 1).max(0) as usize;
             if extent == 0 {
@@ -344,6 +364,39 @@ pub(crate) unsafe fn dense(desc: *const Descriptor) -> Option<Dense> {
         type_code,
         count,
     })
+}
+
+/// The length in bytes of a scalar character's descriptor; `None` for a null descriptor
+/// or any other.
+///
+/// # Safety
+/// `desc` is null or a descriptor gfortran built.
+pub(crate) unsafe fn scalar_character_len(desc: *const Descriptor) -> Option<usize> {
+    if desc.is_null() {
+        return None;
+    }
+    // SAFETY: a descriptor gfortran built (caller's contract); its fixed part is read.
+    let dtype = unsafe { (*desc).dtype };
+    (dtype.rank == 0 && dtype.type_code == type_code::CHARACTER).then_some(dtype.elem_len)
+}
+
+/// A copy of a scalar's descriptor with element length `len`.
+///
+/// # Safety
+/// `desc` is a descriptor of rank 0 gfortran built.
+pub(crate) unsafe fn scalar_with_len(desc: *const Descriptor, len: usize) -> Descriptor {
+    // SAFETY: a rank-0 descriptor (caller's contract): its fixed part is all there is.
+    let d = unsafe { &*desc };
+    Descriptor {
+        base_addr: d.base_addr,
+        offset: d.offset,
+        dtype: Dtype {
+            elem_len: len,
+            ..d.dtype
+        },
+        span: len as isize,
+        dim: [],
+    }
 }
 
 /// Reads a descriptor with vector subscripts: with `vector` non-null, the descriptor's
@@ -364,7 +417,7 @@ pub(crate) unsafe fn read_with_vector(
     // SAFETY: the caller passes a descriptor gfortran built.
     let (dtype, span, dims) = unsafe { header(desc)? };
     let elem_len = dtype.elem_len;
-    let stride_unit = if span > 0 { span } else { elem_len as isize };
+    let stride_unit = stride_unit(span, elem_len, crate::accessor::table::accessor_abi());
     let mut out = Vec::with_capacity(dims.len());
     for (j, d) in dims.iter().enumerate() {
         // SAFETY: gfortran passes one `caf_vector_t` per dimension of the descriptor.
@@ -546,11 +599,22 @@ mod tests {
 
     #[test]
     fn component_section_strides_by_span() {
-        // a(:)%y where each element of a is 16 bytes and y is integer(4).
+        // a(:)%y where each element of a is 16 bytes and y is integer(4), as gfortran 15+
+        // describes it.
         let d = desc(4, type_code::INTEGER, 16, &[(1, 1, 3)]);
         // SAFETY: as above.
-        let l = unsafe { read(&d.head).unwrap() };
+        let l = unsafe { read_spans(&d.head, true).unwrap() };
         assert_eq!(l.offsets(), vec![0, 16, 32]);
+    }
+
+    #[test]
+    fn an_unset_span_of_gfortran_12_is_not_read() {
+        // gfortran 12's temporary for co_broadcast of an allocatable component: a whole
+        // array of integer(4) whose span holds whatever was on the stack.
+        let d = desc(4, type_code::INTEGER, 0x7fff_f7fa_7920, &[(1, 1, 3)]);
+        // SAFETY: as above.
+        let l = unsafe { read_spans(&d.head, false).unwrap() };
+        assert_eq!(l.offsets(), vec![0, 4, 8]);
     }
 
     #[test]

@@ -101,6 +101,13 @@ pub unsafe extern "C" fn _gfortran_caf_get(
     let stat = unsafe { StatArgs::stat_only(stat) };
     runtime::statement("coindexed reference", stat, |engine| {
         // SAFETY: gfortran's token and descriptors (this function's contract).
+        let substring =
+            unsafe { substring_source(engine, token, offset, src, dest, src_kind, dst_kind) };
+        let src = substring
+            .as_ref()
+            .map_or(src, |cut| (cut as *const Descriptor).cast_mut());
+        // SAFETY: gfortran's token and descriptors (this function's contract); `src` is
+        // gfortran's or its copy above, with the same rank (0).
         let dense = unsafe {
             dense_transfer(
                 engine,
@@ -126,6 +133,45 @@ pub unsafe extern "C" fn _gfortran_caf_get(
         let dst_base = unsafe { (*dest).base_addr };
         get_local(engine, &remote, dst_base, &dst_layout, dst_elem)
     });
+}
+
+/// The source of a scalar character get, cut to its real length where gfortran lost it.
+/// gfortran 12-14 pass a coindexed substring (`t = s[j](3:5)`) as the parent string: its
+/// whole length as the element length, with the substring's start as the offset, so the
+/// element runs past the coarray's end. GCC's single.c copies min(destination, source)
+/// characters there; this cuts the source to what the destination holds and what the
+/// coarray has after the offset (exact for `s[j](k:)` and for a destination no longer than
+/// the substring). A copy of gfortran's descriptor with that length, or `None` when the
+/// source needs no cut (or is not such a character scalar).
+///
+/// # Safety
+/// `token` is null or registered; `src` and `dest` are null or gfortran's descriptors.
+unsafe fn substring_source(
+    engine: &Coarrays,
+    token: *mut c_void,
+    offset: usize,
+    src: *const Descriptor,
+    dest: *const Descriptor,
+    src_kind: c_int,
+    dst_kind: c_int,
+) -> Option<Descriptor> {
+    if token.is_null() || src_kind != dst_kind {
+        return None;
+    }
+    // SAFETY: null or gfortran's descriptors (this function's contract).
+    let (src_len, dst_len) = unsafe {
+        (
+            descriptor::scalar_character_len(src)?,
+            descriptor::scalar_character_len(dest)?,
+        )
+    };
+    // SAFETY: a registered token (this function's contract).
+    let coarray = unsafe { token::borrow(token).ok()? }.data()?;
+    let left = engine.len(coarray).checked_sub(offset)?;
+    let kind = usize::try_from(src_kind).ok().filter(|&k| k > 0)?;
+    let len = src_len.min(dst_len).min(left) / kind * kind;
+    // SAFETY: as above; `scalar_character_len` found it a scalar.
+    (len > 0 && len < src_len).then(|| unsafe { descriptor::scalar_with_len(src, len) })
 }
 
 /// `x(...)[i] = y(...)[j]`: copies between two coarray sections, neither necessarily here.

@@ -38,6 +38,18 @@ const COMPILER_BUGS: &[(&str, &str, &str, bool)] = &[
     ),
     (
         "gfortran-15",
+        "substring_gets",
+        "`t = s[j](3:5)`: error: size of variable 'caf_res' is too large",
+        true,
+    ),
+    (
+        "gfortran-16",
+        "substring_gets",
+        "`t = s[j](3:5)`: error: size of variable 'caf_res' is too large",
+        true,
+    ),
+    (
+        "gfortran-15",
         "locks",
         "`total[1] = total[1] + 1` compiled as a send of the LOCAL total + 1 (no get_from_remote)",
         true,

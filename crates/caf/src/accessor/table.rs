@@ -4,7 +4,7 @@
 //! `register_accessors_finish` makes an index name the same accessor on every image.
 
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::Mutex;
 
 /// An accessor as gfortran registers it: the three kinds share one pointer type and are
@@ -30,6 +30,18 @@ static FINISHED: AtomicPtr<Vec<AccessorFn>> = AtomicPtr::new(std::ptr::null_mut(
 
 fn table() -> std::sync::MutexGuard<'static, Table> {
     TABLE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Set by `register_accessors_finish`, which every program compiled by gfortran 15 or
+/// later calls at start-up (with or without accessors) and earlier compilers never call.
+static ACCESSOR_ABI: AtomicBool = AtomicBool::new(false);
+
+/// Whether the program was compiled by gfortran 15 or later (it finished its accessor
+/// table), whose descriptors carry a valid `span`; gfortran 12-14 leave it unset in some
+/// temporaries, and their libraries (GCC's single.c, OpenCoarrays) never read it.
+#[inline]
+pub(crate) fn accessor_abi() -> bool {
+    ACCESSOR_ABI.load(Ordering::Relaxed)
 }
 
 /// Whether the program registered any accessor (it was compiled by gfortran 15 or later).
@@ -75,6 +87,7 @@ pub unsafe extern "C" fn _gfortran_caf_register_accessor(hash: c_int, accessor: 
 /// Sorts the table by hash (stable: registration order breaks ties, the same everywhere).
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_register_accessors_finish() {
+    ACCESSOR_ABI.store(true, Ordering::Relaxed);
     let mut table = table();
     if !table.sorted {
         table.entries.sort_by_key(|&(hash, _)| hash);
