@@ -165,6 +165,7 @@ pub unsafe extern "C" fn _gaspar_caf16_end_team(
     // SAFETY: this function's contract.
     let stat = unsafe { StatArgs::new(stat, errmsg, errmsg_len) };
     runtime::control_statement_with_state("END TEAM", stat, |state| {
+        crate::memory::deallocate_team_coarrays(state)?;
         state.engine.end_team()?;
         forget_image_numbers(state);
         Ok(())

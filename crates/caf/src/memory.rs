@@ -15,7 +15,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use gaspar::coarray::Coarrays;
+use gaspar::coarray::{Coarrays, TeamLevel};
 
 use crate::abi::{RegisterType, DEREGISTER_DEALLOCATE_ONLY};
 use crate::accessor;
@@ -104,6 +104,10 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                 );
                 // SAFETY: `token` is writable (checked non-null; this function's contract).
                 unsafe { *token = fresh.into_raw() };
+                if keep {
+                    let team = state.engine.get_team(TeamLevel::Current);
+                    state.team_allocations.push((team, token));
+                }
                 local as *mut c_void
             }
         };
@@ -275,29 +279,74 @@ pub unsafe extern "C" fn _gfortran_caf_deregister(
             // SAFETY: a component's token slot (checked above), readable and writable.
             return unsafe { deregister_component(state, token, raw, dereg_type) };
         }
-        // SAFETY: a coarray's token `register` stored; gfortran forgets it (set to null
-        // below).
-        let caf = unsafe {
-            token::borrow(raw)?;
-            token::from_raw(raw)
-        };
-        // SAFETY: `token` is writable (this function's contract).
-        unsafe { *token = std::ptr::null_mut() };
-        match caf.memory {
-            Memory::Symmetric(memory) => {
-                if caf.holds == Holds::Data {
-                    let local = state.engine.local_addr(&memory)?;
-                    let part = state.engine.part(&memory, state.engine.this_image())?;
-                    accessor::parts::remove(part.ga_bits);
-                    if let (_, Some(heap)) = state.existing_components() {
-                        heap.remove_data(local);
-                    }
-                }
-                Ok(state.engine.deallocate(memory)?)
-            }
-            Memory::Component(_) | Memory::Unallocated | Memory::View { .. } => Ok(()),
-        }
+        // SAFETY: `token` is a coarray's token slot (checked above).
+        unsafe { deregister_coarray(state, token, raw) }
     });
+}
+
+/// Frees an allocatable or static coarray's memory on every image (collective) and its
+/// token, and empties the slot: DEALLOCATE, and END TEAM for the coarrays allocated in
+/// the ending team.
+///
+/// # Safety
+/// `token` is a coarray's token slot holding `raw`, a token `register` stored, writable.
+pub(crate) unsafe fn deregister_coarray(
+    state: &mut State,
+    token: *mut *mut c_void,
+    raw: *mut c_void,
+) -> Result<(), CafError> {
+    state.team_allocations.retain(|&(_, slot)| slot != token);
+    // SAFETY: a coarray's token `register` stored; gfortran forgets it (set to null below).
+    let caf = unsafe {
+        token::borrow(raw)?;
+        token::from_raw(raw)
+    };
+    // SAFETY: `token` is writable (this function's contract).
+    unsafe { *token = std::ptr::null_mut() };
+    match caf.memory {
+        Memory::Symmetric(memory) => {
+            if caf.holds == Holds::Data {
+                let local = state.engine.local_addr(&memory)?;
+                let part = state.engine.part(&memory, state.engine.this_image())?;
+                accessor::parts::remove(part.ga_bits);
+                if let (_, Some(heap)) = state.existing_components() {
+                    heap.remove_data(local);
+                }
+            }
+            Ok(state.engine.deallocate(memory)?)
+        }
+        Memory::Component(_) | Memory::Unallocated | Memory::View { .. } => Ok(()),
+    }
+}
+
+/// END TEAM's deallocation of the allocatable coarrays allocated in the ending team that
+/// the program did not deallocate itself (gfortran 12-14 leave it to the library), in the
+/// order they were allocated (the same on every image of the team): each is freed as by
+/// DEALLOCATE, and its descriptor marked unallocated, so that `allocated()` is false and
+/// a later ALLOCATE works.
+pub(crate) fn deallocate_team_coarrays(state: &mut State) -> Result<(), CafError> {
+    let ending = state.engine.get_team(TeamLevel::Current);
+    let slots: Vec<_> = state
+        .team_allocations
+        .iter()
+        .filter(|&&(team, _)| team == ending)
+        .map(|&(_, slot)| slot)
+        .collect();
+    for slot in slots {
+        // SAFETY: a token slot `register` recorded and DEALLOCATE has not emptied (it
+        // removes its record): a variable of the program, alive while its coarray is.
+        let raw = unsafe { *slot };
+        // SAFETY: the token `register` stored there.
+        let desc = unsafe { token::borrow(raw)? }.desc;
+        if !desc.is_null() {
+            // SAFETY: the descriptor the program registered the coarray with, its own
+            // writable variable (an allocatable coarray's descriptor outlives the call).
+            unsafe { (*desc.cast_mut()).base_addr = std::ptr::null_mut() };
+        }
+        // SAFETY: a coarray's token slot holding `raw`.
+        unsafe { deregister_coarray(state, slot, raw)? };
+    }
+    Ok(())
 }
 
 /// Frees a component's memory; with `DEREGISTER` its token too.

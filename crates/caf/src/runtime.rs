@@ -29,6 +29,10 @@ pub(crate) struct State {
     components: Option<ComponentHeap>,
     /// The teams this image formed; gfortran's team variable holds an index into it plus 1.
     pub(crate) teams: Vec<TeamId>,
+    /// The token slots of allocatable coarrays allocated, and not yet deallocated, with
+    /// the team current then: END TEAM deallocates those of its team (gfortran 12-14
+    /// leave that to the library; gfortran 15+ deallocate them before END TEAM).
+    pub(crate) team_allocations: Vec<(TeamId, *mut *mut std::ffi::c_void)>,
 }
 
 impl State {
@@ -190,6 +194,7 @@ fn start(slot: &mut Option<State>) {
                 engine,
                 components: None,
                 teams: Vec::new(),
+                team_allocations: Vec::new(),
             });
         }
         Err(e) => {

@@ -89,6 +89,7 @@ pub unsafe extern "C" fn _gfortran_caf_change_team(team: *mut *mut c_void, _flag
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_end_team(_team: *mut *mut c_void) {
     runtime::control_statement_with_state("END TEAM", no_stat(), |state| {
+        crate::memory::deallocate_team_coarrays(state)?;
         state.engine.end_team()?;
         forget_image_numbers(state);
         Ok(())

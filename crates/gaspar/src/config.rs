@@ -236,6 +236,39 @@ impl Setting {
         })
     }
 
+    /// The value as one of `allowed` (lower case; the value's case and surrounding blanks
+    /// do not matter), or an error naming them.
+    ///
+    /// ```
+    /// use gaspar::config::Setting;
+    /// let method = Setting { name: "GASPAR_DOC_EXAMPLE_UNSET", default: " Direct", description: "" };
+    /// assert_eq!(method.choice(&["auto", "direct"])?, "direct");
+    /// let bad = Setting { name: "GASPAR_DOC_EXAMPLE_UNSET", default: "fast", description: "" };
+    /// assert!(bad.choice(&["auto", "direct"]).unwrap_err().to_string().contains("auto or direct"));
+    /// # Ok::<(), gaspar::Error>(())
+    /// ```
+    pub fn choice(&self, allowed: &[&'static str]) -> Result<&'static str> {
+        let raw = self.raw();
+        let value = raw.trim();
+        allowed
+            .iter()
+            .find(|a| a.eq_ignore_ascii_case(value))
+            .copied()
+            .ok_or_else(|| {
+                let names = match allowed {
+                    [] => String::new(),
+                    [one] => one.to_string(),
+                    [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+                };
+                Error::Environment(format!("{}={raw:?}: expected {names}", self.name))
+            })
+    }
+
+    /// Whether the value is `auto` (any case, blanks around it allowed).
+    pub(crate) fn is_auto(&self) -> bool {
+        self.raw().trim().eq_ignore_ascii_case("auto")
+    }
+
     /// The value as an unsigned integer.
     pub(crate) fn number(&self) -> Result<u64> {
         self.raw().trim().parse().map_err(|_| {
@@ -245,10 +278,13 @@ impl Setting {
 }
 
 /// The starter memory and heap sizes of each rank (`GASPAR_STARTER_SIZE`,
-/// `GASPAR_HEAP_SIZE`), refused beyond the 256 GiB a global address's offset can reach.
+/// `GASPAR_HEAP_SIZE`), refused beyond the 256 GiB a global address's offset can reach,
+/// and rounded up to whole pages (at least one): a segment is pages, and the heap's
+/// tables need its length aligned (a heap of 1000001 or 1023 bytes failed in every rank).
 pub(crate) fn segment_sizes() -> Result<(u64, u64)> {
+    const PAGE: u64 = 4096;
     let within_reach = |setting: &Setting| {
-        let bytes = setting.bytes()?;
+        let bytes = setting.bytes()?.max(1).div_ceil(PAGE) * PAGE;
         if bytes > crate::gmem::MAX_SEGMENT_LEN {
             return Err(Error::Environment(format!(
                 "{}={:?} is more than the {}G a global address can reach",
@@ -259,7 +295,7 @@ pub(crate) fn segment_sizes() -> Result<(u64, u64)> {
         }
         Ok(bytes)
     };
-    let heap = if HEAP_SIZE.raw().trim() == "auto" {
+    let heap = if HEAP_SIZE.is_auto() {
         auto_heap_size()
     } else {
         within_reach(&HEAP_SIZE)?

@@ -17,7 +17,7 @@ use crate::addr::GlobalAddr;
 /// rt.finalize()?;
 /// # Ok::<(), gaspar::Error>(())
 /// ```
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A rank number outside `0..procs`.
@@ -205,6 +205,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// The message, as `Display` gives it: a `main` that returns [`Result`] prints its error
+/// through `Debug` (`Error: ...`), and a user reads one line naming what went wrong, not
+/// the variant's fields.
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 impl Error {

@@ -325,6 +325,28 @@ fn watch(listen: OwnedFd, mut groups: Vec<i32>, memfds: &[RawFd]) -> ! {
     unsafe { nix::libc::_exit(0) }
 }
 
+/// Whether this process ignores `signal` (its disposition is `SIG_IGN`).
+fn ignored(signal: Signal) -> bool {
+    let mut current = std::mem::MaybeUninit::<nix::libc::sigaction>::zeroed();
+    // SAFETY: with a null new action, sigaction only writes the current one into
+    // `current`, which is large enough for it.
+    let rc = unsafe { nix::libc::sigaction(signal as i32, std::ptr::null(), current.as_mut_ptr()) };
+    // SAFETY: zeroed, then written by sigaction when it succeeded.
+    rc == 0 && unsafe { current.assume_init() }.sa_sigaction == nix::libc::SIG_IGN
+}
+
+/// The settings every rank reads as it starts on shm, checked before any rank starts: a
+/// bad one is one line from the launcher, not an error from each rank.
+fn check_rank_settings() -> Result<()> {
+    crate::strided::Policy::from_env()?;
+    config::STRIDED_BUFFER.bytes()?;
+    config::SHM_PLACEMENT.choice(&["same", "anywhere"])?;
+    if !config::SPIN_LIMIT.is_auto() {
+        config::SPIN_LIMIT.number()?;
+    }
+    Ok(())
+}
+
 /// Runs a job to its end. `Ok(None)` when every rank succeeded.
 ///
 /// ```no_run
@@ -344,6 +366,7 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     }
     let (starter_len, heap_len) = config::segment_sizes()?;
     let grace = Duration::from_millis(config::KILL_GRACE_MS.number()?);
+    check_rank_settings()?;
     // The copy table is measured here, once, if this machine has none: never in the
     // ranks, which read it (a failure only leaves them with memcpy, and is said).
     match crate::transport::shm::calibrate::ensure_calibrated() {
@@ -356,7 +379,8 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     }
     // Measured here for the ranks' waits, so that no rank starts a thread to measure it
     // (see `env::WAKE_UP_NS`); under a budget the user set, not needed.
-    let wake_up = (config::SPIN_LIMIT.raw().trim() == "auto")
+    let wake_up = config::SPIN_LIMIT
+        .is_auto()
         .then(crate::transport::wait::measured_sleep_and_wake_up);
     let job = segment::new_job_id()?;
     let segments = JobSegments::create(&job, spec.procs, starter_len, heap_len)?;
@@ -364,13 +388,13 @@ pub fn run(spec: &LaunchSpec) -> Result<Option<Failure>> {
     // Signals arrive through a signalfd; they are blocked in this thread before any other
     // thread starts, and the children get a clean mask from std's spawn.
     let mut signals = SigSet::empty();
-    for s in [
-        Signal::SIGCHLD,
-        Signal::SIGINT,
-        Signal::SIGTERM,
-        Signal::SIGHUP,
-    ] {
-        signals.add(s);
+    signals.add(Signal::SIGCHLD);
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // One the launcher was started ignoring (SIGHUP under `nohup`, SIGINT in a
+        // background job of a script) stays ignored, as in any other program.
+        if !ignored(s) {
+            signals.add(s);
+        }
     }
     let mut old_mask = SigSet::empty();
     nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&signals), Some(&mut old_mask))
@@ -452,6 +476,20 @@ fn spawn_rank(
 /// A rank's piped stdout or stderr, forwarded line by line with the `[rank] ` prefix by
 /// the launcher's own loop (not a thread per pipe: the job ends when its ranks end, even if
 /// a process they started keeps the pipe open).
+/// Reads of 16 KiB one pipe gets per turn of the launcher's loop.
+const PUMP_CHUNKS: usize = 8;
+
+/// What one [`Forward::pump`] left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pumped {
+    /// Nothing more to read now.
+    Drained,
+    /// More may be waiting: the turn's reads were used up.
+    More,
+    /// The pipe, or the launcher's output, is closed.
+    Closed,
+}
+
 struct Forward {
     rank: u32,
     to_stderr: bool,
@@ -471,32 +509,40 @@ impl Forward {
         })
     }
 
-    /// Forwards every complete line that can be read without waiting. Returns `false`
-    /// once the pipe is closed (a last line without newline is forwarded then).
-    fn pump(&mut self) -> bool {
+    /// Forwards the complete lines that can be read without waiting, up to
+    /// [`PUMP_CHUNKS`] reads, so that a rank writing without pause cannot keep the
+    /// launcher from its signals and its other ranks (the pipe stays readable, and the
+    /// next poll comes back to it). Once the pipe is closed, a last line without newline
+    /// is forwarded; once the launcher's own output is closed (a reader that went away, as
+    /// `| head` does), the pipe is dropped, and the rank's next write fails as it would
+    /// have without `--label`.
+    fn pump(&mut self) -> Pumped {
         let mut chunk = [0u8; 16 * 1024];
-        loop {
+        for _ in 0..PUMP_CHUNKS {
             match nix::unistd::read(self.pipe.as_raw_fd(), &mut chunk) {
-                Ok(0) => break,
-                Ok(n) => {
+                Ok(n) if n > 0 => {
                     self.pending.extend_from_slice(&chunk[..n]);
                     while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
                         let line: Vec<u8> = self.pending.drain(..=end).collect();
-                        self.emit(&line);
+                        if !self.emit(&line) {
+                            return Pumped::Closed;
+                        }
                     }
                 }
                 Err(Errno::EINTR) => {}
-                Err(Errno::EAGAIN) => return true,
-                Err(_) => break,
+                Err(Errno::EAGAIN) => return Pumped::Drained,
+                Ok(_) | Err(_) => {
+                    self.emit_partial_line();
+                    return Pumped::Closed;
+                }
             }
         }
-        self.emit_partial_line();
-        false
+        Pumped::More
     }
 
     /// Forwards what is left when the job ends, without waiting for the pipe to close.
     fn finish(mut self) {
-        self.pump();
+        while self.pump() == Pumped::More {}
         self.emit_partial_line();
     }
 
@@ -504,20 +550,23 @@ impl Forward {
         if !self.pending.is_empty() {
             let mut line = std::mem::take(&mut self.pending);
             line.push(b'\n');
-            self.emit(&line);
+            // The end of the forwarding either way.
+            let _ = self.emit(&line);
         }
     }
 
-    /// Writes `[rank] line` in one write, so that lines of different ranks never mix.
-    fn emit(&self, line: &[u8]) {
+    /// Writes `[rank] line` in one write, so that lines of different ranks never mix;
+    /// `false` when the launcher's output is closed.
+    fn emit(&self, line: &[u8]) -> bool {
         let mut labeled = format!("[{}] ", self.rank).into_bytes();
         labeled.extend_from_slice(line);
-        if self.to_stderr {
-            let _ = std::io::stderr().lock().write_all(&labeled);
+        let written = if self.to_stderr {
+            std::io::stderr().lock().write_all(&labeled)
         } else {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(&labeled).and_then(|()| out.flush());
-        }
+            out.write_all(&labeled).and_then(|()| out.flush())
+        };
+        !matches!(written, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
 }
 
@@ -620,7 +669,7 @@ fn supervise(
         drop(polled);
         let mut index = 0;
         forwards.retain_mut(|f| {
-            let open = !ready[index] || f.pump();
+            let open = !ready[index] || f.pump() != Pumped::Closed;
             index += 1;
             open
         });

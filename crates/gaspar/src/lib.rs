@@ -175,9 +175,16 @@ pub fn run_job(body: impl FnOnce(&mut Runtime) -> Result<()>) -> Result<()> {
 /// # Ok::<(), gaspar::Error>(())
 /// ```
 pub fn init() -> Result<Runtime> {
+    // Before the job is joined: a bad setting is an error of its own here, where after it
+    // the world's drop would end the job with a message about the drop.
+    let (policy, buffer_len) = strided::Strided::settings()?;
     let world = world::World::init()?;
-    let layers = strided::Strided::new(Gma::new(gmem::GlobalMemory::new(world)?))?;
-    Ok(Runtime::new(layers))
+    let memory = gmem::GlobalMemory::new(world)?;
+    Ok(Runtime::new(strided::Strided::with_settings(
+        Gma::new(memory),
+        policy,
+        buffer_len,
+    )))
 }
 
 /// How long a wait of this process polls before it sleeps ([`config::SPIN_LIMIT`]; by

@@ -3,6 +3,7 @@
 mod common;
 
 use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -348,7 +349,7 @@ fn survivors_of_a_failure_get_an_error_not_a_hang() {
     )
     .unwrap();
     let left = job.wait_for("left the barrier", 1);
-    assert!(left[0].contains("JobAborted"), "{left:?}");
+    assert!(left[0].contains("the job was aborted"), "{left:?}");
     let (status, _, _) = job.finish();
     assert!(!status.success());
 }
@@ -370,6 +371,66 @@ fn sigterm_to_the_launcher_stops_every_rank() {
         assert_eq!(wait_gone(&pids, Duration::ZERO), Vec::<u32>::new());
         assert_nothing_holds_a_segment(&id);
     }
+}
+
+/// Ranks that write without pause through `--label` (the launcher forwards every line)
+/// cannot keep the launcher from a signal: it stops the job at once. Before, it read a
+/// flooding pipe until the pipe ran dry, which it never did.
+#[test]
+fn a_flood_of_labelled_output_does_not_hold_off_a_signal() {
+    let mut job = LiveJob::start(2, true, Path::new("yes"), &[]);
+    job.wait_for("] y", 100);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(job.child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let (status, elapsed, stderr) = job.finish();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?}");
+}
+
+/// With `--label`, a reader that goes away (`| head -1`) ends the job as it does without
+/// `--label`: the launcher stops forwarding, the rank's next write meets a closed pipe
+/// (SIGPIPE), and the job fails with 128 + 13.
+#[test]
+fn a_closed_reader_of_labelled_output_ends_the_job() {
+    for label in ["", "--label "] {
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c").arg(format!(
+            "{} run -n 2 {label}yes | head -1; echo \"status ${{PIPESTATUS[0]}}\"",
+            gaspar().display()
+        ));
+        let out = run_command(cmd);
+        out.assert_success();
+        assert!(
+            out.stdout.ends_with("status 141\n"),
+            "{label}: {}",
+            out.stdout
+        );
+        assert!(out.stderr.contains("SIGPIPE"), "{label}: {}", out.stderr);
+    }
+}
+
+/// A launcher started ignoring SIGHUP (`nohup gaspar run ...`) keeps ignoring it: a
+/// SIGHUP then a SIGTERM end the job by the SIGTERM (143). Read through its signalfd, the
+/// SIGHUP used to stop the job (129).
+#[test]
+fn nohup_leaves_sighup_ignored() {
+    let mut cmd = Command::new("nohup");
+    cmd.arg(gaspar())
+        .args(["run", "-n", "2", "sh", "-c", "echo up; exec sleep 300"]);
+    let mut job = LiveJob::start_command(cmd);
+    job.wait_for("up", 2);
+    let launcher = nix::unistd::Pid::from_raw(job.child.id() as i32);
+    for signal in [
+        nix::sys::signal::Signal::SIGHUP,
+        nix::sys::signal::Signal::SIGTERM,
+    ] {
+        nix::sys::signal::kill(launcher, signal).unwrap();
+    }
+    let (status, _, stderr) = job.finish();
+    assert_eq!(status.code(), Some(143), "{stderr}");
 }
 
 #[test]
@@ -448,6 +509,66 @@ fn heap_size_comes_from_the_environment() {
     let out = run_command(bad);
     assert!(!out.status.success());
     assert!(out.stderr.contains("GASPAR_HEAP_SIZE"), "{}", out.stderr);
+}
+
+/// A bad setting the ranks would read is refused by the launcher before any rank starts,
+/// in one line naming it (each rank used to end the job with a message about dropping the
+/// runtime); a rank started alone says the same through its `main`. Heap sizes that are
+/// not whole pages are rounded up (they failed in every rank); values are read without
+/// regard to case or surrounding blanks.
+#[test]
+fn bad_rank_settings_are_refused_in_one_line_before_the_ranks_start() {
+    let hello = example("hello");
+    for (name, value) in [
+        ("GASPAR_STRIDED_METHOD", "sideways"),
+        ("GASPAR_STRIDED_BUFFER", "64X"),
+        ("GASPAR_SPIN_LIMIT", "1e3"),
+        ("GASPAR_SHM_PLACEMENT", "somewhere"),
+    ] {
+        let mut cmd = Command::new(gaspar());
+        cmd.env(name, value).args(["run", "-n", "2"]).arg(&hello);
+        let out = run_command(cmd);
+        assert_eq!(out.code(), Some(1), "{name}: {}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{name}: {}", out.stderr);
+        assert!(out.stderr.contains(name), "{name}: {}", out.stderr);
+        assert!(
+            out.stdout.is_empty(),
+            "{name}: a rank started: {}",
+            out.stdout
+        );
+        if name == "GASPAR_SHM_PLACEMENT" {
+            continue; // read only where the launcher's segments are mapped
+        }
+        let mut alone = Command::new(&hello);
+        alone.env(name, value);
+        let out = run_command(alone);
+        assert_eq!(out.code(), Some(1), "{name} alone: {}", out.stderr);
+        assert!(out.stderr.contains(name), "{name} alone: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("dropped"),
+            "{name} alone: {}",
+            out.stderr
+        );
+    }
+    for (name, value) in [
+        ("GASPAR_HEAP_SIZE", "1000001"),
+        ("GASPAR_HEAP_SIZE", "1023"),
+        ("GASPAR_HEAP_SIZE", "0"),
+        ("GASPAR_STRIDED_METHOD", " Direct "),
+        ("GASPAR_SHM_PLACEMENT", "ANYWHERE"),
+        ("GASPAR_SPIN_LIMIT", "Auto"),
+    ] {
+        let mut cmd = Command::new(gaspar());
+        cmd.env(name, value).args(["run", "-n", "2"]).arg(&hello);
+        let out = run_command(cmd);
+        out.assert_success();
+        assert_eq!(
+            out.stdout.lines().count(),
+            2,
+            "{name}={value:?}: {}",
+            out.stdout
+        );
+    }
 }
 
 #[test]

@@ -72,12 +72,25 @@ impl Strided {
     /// # Ok::<(), gaspar::Error>(())
     /// ```
     pub fn new(gma: Gma) -> Result<Strided> {
-        Ok(Strided {
+        let (policy, buffer_len) = Self::settings()?;
+        Ok(Self::with_settings(gma, policy, buffer_len))
+    }
+
+    /// The method policy and buffer size the environment asks for
+    /// (`GASPAR_STRIDED_METHOD`, `GASPAR_STRIDED_BUFFER`): read before the job is joined
+    /// by [`crate::init`], so that a bad one is its own error, not the end of a job.
+    pub(crate) fn settings() -> Result<(Policy, u64)> {
+        Ok((Policy::from_env()?, config::STRIDED_BUFFER.bytes()?))
+    }
+
+    /// The strided layer on top of `gma` with these settings.
+    pub(crate) fn with_settings(gma: Gma, policy: Policy, buffer_len: u64) -> Strided {
+        Strided {
             gma,
-            policy: Policy::from_env()?,
-            buffer_len: config::STRIDED_BUFFER.bytes()?.max(1),
+            policy,
+            buffer_len: buffer_len.max(1),
             scratch: Mutex::new(Scratch::default()),
-        })
+        }
     }
 
     /// Overrides the environment's method policy and buffer size (ARMCI programs set

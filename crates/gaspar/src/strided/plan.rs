@@ -11,7 +11,7 @@
 //! | case 4 | B < N_R and B <= N_L | B (less for the last piece) |
 
 use crate::config;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// How a strided transfer moves its bytes.
 ///
@@ -62,15 +62,13 @@ pub enum Policy {
 impl Policy {
     /// The policy from the environment.
     pub(crate) fn from_env() -> Result<Policy> {
-        match config::STRIDED_METHOD.raw().as_str() {
-            "auto" => Ok(Policy::Auto),
-            "direct" => Ok(Policy::Direct),
-            "buffered" => Ok(Policy::Buffered),
-            other => Err(Error::Environment(format!(
-                "{}={other:?}: expected auto, direct or buffered",
-                config::STRIDED_METHOD.name
-            ))),
-        }
+        Ok(
+            match config::STRIDED_METHOD.choice(&["auto", "direct", "buffered"])? {
+                "direct" => Policy::Direct,
+                "buffered" => Policy::Buffered,
+                _ => Policy::Auto,
+            },
+        )
     }
 }
 

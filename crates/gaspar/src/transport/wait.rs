@@ -321,8 +321,7 @@ impl Patience {
     /// The patience of a rank on this machine: the budget from `GASPAR_SPIN_LIMIT`
     /// (`auto`: measured for `sleep`).
     fn for_job(sleep: Sleep) -> Result<Patience> {
-        let raw = config::SPIN_LIMIT.raw();
-        let measured = raw.trim() == "auto";
+        let measured = config::SPIN_LIMIT.is_auto();
         let budget = std::sync::OnceLock::new();
         if !measured {
             let _ = budget.set(Duration::from_nanos(config::SPIN_LIMIT.number()?));

@@ -30,10 +30,10 @@ const PEER_SOURCE: &str = include_str!("bench_peer.c");
 #[derive(clap::Args)]
 pub(crate) struct BenchArgs {
     /// Repetitions of each timed loop (the median is reported).
-    #[arg(long, default_value_t = 31)]
+    #[arg(long, default_value_t = 31, value_parser = clap::value_parser!(u32).range(1..))]
     reps: u32,
     /// Iterations of each latency loop.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     iters: u64,
     /// Write the figures as JSON to this file too.
     #[arg(long)]
@@ -42,7 +42,7 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     no_mpi: bool,
     /// Rounds of (gaspar, peer) run alternately; each figure is the median over rounds.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     rounds: u32,
     /// The transport gaspar runs on: `shm`, or `mpi` (started with the launcher of the MPI
     /// library gaspar was built against; needs a gaspar built with `--features mpi`).
@@ -55,18 +55,25 @@ pub(crate) struct BenchArgs {
         alias = "barrier-ranks",
         value_delimiter = ',',
         num_args = 0..,
-        default_value = "2,4,8"
+        default_value = "2,4,8",
+        value_parser = clap::value_parser!(u32).range(2..)
     )]
     scaling_ranks: Vec<u32>,
     /// Barriers per repetition in those jobs.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     barrier_iters: u64,
     /// Job sizes at which the allreduce of 1 and 1 Mi doubles is measured (the option
     /// with no value: none).
-    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "2,4")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        num_args = 0..,
+        default_value = "2,4",
+        value_parser = clap::value_parser!(u32).range(2..)
+    )]
     allreduce_ranks: Vec<u32>,
     /// Ping-pong round trips per repetition in those jobs.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
     pingpong_iters: u64,
     /// Measure only the barrier and the ping-pong at `--scaling-ranks`.
     #[arg(long)]
@@ -660,9 +667,17 @@ pub(crate) fn run(args: BenchArgs) -> ExitCode {
     if let Some(dir) = &args.report.dir {
         return crate::report::run(&args.report, dir);
     }
+    // The JSON file is made now, so that a path that cannot be written is said before the
+    // benchmark runs, not after.
+    if let Some(path) = &args.json {
+        if let Err(e) = std::fs::File::create(path) {
+            eprintln!("gaspar bench: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
     let dir = std::env::temp_dir().join(format!("gaspar-bench-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&dir) {
-        eprintln!("gaspar bench: {e}");
+        eprintln!("gaspar bench: cannot make {}: {e}", dir.display());
         return ExitCode::FAILURE;
     }
     let result = report(&args, &dir);
@@ -715,7 +730,8 @@ fn report(args: &BenchArgs, dir: &Path) -> Result<(), String> {
     });
     let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
     match &args.json {
-        Some(path) => std::fs::write(path, text).map_err(|e| e.to_string())?,
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
         None => {
             let _ = writeln!(stdout, "{text}");
         }

@@ -77,9 +77,12 @@ enum Command {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_new(gaspar::config::LOG.raw())
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colours for a terminal only: not escape codes in a log file or a pipe.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
 }
 
@@ -148,6 +151,13 @@ fn main() -> ExitCode {
         } => {
             let program = command.remove(0);
             if transport == "mpi" {
+                if !cfg!(feature = "mpi") {
+                    report(
+                        "gaspar run: --transport mpi needs a gaspar built with the mpi \
+                         transport (cargo build --release --features mpi)",
+                    );
+                    return ExitCode::from(2);
+                }
                 return mpirun(procs, label, program, command);
             }
             launch(&LaunchSpec {

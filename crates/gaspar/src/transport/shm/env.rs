@@ -84,16 +84,7 @@ impl ShmTransport {
         }
         // Every segment at the job's planned address when it is free (see
         // `segment::planned_address`), with the length its header gives.
-        let placed = match config::SHM_PLACEMENT.raw().as_str() {
-            "same" => true,
-            "anywhere" => false,
-            other => {
-                return Err(Error::Environment(format!(
-                    "{}={other:?} is neither same nor anywhere",
-                    config::SHM_PLACEMENT.name
-                )))
-            }
-        };
+        let placed = config::SHM_PLACEMENT.choice(&["same", "anywhere"])? == "same";
         let mappings = checked
             .into_iter()
             .enumerate()

@@ -147,10 +147,24 @@ pub(crate) enum Cached {
 
 /// Reads the table at `path`, valid only for `key`.
 pub(crate) fn read(path: &Path, key: &CpuKey) -> Cached {
+    // A table is a few KiB: anything that is not a regular file of modest size (a FIFO,
+    // a link to a device) is refused before it is opened, which could block or never end.
+    const LARGEST: u64 = 1 << 20;
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            return Cached::Unusable(format!("{} is not a file", path.display()))
+        }
+        Ok(m) if m.len() > LARGEST => {
+            return Cached::Unusable(format!("{} has {} bytes", path.display(), m.len()))
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Cached::Missing,
+        Err(e) => return Cached::Unusable(format!("{}: {e}", path.display())),
+    }
     let text = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Cached::Missing,
-        Err(e) => return Cached::Unusable(e.to_string()),
+        Err(e) => return Cached::Unusable(format!("{}: {e}", path.display())),
     };
     let Ok(text) = String::from_utf8(text) else {
         return Cached::Unusable("not text".into());
@@ -290,6 +304,13 @@ mod tests {
         // A directory where the file should be.
         std::fs::remove_file(&path).expect("remove");
         std::fs::create_dir(&path).expect("mkdir");
+        assert!(matches!(read(&path, &key), Cached::Unusable(_)));
+        // A FIFO (opening it would wait for a writer) and a link to an endless device.
+        std::fs::remove_dir(&path).expect("rmdir");
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        assert!(matches!(read(&path, &key), Cached::Unusable(_)));
+        std::fs::remove_file(&path).expect("remove the fifo");
+        std::os::unix::fs::symlink("/dev/zero", &path).expect("symlink");
         assert!(matches!(read(&path, &key), Cached::Unusable(_)));
         let _ = std::fs::remove_dir_all(&dir);
     }
