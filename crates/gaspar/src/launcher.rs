@@ -622,10 +622,13 @@ fn supervise(
                 drop(child);
             }
             Err(e) => {
-                report(&format!(
-                    "gaspar run: cannot start {}: {e}",
-                    spec.program.to_string_lossy()
-                ));
+                let program = std::path::Path::new(&spec.program);
+                let why = if program.is_dir() {
+                    "it is a directory".to_string()
+                } else {
+                    e.to_string()
+                };
+                report(&format!("gaspar run: cannot start {program:?}: {why}"));
                 segments.abort_all();
                 signal_all(&ranks, Signal::SIGKILL);
                 failure = Some(Failure::Rank {

@@ -211,7 +211,8 @@ fn a_missing_program_is_reported() {
     let out = run(2, &[&"/nonexistent/program"]);
     assert_eq!(out.code(), Some(127));
     assert!(
-        out.stderr.contains("cannot start /nonexistent/program"),
+        out.stderr
+            .contains("cannot start \"/nonexistent/program\": No such file"),
         "{}",
         out.stderr
     );
@@ -220,6 +221,18 @@ fn a_missing_program_is_reported() {
         "{}",
         out.stderr
     );
+    // A directory, and an empty name, are named as such.
+    let out = run(2, &[&"/tmp"]);
+    assert_eq!(out.code(), Some(126));
+    assert!(
+        out.stderr
+            .contains("cannot start \"/tmp\": it is a directory"),
+        "{}",
+        out.stderr
+    );
+    let out = run(2, &[&""]);
+    assert_eq!(out.code(), Some(127));
+    assert!(out.stderr.contains("cannot start \"\":"), "{}", out.stderr);
 }
 
 #[test]
