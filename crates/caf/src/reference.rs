@@ -280,11 +280,28 @@ unsafe fn dimension(
     d: &DescDim,
     unit: isize,
 ) -> Result<(isize, Positions), CafError> {
+    // A subscript outside the dimension's bounds would reach another component's or
+    // another array's memory on the image (an array reference of a coarray or of an
+    // allocatable component, whose bounds the descriptor gives).
+    let inside = |subscript: isize| {
+        if (d.lower_bound..=d.upper_bound).contains(&subscript) {
+            Ok(())
+        } else {
+            Err(CafError::Argument(format!(
+                "subscript {subscript} is outside the bounds {}:{} of the array",
+                d.lower_bound, d.upper_bound
+            )))
+        }
+    };
     let range = |start: isize, end: isize, stride: isize| {
         if stride == 0 {
             return Err(CafError::Descriptor("array reference with stride 0".into()));
         }
         let count = ((end - start) / stride + 1).max(0) as usize;
+        if count > 0 {
+            inside(start)?;
+            inside(start + (count as isize - 1) * stride)?;
+        }
         Ok((
             (start - d.lower_bound) * unit,
             Positions::Regular {
@@ -299,6 +316,9 @@ unsafe fn dimension(
             let v = unsafe { dim.v };
             // SAFETY: the vector holds `nvec` integers of its kind.
             let subscripts = unsafe { descriptor::read_integers(v.vector, v.nvec, v.kind)? };
+            for &s in &subscripts {
+                inside(s as isize)?;
+            }
             Ok((
                 0,
                 Positions::List(
@@ -533,6 +553,14 @@ mod tests {
             let (first, p) = dimension(MODE_OPEN_START, &s(0, 2, 1), &d, 4).unwrap();
             assert_eq!((first, p.len()), (0, 2));
             assert!(dimension(MODE_RANGE, &s(1, 2, 0), &d, 4).is_err());
+            // Outside the bounds 1:10, at either end of a range or alone; an empty range
+            // selects nothing and is not checked.
+            assert!(dimension(MODE_SINGLE, &s(11, 0, 0), &d, 4).is_err());
+            assert!(dimension(MODE_SINGLE, &s(0, 0, 0), &d, 4).is_err());
+            assert!(dimension(MODE_RANGE, &s(8, 12, 1), &d, 4).is_err());
+            assert!(dimension(MODE_RANGE, &s(12, 8, -1), &d, 4).is_err());
+            assert!(dimension(MODE_RANGE, &s(2, 12, 4), &d, 4).is_ok());
+            assert!(dimension(MODE_RANGE, &s(20, 5, 1), &d, 4).is_ok());
         }
         let v: [i32; 2] = [4, 2];
         let vd = ArrayDimRef {
@@ -545,5 +573,15 @@ mod tests {
         // SAFETY: vector mode with the vector member written over `v`.
         let (first, p) = unsafe { dimension(MODE_VECTOR, &vd, &d, 8) }.unwrap();
         assert_eq!((first, p), (0, Positions::List(vec![24, 8])));
+        let outside: [i32; 2] = [4, 11];
+        let vd = ArrayDimRef {
+            v: VectorRef {
+                vector: outside.as_ptr().cast(),
+                nvec: 2,
+                kind: 4,
+            },
+        };
+        // SAFETY: as above, over `outside`.
+        assert!(unsafe { dimension(MODE_VECTOR, &vd, &d, 8) }.is_err());
     }
 }
