@@ -149,17 +149,17 @@ impl<'a> Section<'a> {
             .checked_add(self.elem_len as i128)
             .ok_or_else(overflow)?;
         if low < 0 || high > len as i128 {
-            return Err(CoError::invalid(
-                call,
+            // On the remote side the bytes count from the element the section starts at,
+            // where the coarray has `len` bytes left.
+            let message = if call.contains("remote") {
                 format!(
-                    "the section touches bytes {low}..{high} of a {len}-byte {}",
-                    if call.contains("remote") {
-                        "coarray"
-                    } else {
-                        "buffer"
-                    }
-                ),
-            ));
+                    "the section reaches bytes {low}..{high} from its first element, where \
+                     the coarray has {len} bytes left (a subscript out of the bounds?)"
+                )
+            } else {
+                format!("the section touches bytes {low}..{high} of a {len}-byte buffer")
+            };
+            return Err(CoError::invalid(call, message));
         }
         Ok(low as usize)
     }
