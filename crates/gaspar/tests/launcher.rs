@@ -584,6 +584,54 @@ fn bad_rank_settings_are_refused_in_one_line_before_the_ranks_start() {
     }
 }
 
+/// The launcher's log lines carry no terminal colour codes when stderr is not a
+/// terminal (a log file, a pipe, this test).
+#[test]
+fn log_lines_off_a_terminal_have_no_colour_codes() {
+    let mut cmd = Command::new(gaspar());
+    cmd.env("GASPAR_LOG", "debug")
+        .args(["run", "-n", "1", "true"]);
+    let out = run_command(cmd);
+    out.assert_success();
+    assert!(out.stderr.contains("DEBUG"), "{}", out.stderr);
+    assert!(!out.stderr.contains('\x1b'), "{:?}", out.stderr);
+}
+
+/// `gaspar bench` refuses repetitions or iterations of 0 (it panicked, or printed
+/// inf/NaN and exited 0) and a JSON path it cannot write (found only after the whole
+/// benchmark), before measuring anything.
+#[test]
+fn bench_refuses_bad_options_before_it_measures() {
+    for args in [
+        &["--reps", "0"][..],
+        &["--iters", "0"],
+        &["--scaling-ranks", "1"],
+    ] {
+        let mut cmd = Command::new(gaspar());
+        cmd.arg("bench").args(args);
+        let out = run_command(cmd);
+        assert_eq!(out.code(), Some(2), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(args[0]), "{args:?}: {}", out.stderr);
+        assert!(!out.stderr.contains("panicked"), "{args:?}: {}", out.stderr);
+    }
+    let mut cmd = Command::new(gaspar());
+    cmd.args([
+        "bench",
+        "--no-mpi",
+        "--json",
+        "/nonexistent-dir/figures.json",
+    ]);
+    let out = run_command(cmd);
+    assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("cannot write /nonexistent-dir/figures.json"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.is_empty(), "it measured: {}", out.stdout);
+}
+
 #[test]
 fn label_ends_with_the_ranks_not_with_their_children() {
     // A child of the rank keeps the rank's stdout open: the job still ends with the rank.
