@@ -284,34 +284,13 @@ impl LocalBytesMut<'_> {
     /// Stores every byte in the caller's memory (nothing to do when borrowed).
     #[inline]
     pub(crate) fn write_back(self) {
-        let len = self.len() as u64;
-        self.write_back_pieces(len, [0]);
-    }
-
-    /// Stores the pieces of `piece_len` bytes at `offsets` in the caller's memory and leaves
-    /// the bytes between them alone (a strided destination's gaps are not the call's to
-    /// write). Nothing to do when borrowed.
-    pub(crate) fn write_back_pieces(self, piece_len: u64, offsets: impl IntoIterator<Item = u64>) {
         let LocalBytesMut::Bounced { buffer, dst, .. } = self else {
             return;
         };
-        let piece_len = piece_len as usize;
-        for offset in offsets {
-            let at = offset as usize;
-            if at
-                .checked_add(piece_len)
-                .is_none_or(|end| end > buffer.len())
-            {
-                continue;
-            }
-            // SAFETY: `at..at + piece_len` lies inside `buffer` (just checked), which
-            // mirrors the caller's bytes at `dst` one for one, so the same range at `dst` is
-            // writable (the contract under which `lend_mut` made this guard, for the call's
-            // duration); raw copies, so no reference covers the shared memory.
-            unsafe {
-                std::ptr::copy_nonoverlapping(buffer.as_ptr().add(at), dst.add(at), piece_len)
-            };
-        }
+        // SAFETY: `buffer` mirrors the caller's bytes at `dst` one for one, so as many are
+        // writable there (the contract under which `lend_mut` made this guard, for the
+        // call's duration); a raw copy, so no reference covers the shared memory.
+        unsafe { std::ptr::copy_nonoverlapping(buffer.as_ptr(), dst, buffer.len()) };
     }
 }
 

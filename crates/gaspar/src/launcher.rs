@@ -338,12 +338,9 @@ fn ignored(signal: Signal) -> bool {
 /// The settings every rank reads as it starts on shm, checked before any rank starts: a
 /// bad one is one line from the launcher, not an error from each rank.
 fn check_rank_settings() -> Result<()> {
-    crate::strided::Policy::from_env()?;
-    config::STRIDED_BUFFER.bytes()?;
-    config::SHM_PLACEMENT.choice(&["same", "anywhere"])?;
-    if !config::SPIN_LIMIT.is_auto() {
-        config::SPIN_LIMIT.number()?;
-    }
+    crate::strided::Strided::settings()?;
+    crate::transport::shm::env::same_placement()?;
+    crate::transport::wait::set_spin_limit()?;
     Ok(())
 }
 

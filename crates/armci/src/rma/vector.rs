@@ -28,6 +28,18 @@ pub(super) enum Direction {
     Acc(AccKind),
 }
 
+impl Direction {
+    /// Which of a set's pointer arrays names the target's memory: the sources of a get,
+    /// the destinations otherwise.
+    fn remote_side<T>(self, srcs: T, dsts: T) -> T {
+        if self == Direction::Get {
+            srcs
+        } else {
+            dsts
+        }
+    }
+}
+
 /// Runs an I/O-vector operation, in order, one transport call per set: puts and gets
 /// move each segment straight between the caller's memory and the target's (on MPI, one
 /// message of hindexed datatypes); accumulates pack the set, then add it segment by
@@ -90,11 +102,7 @@ pub(super) unsafe fn vector(
             } else {
                 (srcs, dsts)
             };
-            let remotes = if direction == Direction::Get {
-                srcs
-            } else {
-                dsts
-            };
+            let remotes = direction.remote_side(srcs, dsts);
             // Every remote segment is checked against the live blocks before any moves.
             let span = s.check_remote_segments(call, proc, remotes, bytes);
             // The moves check each segment again against the window they must lie in:
@@ -140,11 +148,7 @@ pub(super) unsafe fn vector(
             }
             continue;
         }
-        let remotes = if direction == Direction::Get {
-            srcs
-        } else {
-            dsts
-        };
+        let remotes = direction.remote_side(srcs, dsts);
         let remote: Vec<u64> = remotes.iter().map(|p| offset_of(p, bytes)).collect();
         // SAFETY: forwarded contract for this set.
         last = unsafe {

@@ -239,6 +239,14 @@ impl Drop for Asleep<'_> {
     }
 }
 
+/// `GASPAR_SPIN_LIMIT`: the budget the user set, `None` for `auto` (measured).
+pub(crate) fn set_spin_limit() -> Result<Option<Duration>> {
+    if config::SPIN_LIMIT.is_auto() {
+        return Ok(None);
+    }
+    Ok(Some(Duration::from_nanos(config::SPIN_LIMIT.number()?)))
+}
+
 impl Patience {
     /// The patience of this process, measured once; `sleep` says how its waits sleep.
     pub(crate) fn of_process(sleep: Sleep) -> Result<&'static Patience> {
@@ -321,10 +329,11 @@ impl Patience {
     /// The patience of a rank on this machine: the budget from `GASPAR_SPIN_LIMIT`
     /// (`auto`: measured for `sleep`).
     fn for_job(sleep: Sleep) -> Result<Patience> {
-        let measured = config::SPIN_LIMIT.is_auto();
+        let set = set_spin_limit()?;
+        let measured = set.is_none();
         let budget = std::sync::OnceLock::new();
-        if !measured {
-            let _ = budget.set(Duration::from_nanos(config::SPIN_LIMIT.number()?));
+        if let Some(limit) = set {
+            let _ = budget.set(limit);
         } else if let (Sleep::Futex, Some(launcher)) = (sleep, wake_up_from_launcher()) {
             let _ = budget.set(launcher);
         }

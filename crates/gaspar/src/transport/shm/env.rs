@@ -30,6 +30,12 @@ pub(crate) const LAUNCHER_PID: &str = "GASPAR_LAUNCHER_PID";
 /// (a 4 KiB temporary of a gfortran 16 section put: 70 ns a statement against 53).
 pub(crate) const WAKE_UP_NS: &str = "GASPAR_WAKE_UP_NS";
 
+/// `GASPAR_SHM_PLACEMENT`: true for `same` (every segment at the job's planned address),
+/// false for `anywhere`.
+pub(crate) fn same_placement() -> Result<bool> {
+    Ok(config::SHM_PLACEMENT.choice(&["same", "anywhere"])? == "same")
+}
+
 fn env_number(name: &str) -> Result<u32> {
     std::env::var(name)
         .map_err(|_| Error::Environment(format!("{name} is not set")))?
@@ -84,7 +90,7 @@ impl ShmTransport {
         }
         // Every segment at the job's planned address when it is free (see
         // `segment::planned_address`), with the length its header gives.
-        let placed = config::SHM_PLACEMENT.choice(&["same", "anywhere"])? == "same";
+        let placed = same_placement()?;
         let mappings = checked
             .into_iter()
             .enumerate()
