@@ -190,6 +190,12 @@ fn bad_input_ends_the_job_with_a_message_naming_the_call() {
             "run out of the ARMCI memory it starts in",
         ),
         ("acc-null-scale", "ARMCI_Acc: null scale"),
+        ("zero-bytes-rank", "ARMCI_Get: rank -1 is out of range"),
+        (
+            "acc-zero-datatype",
+            "ARMCI_Acc: unknown accumulate datatype 12345",
+        ),
+        ("putv-zero-rank", "ARMCI_PutV: rank 2 is out of range"),
         ("negative-stride", "ARMCI_PutS: negative"),
         ("rank", "ARMCI_Put: rank 7 is out of range"),
         ("overlap", "write some bytes twice"),

@@ -118,6 +118,26 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// Whether the job's end was already told on stderr, so that the launcher's caller
+    /// adds nothing: a rank that ended the job said why (ERROR STOP), and a program that
+    /// could not be started was named with the reason when it failed to start.
+    ///
+    /// ```
+    /// use gaspar::launcher::{Failure, RankEnd};
+    /// assert!(Failure::Rank { rank: 0, pid: 0, end: RankEnd::NotStarted(127) }.is_told());
+    /// assert!(!Failure::Rank { rank: 1, pid: 4242, end: RankEnd::Signaled(11) }.is_told());
+    /// ```
+    pub fn is_told(&self) -> bool {
+        matches!(
+            self,
+            Failure::Ended { .. }
+                | Failure::Rank {
+                    end: RankEnd::NotStarted(_),
+                    ..
+                }
+        )
+    }
+
     /// The launcher's exit status for this failure. A job that went on without a failed
     /// rank succeeds when that rank ended without finalizing and with status 0 (a Fortran
     /// FAIL IMAGE, the program's own doing: the standard makes it a failed image the others
@@ -625,7 +645,15 @@ fn supervise(
                 } else {
                     e.to_string()
                 };
-                report(&format!("gaspar run: cannot start {program:?}: {why}"));
+                // The job's one line: nothing else is printed for it (`Failure::is_told`).
+                if rank == 0 {
+                    report(&format!("gaspar run: cannot start {program:?}: {why}"));
+                } else {
+                    report(&format!(
+                        "gaspar run: cannot start {program:?} as rank {rank}: {why}; \
+                         the job was stopped"
+                    ));
+                }
                 segments.abort_all();
                 signal_all(&ranks, Signal::SIGKILL);
                 failure = Some(Failure::Rank {

@@ -337,6 +337,7 @@ pub(super) unsafe fn put_contiguous(
     let s = state(call);
     let n = s.len(call, bytes);
     if n == 0 {
+        s.rank_of(call, proc);
         return NULL;
     }
     let remote = s.remote(call, dst, n, proc);
@@ -389,6 +390,7 @@ pub(super) unsafe fn get_contiguous(
     let s = state(call);
     let n = s.len(call, bytes);
     if n == 0 {
+        s.rank_of(call, proc);
         return NULL;
     }
     let remote = s.remote(call, src, n, proc);
@@ -439,6 +441,24 @@ pub(super) fn contiguous(s: &State, call: &str, bytes: c_int) -> (c_int, [c_int;
     (0, [c_int::try_from(n).unwrap_or(c_int::MAX)])
 }
 
+/// The checks of a zero-byte accumulate, which moves nothing but must still name a known
+/// datatype, a scale and a rank of the job (as a zero-byte put must name a rank).
+///
+/// # Safety
+/// `scale` is null or points to one element of `datatype`.
+pub(super) unsafe fn check_empty_acc(
+    call: &str,
+    datatype: c_int,
+    scale: *const c_void,
+    proc: c_int,
+) {
+    let s = state(call);
+    let kind = acc_kind(s, call, datatype);
+    // SAFETY: forwarded contract.
+    unsafe { scale_bytes(s, call, kind, scale) };
+    s.rank_of(call, proc);
+}
+
 /// ARMCI_Put. # Safety: ARMCI's contract for the buffers.
 #[no_mangle]
 pub unsafe extern "C" fn ARMCI_Put(
@@ -477,6 +497,8 @@ pub unsafe extern "C" fn ARMCI_Acc(
 ) -> c_int {
     let (levels, count) = contiguous(state("ARMCI_Acc"), "ARMCI_Acc", bytes);
     if count[0] == 0 {
+        // SAFETY: forwarded contract.
+        unsafe { check_empty_acc("ARMCI_Acc", datatype, scale, proc) };
         return 0;
     }
     // SAFETY: forwarded contract.

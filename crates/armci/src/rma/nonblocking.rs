@@ -4,7 +4,7 @@
 use std::ffi::{c_int, c_void};
 
 use super::contiguous::{
-    acc_kind, acc_s, contiguous, get_contiguous, get_s, put_contiguous, put_s,
+    acc_kind, acc_s, check_empty_acc, contiguous, get_contiguous, get_s, put_contiguous, put_s,
 };
 use super::vector::{vector, Direction, Giov};
 use super::NULL;
@@ -53,6 +53,8 @@ pub unsafe extern "C" fn ARMCI_NbAcc(
 ) -> c_int {
     let (levels, count) = contiguous(state("ARMCI_NbAcc"), "ARMCI_NbAcc", bytes);
     if count[0] == 0 {
+        // SAFETY: forwarded contract.
+        unsafe { check_empty_acc("ARMCI_NbAcc", datatype, scale, proc) };
         return nb!(hdl, NULL);
     }
     // SAFETY: forwarded contract.

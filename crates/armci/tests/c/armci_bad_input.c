@@ -31,6 +31,15 @@ int main(int argc, char **argv) {
         ARMCI_PutS(base[armci_msg_me()], src, base[0], dst, count, 1, 0);
     } else if (strcmp(what, "acc-null-scale") == 0) {
         ARMCI_Acc(ARMCI_ACC_DBL, NULL, local, base[0], 8, 0);
+    } else if (strcmp(what, "zero-bytes-rank") == 0) {
+        ARMCI_Get(base[0], local, 0, -1);           /* moves nothing, still a bad rank */
+    } else if (strcmp(what, "acc-zero-datatype") == 0) {
+        double one = 1;
+        ARMCI_Acc(12345, &one, local, base[0], 0, 0);
+    } else if (strcmp(what, "putv-zero-rank") == 0) {
+        void *src[1] = {local}, *dst[1] = {base[0]};
+        armci_giov_t iov = {src, dst, 0, 1};
+        ARMCI_PutV(&iov, 1, nproc);
     } else if (strcmp(what, "negative-stride") == 0) {
         int stride[1] = {-8}, count[2] = {8, 2};
         ARMCI_PutS(local, stride, base[0], stride, count, 1, 0);

@@ -1,6 +1,6 @@
 //! The errors of coarray statements and the stat codes Fortran gets for them.
 
-use crate::error::Error;
+use crate::error::{Collective, Error};
 
 use super::Image;
 
@@ -113,7 +113,20 @@ pub enum CoError {
         /// What is wrong.
         reason: String,
     },
-    /// An error of the runtime below (transfer out of bounds, mismatched allocation, ...).
+    /// Images made different collective statements, or allocated different sizes: every
+    /// image in the statement gets this error, naming one whose statement differs.
+    #[error("mismatched collective: image {image} {statement} while image {other_image} {other_statement}")]
+    MismatchedStatement {
+        /// This image (of the initial team).
+        image: Image,
+        /// What it did, in words (`allocated 40 bytes`).
+        statement: String,
+        /// An image (of the initial team) that did otherwise.
+        other_image: Image,
+        /// What that image did.
+        other_statement: String,
+    },
+    /// An error of the runtime below (transfer out of bounds, a heap too small, ...).
     #[error(transparent)]
     Runtime(Error),
 }
@@ -137,6 +150,7 @@ impl CoError {
             CoError::ImageOutOfRange { .. }
             | CoError::Unsupported { .. }
             | CoError::Invalid { .. }
+            | CoError::MismatchedStatement { .. }
             | CoError::Runtime(_) => stat::OTHER_ERROR,
         }
     }
@@ -160,8 +174,35 @@ impl CoError {
     }
 }
 
+/// What an image did in a collective the others disagreed with, as a coarray program's
+/// reader knows it (the runtime names its calls: `alloc(40)`).
+fn statement(call: Collective) -> String {
+    match call {
+        Collective::Alloc { len } => format!("allocated {len} bytes"),
+        Collective::Free { .. } => "deallocated a coarray".to_owned(),
+        Collective::Barrier => "entered a barrier".to_owned(),
+        Collective::Finalize => "ended".to_owned(),
+        other => format!("called {other}"),
+    }
+}
+
 /// A rank that left while this image waited for it becomes a stopped (it finalized) or
-/// failed (it exited otherwise) image; every other runtime error keeps its message.
+/// failed (it exited otherwise) image; a mismatched collective names images and
+/// statements; every other runtime error keeps its message.
+///
+/// ```
+/// use gaspar::{coarray::CoError, error::Collective, Error};
+/// let e = CoError::from(Error::MismatchedCollective {
+///     rank: 0,
+///     call: Collective::Alloc { len: 40 },
+///     other_rank: 1,
+///     other_call: Collective::Alloc { len: 80 },
+/// });
+/// assert_eq!(
+///     e.to_string(),
+///     "mismatched collective: image 1 allocated 40 bytes while image 2 allocated 80 bytes"
+/// );
+/// ```
 impl From<Error> for CoError {
     fn from(e: Error) -> CoError {
         match e {
@@ -173,6 +214,17 @@ impl From<Error> for CoError {
                 rank,
                 finalized: false,
             } => CoError::FailedImage { image: rank + 1 },
+            Error::MismatchedCollective {
+                rank,
+                call,
+                other_rank,
+                other_call,
+            } => CoError::MismatchedStatement {
+                image: rank + 1,
+                statement: statement(call),
+                other_image: other_rank + 1,
+                other_statement: statement(other_call),
+            },
             other => CoError::Runtime(other),
         }
     }

@@ -100,8 +100,8 @@ pub(crate) fn launch(spec: &LaunchSpec) -> ExitCode {
     match launcher::run(spec) {
         Ok(None) => ExitCode::SUCCESS,
         Ok(Some(failure)) => {
-            // A rank that ended the job on purpose (ERROR STOP) has said why.
-            if !matches!(failure, launcher::Failure::Ended { .. }) {
+            // An ERROR STOP, or a program that could not start, has been told already.
+            if !failure.is_told() {
                 report(&format!("gaspar run: {failure}"));
             }
             ExitCode::from(failure.exit_code().clamp(0, 255) as u8)
