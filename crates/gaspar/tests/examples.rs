@@ -283,6 +283,21 @@ fn copy_loop_times_every_mode_on_shm() {
     }
 }
 
+#[test]
+fn strided_loop_times_puts_and_gets_and_reads_back_its_rows() {
+    // The probe of the Rust API's strided fixed cost (`strided_loop put|get ROWS N`): five
+    // positive times, then its own check of the rows read back (exit 1 otherwise).
+    for mode in ["put", "get"] {
+        for rows in ["2", "300"] {
+            let out = run_on("shm", 2, &[&example("strided_loop"), &mode, &rows, &"200"]);
+            out.assert_success();
+            let times = times_per_operation(&out.stdout, &format!("{mode} {rows} rows: "));
+            assert_eq!(times.len(), 5, "{mode}: {}", out.stdout);
+            assert!(times.iter().all(|&ns| ns > 0.0), "{mode}: {}", out.stdout);
+        }
+    }
+}
+
 // op_loop is built with the `mpi` feature only (its raw modes call MPI).
 #[cfg(feature = "mpi")]
 #[test]

@@ -136,6 +136,27 @@ fn quick_report_of_shm_and_scaling_has_tables_and_charts() {
         assert!(row[2].ends_with("GB/s") && figure(row[2]).is_some_and(|g| g > 0.0));
         assert!(figure(row[3]).is_some_and(|g| g > 0.0), "memcpy: {row:?}");
     }
+    let strided = table_rows(&report, "Strided through the Rust API");
+    let operations: Vec<&str> = strided.iter().map(|r| r[0]).collect();
+    assert_eq!(
+        operations,
+        [
+            "gets_2d",
+            "gets_2row",
+            "gets_3d",
+            "puts_2d",
+            "puts_2row",
+            "puts_3d"
+        ]
+    );
+    for row in &strided {
+        assert!(figure(row[2]).is_some_and(|ns| ns > 0.0), "{row:?}");
+        assert!(
+            figure(row[3]).is_some_and(|ns| ns > 0.0),
+            "local copy: {row:?}"
+        );
+        assert!(row[4].ends_with('x'), "{row:?}");
+    }
     let scaling = table_rows(&report, "Barrier and ping-pong by job size");
     let ranks: Vec<(&str, &str)> = scaling.iter().map(|r| (r[0], r[1])).collect();
     assert_eq!(

@@ -22,6 +22,7 @@ use gaspar::{Compare, GlobalPtr};
 
 mod allreduce;
 mod placements;
+mod strided;
 
 /// Largest transfer measured.
 const MAX_SIZE: u64 = 4 << 20;
@@ -455,6 +456,7 @@ fn measure_rank(args: &RankArgs) -> gaspar::Result<()> {
             mapped: mapped.map(|address| address + skip),
         };
         placements::measure(rt, buffers, reps, &mut figures)?;
+        strided::measure(rt, target, reps, &mut figures)?;
     }
     rt.barrier()?;
     #[cfg(feature = "mpi")]

@@ -161,6 +161,31 @@ pub(super) fn two_ranks(context: &Context) -> Result<Section, String> {
     }
     section.table(bandwidth);
     section.table(placements);
+    let mut strided = Table::new(
+        "Strided through the Rust API (put_strided / get_strided, completed), time per call: \
+         2row / 2d = 2 / 256 rows of 64 B, 1 KiB apart at the target; 3d = a 32^3 block of \
+         doubles in a 64^3 array; local copy = the same rows copied by a loop in one process",
+        &[
+            "operation",
+            "bytes",
+            "gaspar",
+            "local copy",
+            "gaspar/local copy",
+        ],
+    );
+    for row in rows
+        .iter()
+        .filter(|r| operation(r).starts_with("puts_") || operation(r).starts_with("gets_"))
+    {
+        strided.row(vec![
+            operation(row).to_string(),
+            human_size(size(row) as f64),
+            ns(field(row, "gaspar_ns")),
+            ns(field(row, "memcpy_ns")),
+            times(field(row, "ratio_vs_memcpy")),
+        ]);
+    }
+    section.table(strided);
     for op in ["put", "get"] {
         let name = format!("{op}_bw");
         let of = |column: &str| Series {
