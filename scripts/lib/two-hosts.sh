@@ -5,6 +5,7 @@
 # and OpenMPI. Source this file, then:
 #   two_hosts_up          make the namespaces (removed at exit, whatever happens)
 #   two_hosts_mpirun P A  run program P with arguments A, one rank on each host
+#                         (TWO_HOSTS_RANKS=4: two on each, ranks 0 and 2 on the first)
 #   two_hosts_mpiexec_mpich P A   the same under MPICH's mpiexec (hydra; ch4:ucx over TCP),
 #                         for a program built against MPICH (MPICC=mpicc.mpich)
 # A veth round trip costs what a fast network does (an MPI_Get and flush over it took
@@ -63,7 +64,7 @@ AGENT
 two_hosts_mpirun() {
     local a=${two_hosts_names[0]}
     ip netns exec "$a" unshare --uts sh -c "hostname $a; exec mpirun --allow-run-as-root \
-        --hostfile $two_hosts_dir/hostfile --map-by node -np 2 --bind-to none \
+        --hostfile $two_hosts_dir/hostfile --map-by node -np ${TWO_HOSTS_RANKS:-2} --bind-to none \
         --mca mpi_yield_when_idle 1 --mca plm_rsh_agent $two_hosts_dir/agent.sh \
         --mca btl tcp,self --mca btl_tcp_if_include veth0 --mca oob_tcp_if_include veth0 \
         --mca osc ucx --mca osc_ucx_tls any --mca osc_ucx_devices any \
