@@ -34,6 +34,7 @@ mod reference;
 mod routes;
 mod runtime;
 mod section;
+mod self_launch;
 mod setup;
 mod stat;
 mod status;

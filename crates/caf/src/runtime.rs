@@ -184,6 +184,7 @@ fn enter<R>(f: impl FnOnce(&mut Option<State>) -> R) -> Result<R, Refused> {
 #[inline(never)]
 fn start(slot: &mut Option<State>) {
     crate::panic::install();
+    crate::self_launch::run_images_if_asked();
     match Coarrays::init() {
         Ok(engine) => {
             INITIAL_IMAGE.store(engine.this_image(), Ordering::Relaxed);

@@ -205,6 +205,62 @@ fn a_statement_from_another_thread_is_refused() {
     assert_eq!(out.stdout.trim(), "other_thread ok", "{}", out.summary());
 }
 
+/// A program started alone with caf_shmem's `GFORTRAN_NUM_IMAGES=N` runs N images (it
+/// launches them itself, as `gaspar run -n N` would), 1 stays one image, a bad value is
+/// one line; under `gaspar run` the variable is ignored. No image outlives its job.
+#[test]
+fn gfortran_num_images_starts_that_many_images_of_a_program_started_alone() {
+    if !gfortran_installed() {
+        return;
+    }
+    ensure_built();
+    let name = "collectives";
+    let dir = work_dir("fortran-num-images", name);
+    let source = manifest_dir().join(format!("tests/fortran/{name}.f90"));
+    let build = gaspar_caf(&dir, &[&source.to_string_lossy(), "-o", name]);
+    assert_eq!(build.code, Some(0), "{}", build.summary());
+    let started = |images: &str| {
+        let mut cmd = std::process::Command::new(dir.join(name));
+        cmd.env("GFORTRAN_NUM_IMAGES", images);
+        run_in(&dir, cmd)
+    };
+    for (images, count) in [("3", 3), (" 2 ", 2), ("1", 1)] {
+        let out = started(images);
+        assert_eq!(out.code, Some(0), "{images}: {}", out.summary());
+        assert_eq!(
+            out.stdout.trim(),
+            expected::ok_line(name, count),
+            "{images}: {}",
+            out.summary()
+        );
+    }
+    for bad in ["0", "four", "-2"] {
+        let out = started(bad);
+        assert_eq!(out.code, Some(1), "{bad}: {}", out.summary());
+        assert_eq!(
+            out.stderr.trim(),
+            format!("gaspar caf: GFORTRAN_NUM_IMAGES={bad} is not a number of images (1 or more)"),
+            "{bad}"
+        );
+    }
+    let mut cmd = std::process::Command::new(common::gaspar());
+    cmd.args(["run", "-n", "2", &format!("./{name}")])
+        .env("GFORTRAN_NUM_IMAGES", "3");
+    let out = run_in(&dir, cmd);
+    assert_eq!(out.code, Some(0), "{}", out.summary());
+    assert_eq!(out.stdout.trim(), expected::ok_line(name, 2));
+    assert_eq!(running(&dir.join(name)), 0, "an image outlived its job");
+}
+
+/// How many processes run `program` (by their /proc/PID/exe link).
+fn running(program: &std::path::Path) -> usize {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|e| std::fs::read_link(e.ok()?.path().join("exe")).ok())
+        .filter(|exe| exe == program)
+        .count()
+}
+
 /// The line of a failed build that says why (the first error, or the last line).
 fn first_error(build: &Outcome) -> String {
     let text = format!("{}{}", build.stdout, build.stderr);

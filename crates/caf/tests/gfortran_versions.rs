@@ -134,6 +134,28 @@ fn every_program_meets_its_expectation_with_gfortran_13_to_16() {
 /// changed names to the library's GCC 16 forms) describes those names as functions that
 /// end inside `.text`: a name without its own size took the library function's, which ran
 /// past the end of `.text`, and valgrind stopped on the program with an assertion.
+/// A gfortran 16 program built by `gaspar caf` and started as caf_shmem's are
+/// (`GFORTRAN_NUM_IMAGES=4 ./prog`) runs 4 images.
+#[test]
+fn gfortran_16_programs_start_gfortran_num_images_images_alone() {
+    let Some(_gaspar) = sid::ready_with_gaspar() else {
+        return;
+    };
+    let name = "collectives";
+    let source = manifest_dir().join(format!("tests/fortran/{name}.f90"));
+    let dir = work_dir("gfortran-versions/num-images", name);
+    sid::gaspar_caf(&dir, "gfortran-16", &source, name)
+        .unwrap_or_else(|e| panic!("gaspar caf with gfortran-16: {e}"));
+    let out = sid::run(&dir, &format!("GFORTRAN_NUM_IMAGES=4 ./{name}"));
+    assert_eq!(out.code, Some(0), "{}", out.summary());
+    assert_eq!(
+        out.stdout.trim(),
+        expected::ok_line(name, 4),
+        "{}",
+        out.summary()
+    );
+}
+
 #[test]
 fn gfortran_16_programs_give_the_shims_their_own_size() {
     let Some(_gaspar) = sid::ready_with_gaspar() else {

@@ -34,6 +34,23 @@ use crate::transport::shm::env;
 use crate::transport::shm::job::JobSegments;
 use crate::transport::shm::segment;
 
+/// Whether this process was started by neither `gaspar run` nor an MPI launcher (it runs
+/// as a job of one rank): a program may then start a job of itself with [`run`], as
+/// libcaf_gaspar does for a Fortran program started with `GFORTRAN_NUM_IMAGES`.
+///
+/// ```
+/// // A test binary is started alone unless `gaspar run` or mpirun started it.
+/// let alone = gaspar::launcher::started_alone();
+/// assert_eq!(alone, std::env::var_os("GASPAR_JOB_ID").is_none()
+///     && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none()
+///     && std::env::var_os("PMI_SIZE").is_none()
+///     && std::env::var_os("PMIX_RANK").is_none()
+///     && std::env::var_os("MPI_LOCALNRANKS").is_none());
+/// ```
+pub fn started_alone() -> bool {
+    crate::transport::started_alone()
+}
+
 /// What to launch.
 ///
 /// ```no_run

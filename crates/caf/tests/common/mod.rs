@@ -199,9 +199,12 @@ pub fn gaspar_run(dir: &Path, procs: u32, program: &str) -> Outcome {
     run_in(dir, cmd)
 }
 
-/// `./PROG` in `dir`, without a launcher.
+/// `./PROG` in `dir`, without a launcher (and without caf_shmem's GFORTRAN_NUM_IMAGES,
+/// with which a program started alone runs that many images).
 pub fn alone(dir: &Path, program: &str) -> Outcome {
-    run_in(dir, Command::new(dir.join(program)))
+    let mut cmd = Command::new(dir.join(program));
+    cmd.env_remove("GFORTRAN_NUM_IMAGES");
+    run_in(dir, cmd)
 }
 
 /// `mpirun -n N ./PROG` in `dir`, as a user types it (running as root needs OpenMPI's

@@ -799,6 +799,12 @@ pub(crate) fn select() -> Result<AnyTransport> {
     Ok(AnyTransport::Shm(shm::ShmTransport::attach_from_env()?))
 }
 
+/// Whether this process was started by neither `gaspar run` nor an MPI launcher: it
+/// would run as a private job of one rank.
+pub(crate) fn started_alone() -> bool {
+    std::env::var_os(shm::env::JOB).is_none() && mpirun_size().is_none()
+}
+
 /// The transport of a process that mpirun started as one of `size` ranks.
 #[cfg(feature = "mpi")]
 fn under_mpirun(_size: u64) -> Result<AnyTransport> {
