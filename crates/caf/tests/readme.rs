@@ -71,27 +71,20 @@ fn fortran_heat_example_builds_and_runs_as_the_readme_says() {
     let out = shell(&dir, compile);
     assert_eq!(out.code, Some(0), "`{compile}`: {}", out.summary());
 
-    let run = "target/release/gaspar run -n 4 ./heat";
-    let out = shell(&dir, run);
-    assert_eq!(out.code, Some(0), "`{run}`: {}", out.summary());
-    assert!(
-        out.stdout
-            .contains("heat: 60x90 plate, 400 sweeps on 4 images"),
-        "{}",
-        out.summary()
-    );
-    assert!(out.stdout.contains("heat ok"), "{}", out.summary());
-
-    // The same four images started as caf_shmem users start their programs.
-    let alone = "GFORTRAN_NUM_IMAGES=4 ./heat";
-    let out = shell(&dir, alone);
-    assert_eq!(out.code, Some(0), "`{alone}`: {}", out.summary());
-    assert!(
-        out.stdout
-            .contains("heat: 60x90 plate, 400 sweeps on 4 images"),
-        "{}",
-        out.summary()
-    );
-    assert!(out.stdout.contains("heat ok"), "{}", out.summary());
+    // With the launcher, and started as caf_shmem users start their programs.
+    for run in [
+        "target/release/gaspar run -n 4 ./heat",
+        "GFORTRAN_NUM_IMAGES=4 ./heat",
+    ] {
+        let out = shell(&dir, run);
+        assert_eq!(out.code, Some(0), "`{run}`: {}", out.summary());
+        assert!(
+            out.stdout
+                .contains("heat: 60x90 plate, 400 sweeps on 4 images"),
+            "`{run}`: {}",
+            out.summary()
+        );
+        assert!(out.stdout.contains("heat ok"), "`{run}`: {}", out.summary());
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
