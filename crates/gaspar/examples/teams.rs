@@ -363,6 +363,34 @@ fn mismatches(world: &World) -> Result<()> {
         Ok(()) if world.procs() == 1 => println!("rank {me}: kind mismatch reported"),
         other => check(false, &format!("kind mismatch gave {other:?}"))?,
     }
+    // The same call and length, another operator; then another element type.
+    let result = if me == 0 {
+        team.allreduce(world, &mut [1u64; 4], ReduceOp::Sum)
+    } else {
+        team.allreduce(world, &mut [1u64; 4], ReduceOp::Max)
+    };
+    let operators = match result {
+        Err(Error::MismatchedCollective { .. }) => world.procs() > 1,
+        Ok(()) => world.procs() == 1,
+        _ => false,
+    };
+    let result = if me == 0 {
+        team.allreduce(world, &mut [1u64; 4], ReduceOp::Sum)
+    } else {
+        team.allreduce(world, &mut [1.0f64; 4], ReduceOp::Sum)
+    };
+    match result {
+        Err(Error::MismatchedCollective { .. }) if world.procs() > 1 && operators => {
+            println!("rank {me}: operator and type mismatches reported")
+        }
+        Ok(()) if world.procs() == 1 && operators => {
+            println!("rank {me}: operator and type mismatches reported")
+        }
+        other => check(
+            false,
+            &format!("operator mismatch ok: {operators}; type mismatch gave {other:?}"),
+        )?,
+    }
     match team.allreduce(world, &mut [1.0f64], ReduceOp::Xor) {
         Err(Error::InvalidArgument { .. }) => println!("rank {me}: float xor refused"),
         other => check(false, &format!("float xor gave {other:?}"))?,

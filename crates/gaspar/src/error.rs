@@ -312,6 +312,9 @@ pub enum Collective {
         len: u64,
         /// The team rank receiving the result, if one.
         root: Option<u32>,
+        /// The builtin operator and element type, or `None` for a combination of the
+        /// caller's own ([`Team::reduce_bytes`](crate::world::Team::reduce_bytes)).
+        op: Option<(crate::world::ReduceOp, crate::world::Scalar)>,
     },
     /// A team allgather of `len` bytes per member.
     Allgather {
@@ -450,11 +453,16 @@ impl std::fmt::Display for Collective {
             Collective::Reset { rank } => write!(f, "reset({rank})"),
             Collective::Split => write!(f, "split"),
             Collective::Broadcast { len, root } => write!(f, "broadcast({len} bytes from {root})"),
-            Collective::Reduce {
-                len,
-                root: Some(root),
-            } => write!(f, "reduce({len} bytes to {root})"),
-            Collective::Reduce { len, root: None } => write!(f, "allreduce({len} bytes)"),
+            Collective::Reduce { len, root, op } => {
+                match root {
+                    Some(root) => write!(f, "reduce({len} bytes to {root}")?,
+                    None => write!(f, "allreduce({len} bytes")?,
+                }
+                match op {
+                    Some((op, scalar)) => write!(f, ", {op:?} of {scalar:?})"),
+                    None => write!(f, ", the caller's combination)"),
+                }
+            }
             Collective::Allgather { len } => write!(f, "allgather({len} bytes each)"),
             Collective::Alltoall { len } => write!(f, "alltoall({len} bytes each)"),
             Collective::Finalize => write!(f, "finalize"),

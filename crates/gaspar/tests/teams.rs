@@ -85,6 +85,7 @@ fn mismatched_calls_are_reported_on_every_rank() {
                 "broadcast length mismatch reported",
                 "call mismatch reported",
                 "kind mismatch reported",
+                "operator and type mismatches reported",
                 "float xor refused",
                 "team usable after mismatches",
             ] {

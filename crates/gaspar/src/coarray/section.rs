@@ -165,7 +165,8 @@ impl<'a> Section<'a> {
     }
 
     /// The byte offset of every element, in Fortran (array element) order. The section
-    /// must have passed [`check`](Self::check).
+    /// must have passed [`check`](Self::check): the offsets of one that did not are
+    /// meaningless (none at all past [`MAX_RANK`] dimensions), never a panic.
     ///
     /// ```
     /// use gaspar::coarray::{Dim, Section};
@@ -178,7 +179,11 @@ impl<'a> Section<'a> {
         let dims = self.dims;
         let mut index = [0usize; MAX_RANK];
         let mut at = self.start as isize;
-        let mut remaining = self.count().unwrap_or(0);
+        let mut remaining = if dims.len() > MAX_RANK {
+            0
+        } else {
+            self.count().unwrap_or(0)
+        };
         std::iter::from_fn(move || {
             if remaining == 0 {
                 return None;
@@ -188,10 +193,10 @@ impl<'a> Section<'a> {
             for (k, d) in dims.iter().enumerate() {
                 index[k] += 1;
                 if index[k] < d.extent {
-                    at += d.stride;
+                    at = at.wrapping_add(d.stride);
                     break;
                 }
-                at -= (d.extent as isize - 1) * d.stride;
+                at = at.wrapping_sub((d.extent as isize).wrapping_sub(1).wrapping_mul(d.stride));
                 index[k] = 0;
             }
             Some(here)
@@ -212,6 +217,28 @@ impl<'a> Section<'a> {
         Some(bytes)
     }
 
+    /// Whether the section's elements, counted, take no more bytes than it spans from its
+    /// lowest byte to its highest: true of every section that writes each element once
+    /// (what a destination must), false of one with a stride of 0 along a dimension of
+    /// several elements.
+    ///
+    /// ```
+    /// use gaspar::coarray::{Dim, Section};
+    /// let rows = [Dim { extent: 4, stride: 8 }, Dim { extent: 2, stride: -64 }];
+    /// assert!(Section { elem_len: 8, start: 64, dims: &rows }.spans_its_elements());
+    /// let same = [Dim { extent: 1 << 40, stride: 0 }];
+    /// assert!(!Section { elem_len: 16, start: 0, dims: &same }.spans_its_elements());
+    /// ```
+    pub fn spans_its_elements(&self) -> bool {
+        let Ok(count) = self.count() else {
+            return false;
+        };
+        let span = self.dims.iter().fold(self.elem_len as i128, |span, d| {
+            span + (d.extent as i128 - 1).max(0) * (d.stride as i128).abs()
+        });
+        count as i128 * self.elem_len as i128 <= span
+    }
+
     /// Whether the elements lie one after another in Fortran order (a single run).
     ///
     /// ```
@@ -223,12 +250,14 @@ impl<'a> Section<'a> {
     /// ```
     #[inline]
     pub fn is_contiguous(&self) -> bool {
-        let mut expected = self.elem_len as isize;
+        let mut expected = Some(self.elem_len as isize);
         for d in self.dims.iter().filter(|d| d.extent != 1) {
-            if d.stride != expected {
+            if Some(d.stride) != expected {
                 return false;
             }
-            expected *= d.extent as isize;
+            expected = isize::try_from(d.extent)
+                .ok()
+                .and_then(|e| d.stride.checked_mul(e));
         }
         true
     }

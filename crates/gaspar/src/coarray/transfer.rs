@@ -76,13 +76,28 @@ fn runs(remote: &Section<'_>, low: usize) -> Vec<Run> {
     out
 }
 
-/// The element counts of both sides agree, or the source is one element to broadcast.
+/// The element counts of both sides agree, or the source is one element to broadcast;
+/// the destination writes each element once.
 #[inline]
-fn check_counts(call: &'static str, source: usize, destination: usize) -> CoResult<()> {
+fn check_counts(
+    call: &'static str,
+    source: usize,
+    destination: usize,
+    dst: &Section<'_>,
+) -> CoResult<()> {
     if source != destination && source != 1 {
         return Err(CoError::invalid(
             call,
             format!("the source has {source} elements but the destination {destination}"),
+        ));
+    }
+    // What the general path packs is the destination's elements, one after another: a
+    // destination whose elements take more bytes than it spans writes some twice (a
+    // stride of 0 along a dimension of several elements), and could ask for any size.
+    if !dst.spans_its_elements() {
+        return Err(CoError::invalid(
+            call,
+            "the destination section writes some elements twice (a stride of 0?)",
         ));
     }
     Ok(())
@@ -110,6 +125,15 @@ impl Coarrays {
     /// let mut x = [0u8; 8];
     /// co.get(&a, 24, 1, &Section::scalar(8, 0), r8, &mut x, &Section::scalar(8, 0), r8)?;
     /// assert_eq!(f64::from_ne_bytes(x), 3.0);
+    /// // A destination that writes one element 2^32 times (a stride of 0) is refused, as
+    /// // is a get into such a destination here.
+    /// let same = [Dim { extent: 1 << 32, stride: 0 }];
+    /// let one = 1.0f64.to_ne_bytes();
+    /// assert!(co.put(&a, 0, 1, &Section { elem_len: 8, start: 0, dims: &same }, r8,
+    ///                &one, &Section::scalar(8, 0), r8).is_err());
+    /// let mut small = [0u8; 8];
+    /// assert!(co.get(&a, 0, 1, &Section { elem_len: 8, start: 0, dims: &same[..] }, r8,
+    ///                &mut small, &Section { elem_len: 8, start: 0, dims: &same }, r8).is_err());
     /// co.deallocate(a)?;
     /// co.finalize()?;
     /// # Ok::<(), gaspar::coarray::CoError>(())
@@ -341,7 +365,7 @@ impl Coarrays {
         if n == 0 {
             return Ok(());
         }
-        check_counts("put", m, n)?;
+        check_counts("put", m, n, dst)?;
         if m == n && plain {
             if let Some(p) = pair(src, dst, true)? {
                 self.rt.put_strided(
@@ -568,7 +592,7 @@ impl Coarrays {
         if n == 0 {
             return Ok(());
         }
-        check_counts("get", m, n)?;
+        check_counts("get", m, n, dst)?;
         self.before_read(rank)?;
         if m == n && plain {
             if let Some(p) = pair(dst, src, false)? {
@@ -647,7 +671,7 @@ impl Coarrays {
         if n == 0 {
             return Ok(());
         }
-        check_counts("copy", m, n)?;
+        check_counts("copy", m, n, dst)?;
         let same_memory = drank == srank && std::ptr::eq(dst_token, src_token);
         if m == n
             && !same_memory

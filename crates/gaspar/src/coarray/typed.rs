@@ -290,7 +290,8 @@ impl Slice {
     pub fn at(index: usize) -> Slice {
         Slice {
             start: index,
-            end: Some(index + 1),
+            // Saturating: `usize::MAX` is then past every dimension (an error), not 0.
+            end: Some(index.saturating_add(1)),
             step: 1,
         }
     }
@@ -551,6 +552,9 @@ impl<T: Pod, const D: usize> Coarray<T, D> {
         let mut stride = size;
         for axis in (0..D).rev() {
             let (first, count, step) = slices[axis].resolve(self.shape[axis])?;
+            // A step that reaches a second element is less than the extent, so the byte
+            // stride fits (the array's size did); with one element the step is not used.
+            let step = if count > 1 { step } else { 1 };
             start += first * stride;
             dims.push(Dim {
                 extent: count,

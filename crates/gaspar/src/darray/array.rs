@@ -74,6 +74,11 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
     /// let ctx = Darrays::init()?;
     /// let a = DistArray::<u64, 3>::new(&ctx, [4, 4, 2])?;
     /// assert_eq!(a.domain(), Domain::of_extents([4, 4, 2]));
+    /// // More elements than any memory holds (2^64: the count overflows) is an error.
+    /// assert!(matches!(
+    ///     DistArray::<u64, 2>::new(&ctx, [1 << 32, 1 << 32]),
+    ///     Err(gaspar::Error::LengthOverflow { .. })
+    /// ));
     /// a.free()?;
     /// ctx.finalize()?;
     /// # Ok::<(), gaspar::Error>(())
@@ -129,7 +134,7 @@ impl<'a, T: Pod + Send + Sync, const D: usize> DistArray<'a, T, D> {
             remote_reads: AtomicU64::new(0),
             _type: PhantomData,
         };
-        let layout: [u64; METADATA_WORDS] = domain_words(&mine);
+        let layout: [u64; METADATA_WORDS] = domain_words(&mine)?;
         let part = array.part(ctx.rank())?;
         ctx.runtime()
             .put_blocking(part.layout, bytemuck::cast_slice(&layout))?;

@@ -50,11 +50,13 @@ impl<const D: usize> Grid<D> {
     /// let grid = Grid::new([1, 4], 4)?;
     /// assert_eq!(grid.dims(), [1, 4]);
     /// assert!(Grid::new([2, 3], 4).is_err());
+    /// assert!(Grid::new([0], 0).is_err());
     /// # Ok::<(), gaspar::Error>(())
     /// ```
     pub fn new(dims: [u32; D], procs: u32) -> Result<Grid<D>> {
         let size = dims.iter().try_fold(1u32, |acc, &d| acc.checked_mul(d));
-        if size != Some(procs) {
+        // A dimension of no ranks holds no rank (and would divide by zero).
+        if size != Some(procs) || procs == 0 {
             return Err(DarrayError::GridMismatch {
                 dims: dims.to_vec(),
                 procs,
@@ -113,7 +115,10 @@ impl<const D: usize> Grid<D> {
     /// # Ok::<(), gaspar::Error>(())
     /// ```
     pub fn rank_at(&self, coords: [u32; D]) -> u32 {
-        (0..D).fold(0, |rank, k| rank * self.dims[k] + coords[k])
+        // Wrapping: coordinates outside the grid give a meaningless rank, never a panic.
+        (0..D).fold(0u32, |rank, k| {
+            rank.wrapping_mul(self.dims[k]).wrapping_add(coords[k])
+        })
     }
 }
 
@@ -207,17 +212,20 @@ impl<const D: usize> Block<D> {
         Some(self.grid.rank_at(coords))
     }
 
-    /// The most indices any rank owns.
+    /// The most indices any rank owns (`usize::MAX` when they are more: such a block
+    /// cannot be allocated).
     ///
     /// ```
     /// use gaspar::darray::{Block, Grid};
     /// assert_eq!(Block::new([10], Grid::new([4], 4)?).largest_block(), 3);
+    /// assert_eq!(Block::new([1 << 40, 1 << 40], Grid::new([1, 1], 1)?).largest_block(), usize::MAX);
     /// # Ok::<(), gaspar::Error>(())
     /// ```
     pub fn largest_block(&self) -> usize {
         (0..D)
             .map(|k| self.extents[k].div_ceil(self.grid.dims[k] as usize))
-            .product()
+            .try_fold(1usize, |n, e| n.checked_mul(e))
+            .unwrap_or(usize::MAX)
     }
 }
 

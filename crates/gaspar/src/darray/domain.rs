@@ -52,14 +52,19 @@ impl<const D: usize> Domain<D> {
         std::array::from_fn(|k| self.hi[k].saturating_sub(self.lo[k]))
     }
 
-    /// Number of indices.
+    /// Number of indices (`usize::MAX` for a domain of more: an array of it could not be
+    /// allocated).
     ///
     /// ```
     /// use gaspar::darray::Domain;
     /// assert_eq!(Domain::of_extents([4, 3]).len(), 12);
+    /// assert_eq!(Domain::of_extents([1 << 40, 1 << 40]).len(), usize::MAX);
     /// ```
     pub fn len(&self) -> usize {
-        self.extents().iter().product()
+        self.extents()
+            .iter()
+            .try_fold(1usize, |n, &e| n.checked_mul(e))
+            .unwrap_or(usize::MAX)
     }
 
     /// Whether the domain holds no index.
@@ -148,15 +153,17 @@ impl<const D: usize> Domain<D> {
     /// assert_eq!(Domain::of_extents([4, 3, 2]).dense_strides(), [1, 4, 12]);
     /// ```
     pub fn dense_strides(&self) -> [usize; D] {
+        // Saturating, as `len`: exact for every domain whose elements can be stored.
         let extents = self.extents();
-        let mut strides = [1; D];
+        let mut strides = [1usize; D];
         for k in 1..D {
-            strides[k] = strides[k - 1] * extents[k - 1];
+            strides[k] = strides[k - 1].saturating_mul(extents[k - 1]);
         }
         strides
     }
 
-    /// Position of `index` (inside the domain) in the domain stored densely.
+    /// Position of `index` (inside the domain) in the domain stored densely; an index
+    /// outside gives a meaningless position, never a panic.
     ///
     /// ```
     /// use gaspar::darray::Domain;
@@ -166,7 +173,13 @@ impl<const D: usize> Domain<D> {
     /// ```
     pub fn linear(&self, index: [usize; D]) -> usize {
         let strides = self.dense_strides();
-        (0..D).map(|k| (index[k] - self.lo[k]) * strides[k]).sum()
+        (0..D).fold(0usize, |at, k| {
+            at.saturating_add(
+                index[k]
+                    .saturating_sub(self.lo[k])
+                    .saturating_mul(strides[k]),
+            )
+        })
     }
 
     /// Every index, in dense storage order (dimension 0 varying fastest).

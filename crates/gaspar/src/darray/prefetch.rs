@@ -101,7 +101,7 @@ impl SourcePart {
     pub fn read_block<const D: usize>(&self, rt: &Strided) -> Result<Domain<D>> {
         let mut words = [0u64; METADATA_WORDS];
         rt.get_blocking(bytemuck::cast_slice_mut(&mut words), self.layout)?;
-        Ok(words_domain(&words))
+        words_domain(&words)
     }
 }
 
@@ -352,7 +352,7 @@ mod tests {
             elements: words.ga(0)?,
         };
         let publish = |block: Domain<1>| {
-            let w = domain_words(&block);
+            let w = domain_words(&block)?;
             rt.put_blocking(words.ga(0)?, bytemuck::cast_slice(&w))
         };
         let (first, second) = (Domain::new([0], [10]), Domain::new([5], [20]));

@@ -3,13 +3,16 @@
 //! domain travels as metadata words.
 
 use super::domain::Domain;
+use super::error::DarrayError;
+use crate::error::Result;
 
 /// Words of a domain's metadata: the lows of dimensions 0..3, then the highs (unused
 /// dimensions 0).
 ///
 /// ```
 /// use gaspar::darray::{domain_words, Domain, METADATA_WORDS};
-/// assert_eq!(domain_words(&Domain::of_extents([7])).len(), METADATA_WORDS);
+/// assert_eq!(domain_words(&Domain::of_extents([7]))?.len(), METADATA_WORDS);
+/// # Ok::<(), gaspar::Error>(())
 /// ```
 pub const METADATA_WORDS: usize = 6;
 
@@ -63,7 +66,7 @@ impl<const D: usize> SerialLayout<D> {
     /// assert_eq!(SerialLayout::new(Domain::of_extents([5]), 4).data_bytes(), 20);
     /// ```
     pub fn data_bytes(&self) -> usize {
-        self.slice.len() * self.element_bytes
+        self.slice.len().saturating_mul(self.element_bytes)
     }
 
     /// The metadata describing the slice (LAPPS's `serializeMetadata`).
@@ -71,10 +74,11 @@ impl<const D: usize> SerialLayout<D> {
     /// ```
     /// use gaspar::darray::{words_domain, Domain, SerialLayout};
     /// let slice = Domain::new([1, 2], [3, 4]);
-    /// let words = SerialLayout::new(slice, 8).metadata();
-    /// assert_eq!(words_domain::<2>(&words), slice);
+    /// let words = SerialLayout::new(slice, 8).metadata()?;
+    /// assert_eq!(words_domain::<2>(&words)?, slice);
+    /// # Ok::<(), gaspar::Error>(())
     /// ```
-    pub fn metadata(&self) -> [u64; METADATA_WORDS] {
+    pub fn metadata(&self) -> Result<[u64; METADATA_WORDS]> {
         domain_words(&self.slice)
     }
 
@@ -91,7 +95,8 @@ impl<const D: usize> SerialLayout<D> {
     pub fn byte_offset(&self, index: [usize; D]) -> Option<usize> {
         self.slice
             .contains(index)
-            .then(|| self.slice.linear(index) * self.element_bytes)
+            .then(|| self.slice.linear(index).checked_mul(self.element_bytes))
+            .flatten()
     }
 
     /// The index of the element at byte `offset`, `None` past the data or inside an
@@ -125,15 +130,26 @@ impl<const D: usize> SerialLayout<D> {
 ///
 /// ```
 /// use gaspar::darray::{domain_words, Domain, METADATA_WORDS};
-/// let words: [u64; METADATA_WORDS] = domain_words(&Domain::new([1, 2], [3, 4]));
+/// let words: [u64; METADATA_WORDS] = domain_words(&Domain::new([1, 2], [3, 4]))?;
 /// assert_eq!(words, [1, 2, 0, 3, 4, 0]);
+/// assert!(domain_words(&Domain::new([0; 4], [1; 4])).is_err()); // 1 to 3 dimensions
+/// # Ok::<(), gaspar::Error>(())
 /// ```
-pub fn domain_words<const D: usize>(domain: &Domain<D>) -> [u64; METADATA_WORDS] {
+pub fn domain_words<const D: usize>(domain: &Domain<D>) -> Result<[u64; METADATA_WORDS]> {
+    check_dimensions::<D>()?;
     let mut words = [0u64; METADATA_WORDS];
     for k in 0..D {
         (words[k], words[3 + k]) = (domain.lo[k] as u64, domain.hi[k] as u64);
     }
-    words
+    Ok(words)
+}
+
+/// The metadata words hold 1 to 3 dimensions, as distributed arrays have.
+fn check_dimensions<const D: usize>() -> Result<()> {
+    if D == 0 || D > METADATA_WORDS / 2 {
+        return Err(DarrayError::Dimensions { dims: D }.into());
+    }
+    Ok(())
 }
 
 /// The domain that metadata `words` describe (LAPPS's `getDeserializationContainer`
@@ -141,13 +157,16 @@ pub fn domain_words<const D: usize>(domain: &Domain<D>) -> [u64; METADATA_WORDS]
 ///
 /// ```
 /// use gaspar::darray::{words_domain, Domain};
-/// assert_eq!(words_domain::<1>(&[5, 0, 0, 9, 0, 0]), Domain::new([5], [9]));
+/// assert_eq!(words_domain::<1>(&[5, 0, 0, 9, 0, 0])?, Domain::new([5], [9]));
+/// assert!(words_domain::<4>(&[0; 6]).is_err());
+/// # Ok::<(), gaspar::Error>(())
 /// ```
-pub fn words_domain<const D: usize>(words: &[u64; METADATA_WORDS]) -> Domain<D> {
-    Domain {
+pub fn words_domain<const D: usize>(words: &[u64; METADATA_WORDS]) -> Result<Domain<D>> {
+    check_dimensions::<D>()?;
+    Ok(Domain {
         lo: std::array::from_fn(|k| words[k] as usize),
         hi: std::array::from_fn(|k| words[3 + k] as usize),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -166,6 +185,9 @@ mod tests {
         assert_eq!(layout.byte_offset([1, 5, 1]), None);
         assert_eq!(layout.index_at(3), None);
         assert_eq!(layout.index_at(layout.data_bytes()), None);
-        assert_eq!(words_domain::<3>(&layout.metadata()), slice);
+        assert_eq!(
+            words_domain::<3>(&layout.metadata().unwrap()).unwrap(),
+            slice
+        );
     }
 }

@@ -107,30 +107,71 @@ fn combine_elements<T: Pod>(acc: &mut [u8], other: &[u8], f: &mut impl FnMut(&mu
     }
 }
 
+/// The builtin operators and element types, in the order of their codes in a call's word.
+const OPS: [ReduceOp; 6] = [
+    ReduceOp::Sum,
+    ReduceOp::Min,
+    ReduceOp::Max,
+    ReduceOp::And,
+    ReduceOp::Or,
+    ReduceOp::Xor,
+];
+const SCALARS: [Scalar; 10] = [
+    Scalar::I8,
+    Scalar::I16,
+    Scalar::I32,
+    Scalar::I64,
+    Scalar::U8,
+    Scalar::U16,
+    Scalar::U32,
+    Scalar::U64,
+    Scalar::F32,
+    Scalar::F64,
+];
+/// Bits of a call's length in its word (longer lengths saturate: 128 GiB).
+const LEN_BITS: u32 = 37;
+
 /// What a member contributes to the agreement on a call: the kind (4 bits), the root plus
-/// one (16 bits, 0 for none; saturated) and the length (44 bits, saturated).
+/// one (16 bits, 0 for none; saturated), a reduction's operator plus one (3 bits, 0 for
+/// the caller's own combination) and element type (4 bits), and the length (37 bits,
+/// saturated).
 fn encode(call: Collective) -> u64 {
-    let (kind, root, len) = match call {
-        Collective::Barrier => (1, None, 0),
-        Collective::Split => (2, None, 0),
-        Collective::Broadcast { len, root } => (3, Some(root), len),
+    let (kind, root, op, len) = match call {
+        Collective::Barrier => (1, None, None, 0),
+        Collective::Split => (2, None, None, 0),
+        Collective::Broadcast { len, root } => (3, Some(root), None, len),
         Collective::Reduce {
             len,
             root: Some(root),
-        } => (4, Some(root), len),
-        Collective::Reduce { len, root: None } => (5, None, len),
-        Collective::Allgather { len } => (6, None, len),
-        Collective::Alltoall { len } => (7, None, len),
-        _ => (0, None, 0),
+            op,
+        } => (4, Some(root), op, len),
+        Collective::Reduce {
+            len,
+            root: None,
+            op,
+        } => (5, None, op, len),
+        Collective::Allgather { len } => (6, None, None, len),
+        Collective::Alltoall { len } => (7, None, None, len),
+        _ => (0, None, None, 0),
     };
     let root = root.map_or(0, |r| u64::from(r).saturating_add(1).min(0xffff));
-    kind << 60 | root << 44 | len.min((1 << 44) - 1)
+    let op = op.map_or(0, |(op, scalar)| {
+        let code = |i: Option<usize>| i.unwrap_or(0) as u64;
+        (code(OPS.iter().position(|&o| o == op)) + 1) << 4
+            | code(SCALARS.iter().position(|&s| s == scalar))
+    });
+    kind << 60 | root << 44 | op << LEN_BITS | len.min((1 << LEN_BITS) - 1)
 }
 
 /// The call another member made, from its word.
 fn decode(word: u64) -> Collective {
-    let (len, root) = (word & ((1 << 44) - 1), ((word >> 44) & 0xffff) as u32);
+    let (len, root) = (word & ((1 << LEN_BITS) - 1), ((word >> 44) & 0xffff) as u32);
     let root = root.checked_sub(1);
+    let op_code = ((word >> (LEN_BITS + 4)) & 0x7) as usize;
+    let op = op_code.checked_sub(1).and_then(|o| {
+        let scalar = ((word >> LEN_BITS) & 0xf) as usize;
+        Some((*OPS.get(o)?, *SCALARS.get(scalar)?))
+    });
     match (word >> 60, root) {
         (1, _) => Collective::Barrier,
         (2, _) => Collective::Split,
@@ -138,8 +179,13 @@ fn decode(word: u64) -> Collective {
         (4, Some(root)) => Collective::Reduce {
             len,
             root: Some(root),
+            op,
         },
-        (5, _) => Collective::Reduce { len, root: None },
+        (5, _) => Collective::Reduce {
+            len,
+            root: None,
+            op,
+        },
         (6, _) => Collective::Allgather { len },
         (7, _) => Collective::Alltoall { len },
         _ => Collective::Other,
@@ -461,6 +507,7 @@ impl Team {
             Collective::Reduce {
                 len: buf.len() as u64,
                 root,
+                op: reduction.builtin,
             },
             TeamCall::Reduce {
                 buf,
@@ -557,8 +604,18 @@ mod tests {
             Collective::Reduce {
                 len: 8 << 20,
                 root: Some(0),
+                op: Some((ReduceOp::Xor, Scalar::F64)),
             },
-            Collective::Reduce { len: 8, root: None },
+            Collective::Reduce {
+                len: 8,
+                root: None,
+                op: None,
+            },
+            Collective::Reduce {
+                len: 8,
+                root: None,
+                op: Some((ReduceOp::Sum, Scalar::I8)),
+            },
             Collective::Allgather { len: 0 },
             Collective::Alltoall { len: 4096 },
         ] {
@@ -568,6 +625,20 @@ mod tests {
             encode(Collective::Broadcast { len: 8, root: 0 }),
             encode(Collective::Broadcast { len: 8, root: 1 })
         );
+        // Every operator and element type of a reduction is told apart.
+        let mut words = std::collections::BTreeSet::new();
+        for op in OPS {
+            for scalar in SCALARS {
+                let call = Collective::Reduce {
+                    len: 32,
+                    root: None,
+                    op: Some((op, scalar)),
+                };
+                assert_eq!(decode(encode(call)), call);
+                words.insert(encode(call));
+            }
+        }
+        assert_eq!(words.len(), OPS.len() * SCALARS.len());
     }
 
     #[test]
