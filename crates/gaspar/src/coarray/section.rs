@@ -233,10 +233,12 @@ impl<'a> Section<'a> {
         let Ok(count) = self.count() else {
             return false;
         };
+        // Saturating: 15 dimensions of the largest extents and strides pass i128's range.
         let span = self.dims.iter().fold(self.elem_len as i128, |span, d| {
-            span + (d.extent as i128 - 1).max(0) * (d.stride as i128).abs()
+            let reach = (d.extent as i128 - 1).max(0);
+            span.saturating_add(reach.saturating_mul((d.stride as i128).abs()))
         });
-        count as i128 * self.elem_len as i128 <= span
+        (count as i128).saturating_mul(self.elem_len as i128) <= span
     }
 
     /// Whether the elements lie one after another in Fortran order (a single run).

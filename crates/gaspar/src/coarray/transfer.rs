@@ -134,6 +134,10 @@ impl Coarrays {
     /// let mut small = [0u8; 8];
     /// assert!(co.get(&a, 0, 1, &Section { elem_len: 8, start: 0, dims: &same[..] }, r8,
     ///                &mut small, &Section { elem_len: 8, start: 0, dims: &same }, r8).is_err());
+    /// // Elements of no bytes (character(len=0)), however many: nothing moves.
+    /// let c0 = Elem::new(ElemType::Character, 1);
+    /// co.put(&a, 0, 1, &Section { elem_len: 0, start: 0, dims: &same }, c0,
+    ///        &[], &Section::scalar(0, 0), c0)?;
     /// co.deallocate(a)?;
     /// co.finalize()?;
     /// # Ok::<(), gaspar::coarray::CoError>(())
@@ -366,6 +370,10 @@ impl Coarrays {
             return Ok(());
         }
         check_counts("put", m, n, dst)?;
+        if dst.elem_len == 0 {
+            // Elements of no bytes (character(len=0)): nothing moves, however many.
+            return Ok(());
+        }
         if m == n && plain {
             if let Some(p) = pair(src, dst, true)? {
                 self.rt.put_strided(
@@ -593,6 +601,10 @@ impl Coarrays {
             return Ok(());
         }
         check_counts("get", m, n, dst)?;
+        if dst.elem_len == 0 {
+            // Elements of no bytes (character(len=0)): nothing moves, however many.
+            return Ok(());
+        }
         self.before_read(rank)?;
         if m == n && plain {
             if let Some(p) = pair(dst, src, false)? {
@@ -672,6 +684,10 @@ impl Coarrays {
             return Ok(());
         }
         check_counts("copy", m, n, dst)?;
+        if dst.elem_len == 0 {
+            // Elements of no bytes (character(len=0)): nothing moves, however many.
+            return Ok(());
+        }
         let same_memory = drank == srank && std::ptr::eq(dst_token, src_token);
         if m == n
             && !same_memory
