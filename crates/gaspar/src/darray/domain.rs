@@ -153,11 +153,13 @@ impl<const D: usize> Domain<D> {
     /// assert_eq!(Domain::of_extents([4, 3, 2]).dense_strides(), [1, 4, 12]);
     /// ```
     pub fn dense_strides(&self) -> [usize; D] {
-        // Saturating, as `len`: exact for every domain whose elements can be stored.
+        // Wrapping: exact for every domain whose elements can be stored (an array checks
+        // its size when it is made), never a panic for another; as cheap as plain
+        // arithmetic on the element accesses' path (`linear`).
         let extents = self.extents();
         let mut strides = [1usize; D];
         for k in 1..D {
-            strides[k] = strides[k - 1].saturating_mul(extents[k - 1]);
+            strides[k] = strides[k - 1].wrapping_mul(extents[k - 1]);
         }
         strides
     }
@@ -174,11 +176,7 @@ impl<const D: usize> Domain<D> {
     pub fn linear(&self, index: [usize; D]) -> usize {
         let strides = self.dense_strides();
         (0..D).fold(0usize, |at, k| {
-            at.saturating_add(
-                index[k]
-                    .saturating_sub(self.lo[k])
-                    .saturating_mul(strides[k]),
-            )
+            at.wrapping_add(index[k].wrapping_sub(self.lo[k]).wrapping_mul(strides[k]))
         })
     }
 

@@ -155,11 +155,8 @@ fn encode(call: Collective) -> u64 {
         _ => (0, None, None, 0),
     };
     let root = root.map_or(0, |r| u64::from(r).saturating_add(1).min(0xffff));
-    let op = op.map_or(0, |(op, scalar)| {
-        let code = |i: Option<usize>| i.unwrap_or(0) as u64;
-        (code(OPS.iter().position(|&o| o == op)) + 1) << 4
-            | code(SCALARS.iter().position(|&s| s == scalar))
-    });
+    // The enums' own discriminants: OPS and SCALARS list them in declaration order.
+    let op = op.map_or(0, |(op, scalar)| (op as u64 + 1) << 4 | scalar as u64);
     kind << 60 | root << 44 | op << LEN_BITS | len.min((1 << LEN_BITS) - 1)
 }
 
