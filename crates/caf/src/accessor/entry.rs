@@ -284,23 +284,15 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
+    let scalar = (opt_src_desc as usize
+        | opt_dst_desc as usize
+        | opt_src_charlen as usize
+        | opt_dst_charlen as usize)
+        == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        let get = fast::Get {
-            src_desc: opt_src_desc,
-            src_charlen: opt_src_charlen,
-            image: image_index,
-            dst_data,
-            dst_charlen: opt_dst_charlen,
-            dst_desc: opt_dst_desc,
-            may_realloc: may_realloc_dst,
-            getter: getter_index,
-            add_data: add_data_ptr,
-        };
-        // `fast::get` runs on a route of this coarray (the enclosing block's contract).
-        if fast_path::<false>(token, get.image, stat, team, team_number, |base| {
-            fast::get(base, &get)
-        }) {
+        if scalar && fast::scalar_get(token, image_index, dst_data, getter_index, add_data_ptr) {
+            StatArgs::stat_only(stat).success();
             return;
         }
         get_from_remote::<false>(
@@ -345,23 +337,17 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
+    let scalar = (opt_src_desc as usize
+        | opt_dst_desc as usize
+        | opt_src_charlen as usize
+        | opt_dst_charlen as usize
+        | team as usize
+        | team_number as usize)
+        == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        let get = fast::Get {
-            src_desc: opt_src_desc,
-            src_charlen: opt_src_charlen,
-            image: image_index,
-            dst_data,
-            dst_charlen: opt_dst_charlen,
-            dst_desc: opt_dst_desc,
-            may_realloc: may_realloc_dst,
-            getter: getter_index,
-            add_data: add_data_ptr,
-        };
-        // `fast::get` runs on a route of this coarray (the enclosing block's contract).
-        if fast_path::<true>(token, get.image, stat, team, team_number, |base| {
-            fast::get(base, &get)
-        }) {
+        if scalar && fast::scalar_get(token, image_index, dst_data, getter_index, add_data_ptr) {
+            StatArgs::stat_only(stat).success();
             return;
         }
         get_from_remote::<true>(
@@ -386,11 +372,17 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
 
 /// [`_gfortran_caf_get_from_remote`] with a coindex's team read as GCC 16 passes it or not.
 ///
+/// Out of line, with the entry points' C signature, so that their call to it is a jump:
+/// the entry points then keep only the scalar fast path's few registers and no frame for
+/// the rest. A one-element get on the fast path runs ~110 instructions in all (program,
+/// library, getter) at about four a cycle, so each instruction counts (17 fewer took the
+/// 8-byte get from 1.10x to 0.84x caf_shmem's time, bench/probes/README.md).
+///
 /// # Safety
 /// As [`_gfortran_caf_get_from_remote`].
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn get_from_remote<const GCC16: bool>(
+unsafe extern "C" fn get_from_remote<const GCC16: bool>(
     token: *mut c_void,
     opt_src_desc: *const c_void,
     opt_src_charlen: *const usize,
@@ -407,6 +399,25 @@ unsafe fn get_from_remote<const GCC16: bool>(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
+    let get = fast::Get {
+        src_desc: opt_src_desc,
+        src_charlen: opt_src_charlen,
+        image: image_index,
+        dst_data,
+        dst_charlen: opt_dst_charlen,
+        dst_desc: opt_dst_desc,
+        may_realloc: may_realloc_dst,
+        getter: getter_index,
+        add_data: add_data_ptr,
+    };
+    // SAFETY: this function's contract; `fast::get` runs on a route of this coarray.
+    if unsafe {
+        fast_path::<GCC16>(token, get.image, stat, team, team_number, |base| {
+            fast::get(base, &get)
+        })
+    } {
+        return;
+    }
     let coindex = team_of_args::<GCC16>(team, team_number);
     // SAFETY: STAT= as gfortran passes it.
     let stat = unsafe { StatArgs::stat_only(stat) };
@@ -779,25 +790,15 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
+    let scalar = (opt_dst_desc as usize
+        | opt_src_desc as usize
+        | opt_dst_charlen as usize
+        | opt_src_charlen as usize)
+        == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        let send = fast::Send {
-            dst_desc: opt_dst_desc,
-            dst_charlen: opt_dst_charlen,
-            image: image_index,
-            src: if opt_src_desc.is_null() {
-                src_data
-            } else {
-                opt_src_desc
-            },
-            src_charlen: opt_src_charlen,
-            receiver: accessor_index,
-            add_data: add_data_ptr,
-        };
-        // `fast::send` runs on a route of this coarray (the enclosing block's contract).
-        if fast_path::<false>(token, send.image, stat, team, team_number, |base| {
-            fast::send(base, &send)
-        }) {
+        if scalar && fast::scalar_send(token, image_index, src_data, accessor_index, add_data_ptr) {
+            StatArgs::stat_only(stat).success();
             return;
         }
         send_to_remote::<false>(
@@ -840,25 +841,17 @@ pub unsafe extern "C" fn _gaspar_caf16_send_to_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
+    let scalar = (opt_dst_desc as usize
+        | opt_src_desc as usize
+        | opt_dst_charlen as usize
+        | opt_src_charlen as usize
+        | team as usize
+        | team_number as usize)
+        == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        let send = fast::Send {
-            dst_desc: opt_dst_desc,
-            dst_charlen: opt_dst_charlen,
-            image: image_index,
-            src: if opt_src_desc.is_null() {
-                src_data
-            } else {
-                opt_src_desc
-            },
-            src_charlen: opt_src_charlen,
-            receiver: accessor_index,
-            add_data: add_data_ptr,
-        };
-        // `fast::send` runs on a route of this coarray (the enclosing block's contract).
-        if fast_path::<true>(token, send.image, stat, team, team_number, |base| {
-            fast::send(base, &send)
-        }) {
+        if scalar && fast::scalar_send(token, image_index, src_data, accessor_index, add_data_ptr) {
+            StatArgs::stat_only(stat).success();
             return;
         }
         send_to_remote::<true>(
@@ -882,11 +875,13 @@ pub unsafe extern "C" fn _gaspar_caf16_send_to_remote(
 
 /// [`_gfortran_caf_send_to_remote`] with a coindex's team read as GCC 16 passes it or not.
 ///
+/// Out of line, with the entry points' C signature, as [`get_from_remote`].
+///
 /// # Safety
 /// As [`_gfortran_caf_send_to_remote`].
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn send_to_remote<const GCC16: bool>(
+unsafe extern "C" fn send_to_remote<const GCC16: bool>(
     token: *mut c_void,
     opt_dst_desc: *const c_void,
     opt_dst_charlen: *const usize,
@@ -902,6 +897,27 @@ unsafe fn send_to_remote<const GCC16: bool>(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
+    let send = fast::Send {
+        dst_desc: opt_dst_desc,
+        dst_charlen: opt_dst_charlen,
+        image: image_index,
+        src: if opt_src_desc.is_null() {
+            src_data
+        } else {
+            opt_src_desc
+        },
+        src_charlen: opt_src_charlen,
+        receiver: accessor_index,
+        add_data: add_data_ptr,
+    };
+    // SAFETY: this function's contract; `fast::send` runs on a route of this coarray.
+    if unsafe {
+        fast_path::<GCC16>(token, send.image, stat, team, team_number, |base| {
+            fast::send(base, &send)
+        })
+    } {
+        return;
+    }
     let coindex = team_of_args::<GCC16>(team, team_number);
     // SAFETY: STAT= as gfortran passes it.
     let stat = unsafe { StatArgs::stat_only(stat) };

@@ -187,6 +187,49 @@ pub(crate) unsafe fn get(base: usize, a: &Get) -> bool {
     true
 }
 
+/// A scalar get (no descriptor, no character length, the current team) on the route of
+/// `image`: the getter runs against the part's address and writes `*dst_data`, as `get`
+/// does for these arguments, with nothing else on the way: no descriptor copy, no
+/// destination cases, and the accessor table read without its lock. False when the part
+/// has no route or the getter is unknown (the engine path then runs the call).
+///
+/// # Safety
+/// As [`route`]; `dst_data`, `getter` and `add_data` are as gfortran 15/16 pass them to
+/// `get_from_remote` for a scalar of a coarray without descriptor.
+#[inline(always)]
+pub(crate) unsafe fn scalar_get(
+    token: *mut c_void,
+    image: c_int,
+    dst_data: *mut *mut c_void,
+    getter: c_int,
+    add_data: *mut c_void,
+) -> bool {
+    // SAFETY: this function's contract.
+    let Some(base) = (unsafe { route(token, image) }) else {
+        return false;
+    };
+    // SAFETY: `get_from_remote` names a getter.
+    let Some(getter) = (unsafe { owner::finished_getter(getter) }) else {
+        return false;
+    };
+    let mut free_buffer: i32 = 0;
+    // SAFETY: the arguments a getter takes, as GCC's single.c passes them for a scalar.
+    owner::with_callback(add_data, None, |callback| unsafe {
+        getter(
+            add_data,
+            &image,
+            dst_data.cast(),
+            &mut free_buffer,
+            base as *mut c_void,
+            callback,
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+        )
+    });
+    true
+}
+
 /// What a send needs besides the part: gfortran's arguments, as `send_to_remote` takes them.
 pub(crate) struct Send {
     /// The coarray's descriptor (null for a coarray without one).
@@ -234,6 +277,45 @@ pub(crate) unsafe fn send(base: usize, a: &Send) -> bool {
             0,
             a.dst_charlen,
             a.src_charlen,
+        )
+    });
+    true
+}
+
+/// A scalar send (no descriptor, no character length, the current team) on the route of
+/// `image`: the receiver runs against the part's address and reads `src`, as [`send`]
+/// does for these arguments. False when the part has no route or the receiver is unknown.
+///
+/// # Safety
+/// As [`route`]; `src`, `receiver` and `add_data` are as gfortran 15/16 pass them to
+/// `send_to_remote` for a scalar source and a coarray without descriptor.
+#[inline(always)]
+pub(crate) unsafe fn scalar_send(
+    token: *mut c_void,
+    image: c_int,
+    src: *const c_void,
+    receiver: c_int,
+    add_data: *mut c_void,
+) -> bool {
+    // SAFETY: this function's contract.
+    let Some(base) = (unsafe { route(token, image) }) else {
+        return false;
+    };
+    // SAFETY: `send_to_remote` names a receiver.
+    let Some(receiver) = (unsafe { owner::finished_receiver(receiver) }) else {
+        return false;
+    };
+    // SAFETY: the arguments a receiver takes, as GCC's single.c passes them for a scalar.
+    owner::with_callback(add_data, None, |callback| unsafe {
+        receiver(
+            add_data,
+            &image,
+            base as *mut c_void,
+            src,
+            callback,
+            0,
+            std::ptr::null(),
+            std::ptr::null(),
         )
     });
     true

@@ -448,6 +448,16 @@ pub(crate) unsafe fn getter(index: c_int) -> Option<Getter> {
     table::accessor(index).map(|f| unsafe { std::mem::transmute::<AccessorFn, Getter>(f) })
 }
 
+/// Getter `index` of the finished table, without taking its lock ([`table::finished_accessor`]).
+///
+/// # Safety
+/// As [`getter`].
+#[inline(always)]
+pub(crate) unsafe fn finished_getter(index: c_int) -> Option<Getter> {
+    // SAFETY: this function's contract.
+    table::finished_accessor(index).map(|f| unsafe { std::mem::transmute::<AccessorFn, Getter>(f) })
+}
+
 /// Receiver `index`, for a call that needs a receiver.
 ///
 /// # Safety
@@ -456,6 +466,17 @@ pub(crate) unsafe fn getter(index: c_int) -> Option<Getter> {
 pub(crate) unsafe fn receiver(index: c_int) -> Option<Receiver> {
     // SAFETY: this function's contract.
     table::accessor(index).map(|f| unsafe { std::mem::transmute::<AccessorFn, Receiver>(f) })
+}
+
+/// Receiver `index` of the finished table, without taking its lock ([`table::finished_accessor`]).
+///
+/// # Safety
+/// As [`receiver`].
+#[inline(always)]
+pub(crate) unsafe fn finished_receiver(index: c_int) -> Option<Receiver> {
+    // SAFETY: this function's contract.
+    table::finished_accessor(index)
+        .map(|f| unsafe { std::mem::transmute::<AccessorFn, Receiver>(f) })
 }
 
 /// Presence test `index`, for a call that needs one.

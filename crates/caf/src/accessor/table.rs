@@ -49,15 +49,26 @@ pub(crate) fn any_registered() -> bool {
     !table().entries.is_empty()
 }
 
+/// The accessor at `index` of the finished table: `None` for an index it does not have,
+/// and before the program finished its table (no lock taken: for the fast paths, which
+/// then leave the call to the engine path's [`accessor`]).
+#[inline(always)]
+pub(crate) fn finished_accessor(index: c_int) -> Option<AccessorFn> {
+    let finished = FINISHED.load(Ordering::Acquire);
+    if finished.is_null() {
+        return None;
+    }
+    // SAFETY: a finished table is leaked, never freed nor changed.
+    let finished = unsafe { &*finished };
+    // A negative index becomes one past any table (2^31 or more): one comparison.
+    finished.get(index as u32 as usize).copied()
+}
+
 /// The accessor at `index`, or `None` for an index the table does not have.
 #[inline]
 pub(crate) fn accessor(index: c_int) -> Option<AccessorFn> {
-    let finished = FINISHED.load(Ordering::Acquire);
-    if !finished.is_null() {
-        // SAFETY: a finished table is leaked, never freed nor changed.
-        let finished = unsafe { &*finished };
-        // A negative index becomes one past any table (2^31 or more): one comparison.
-        return finished.get(index as u32 as usize).copied();
+    if let Some(f) = finished_accessor(index) {
+        return Some(f);
     }
     let table = table();
     usize::try_from(index)
