@@ -284,14 +284,20 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let scalar = (opt_src_desc as usize
-        | opt_dst_desc as usize
-        | opt_src_charlen as usize
-        | opt_dst_charlen as usize)
-        == 0;
+    let element =
+        (opt_dst_desc as usize | opt_src_charlen as usize | opt_dst_charlen as usize) == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        if scalar && fast::scalar_get(token, image_index, dst_data, getter_index, add_data_ptr) {
+        if element
+            && fast::element_get(
+                token,
+                opt_src_desc,
+                image_index,
+                dst_data,
+                getter_index,
+                add_data_ptr,
+            )
+        {
             StatArgs::stat_only(stat).success();
             return;
         }
@@ -337,8 +343,7 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let scalar = (opt_src_desc as usize
-        | opt_dst_desc as usize
+    let element = (opt_dst_desc as usize
         | opt_src_charlen as usize
         | opt_dst_charlen as usize
         | team as usize
@@ -346,7 +351,16 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
         == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        if scalar && fast::scalar_get(token, image_index, dst_data, getter_index, add_data_ptr) {
+        if element
+            && fast::element_get(
+                token,
+                opt_src_desc,
+                image_index,
+                dst_data,
+                getter_index,
+                add_data_ptr,
+            )
+        {
             StatArgs::stat_only(stat).success();
             return;
         }
@@ -373,7 +387,7 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
 /// [`_gfortran_caf_get_from_remote`] with a coindex's team read as GCC 16 passes it or not.
 ///
 /// Out of line, with the entry points' C signature, so that their call to it is a jump:
-/// the entry points then keep only the scalar fast path's few registers and no frame for
+/// the entry points then keep only the element fast path's few registers and no frame for
 /// the rest. A one-element get on the fast path runs ~110 instructions in all (program,
 /// library, getter) at about four a cycle, so each instruction counts (17 fewer took the
 /// 8-byte get from 1.10x to 0.84x caf_shmem's time, bench/probes/README.md).
@@ -790,14 +804,20 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let scalar = (opt_dst_desc as usize
-        | opt_src_desc as usize
-        | opt_dst_charlen as usize
-        | opt_src_charlen as usize)
-        == 0;
+    let element =
+        (opt_src_desc as usize | opt_dst_charlen as usize | opt_src_charlen as usize) == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        if scalar && fast::scalar_send(token, image_index, src_data, accessor_index, add_data_ptr) {
+        if element
+            && fast::element_send(
+                token,
+                opt_dst_desc,
+                image_index,
+                src_data,
+                accessor_index,
+                add_data_ptr,
+            )
+        {
             StatArgs::stat_only(stat).success();
             return;
         }
@@ -841,8 +861,7 @@ pub unsafe extern "C" fn _gaspar_caf16_send_to_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let scalar = (opt_dst_desc as usize
-        | opt_src_desc as usize
+    let element = (opt_src_desc as usize
         | opt_dst_charlen as usize
         | opt_src_charlen as usize
         | team as usize
@@ -850,7 +869,16 @@ pub unsafe extern "C" fn _gaspar_caf16_send_to_remote(
         == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        if scalar && fast::scalar_send(token, image_index, src_data, accessor_index, add_data_ptr) {
+        if element
+            && fast::element_send(
+                token,
+                opt_dst_desc,
+                image_index,
+                src_data,
+                accessor_index,
+                add_data_ptr,
+            )
+        {
             StatArgs::stat_only(stat).success();
             return;
         }

@@ -77,12 +77,50 @@ impl PointedCopy {
     }
 }
 
-/// The 8-byte words of a descriptor of rank 0, 1 and 2 (its header and dimensions).
-const RANK_WORDS: [usize; 3] = [
+/// The 8-byte words of a descriptor of rank 0 to 3 (its header and dimensions).
+const RANK_WORDS: [usize; 4] = [
     owner::HEADER_BYTES / 8,
     (owner::HEADER_BYTES + owner::DIM_BYTES) / 8,
     (owner::HEADER_BYTES + 2 * owner::DIM_BYTES) / 8,
+    (owner::HEADER_BYTES + 3 * owner::DIM_BYTES) / 8,
 ];
+
+/// A coarray's descriptor of rank 0 to 3 pointed at a part, on the stack: the element
+/// paths' copy ([`element_get`], [`element_send`]), a seventh of [`PointedCopy`]'s room,
+/// so that their entry points keep a small frame.
+#[repr(C, align(8))]
+struct SmallCopy(MaybeUninit<[u64; RANK_WORDS[3]]>);
+
+impl SmallCopy {
+    /// The accessor's argument for the part at `base`: `base` itself for a coarray
+    /// without descriptor, else a copy of `desc` pointed at it; `None` for a descriptor
+    /// of another rank (the general path takes those).
+    ///
+    /// # Safety
+    /// `desc` is null or a descriptor followed by its rank's dimensions.
+    #[inline(always)]
+    unsafe fn at(&mut self, desc: *const c_void, base: usize) -> Option<*mut c_void> {
+        if desc.is_null() {
+            return Some(base as *mut c_void);
+        }
+        let copy = self.0.as_mut_ptr().cast::<u64>();
+        let from = desc.cast::<u64>();
+        // SAFETY: a descriptor's header is readable, and then as many dimensions as its
+        // rank (this function's contract); the buffer holds rank 3's, aligned for a
+        // descriptor; the base address is then replaced.
+        unsafe {
+            match (*desc.cast::<Descriptor>()).dtype.rank {
+                1 => copy_words::<{ RANK_WORDS[1] }>(from, copy),
+                0 => copy_words::<{ RANK_WORDS[0] }>(from, copy),
+                2 => copy_words::<{ RANK_WORDS[2] }>(from, copy),
+                3 => copy_words::<{ RANK_WORDS[3] }>(from, copy),
+                _ => return None,
+            }
+            (*copy.cast::<Descriptor>()).base_addr = base as *mut c_void;
+        }
+        Some(copy.cast())
+    }
+}
 
 /// Copies `words` words from `from` to `to`, out of line: inlined, the compiler saw that
 /// the fixed-size copies of the common ranks are this one at their sizes and made all of
@@ -187,18 +225,21 @@ pub(crate) unsafe fn get(base: usize, a: &Get) -> bool {
     true
 }
 
-/// A scalar get (no descriptor, no character length, the current team) on the route of
-/// `image`: the getter runs against the part's address and writes `*dst_data`, as `get`
-/// does for these arguments, with nothing else on the way: no descriptor copy, no
-/// destination cases, and the accessor table read without its lock. False when the part
-/// has no route or the getter is unknown (the engine path then runs the call).
+/// A get of one element (`y = x[i]`, `y = a(j)[i]`: a scalar destination, no character
+/// length, the current team) on the route of `image`: the getter runs against the part
+/// (its address, or the coarray's descriptor of rank 0 to 3 pointed at it) and writes
+/// `*dst_data`, as [`get`] does for these arguments, with nothing else on the way: no
+/// destination cases, a small copy of the descriptor, the accessor table read without its
+/// lock. False when the part has no route, the getter is unknown or the descriptor has
+/// another rank (the general path then runs the call).
 ///
 /// # Safety
-/// As [`route`]; `dst_data`, `getter` and `add_data` are as gfortran 15/16 pass them to
-/// `get_from_remote` for a scalar of a coarray without descriptor.
+/// As [`route`]; `src_desc`, `dst_data`, `getter` and `add_data` are as gfortran 15/16 pass
+/// them to `get_from_remote` for a scalar destination.
 #[inline(always)]
-pub(crate) unsafe fn scalar_get(
+pub(crate) unsafe fn element_get(
     token: *mut c_void,
+    src_desc: *const c_void,
     image: c_int,
     dst_data: *mut *mut c_void,
     getter: c_int,
@@ -212,6 +253,11 @@ pub(crate) unsafe fn scalar_get(
     let Some(getter) = (unsafe { owner::finished_getter(getter) }) else {
         return false;
     };
+    let mut copy = SmallCopy(MaybeUninit::uninit());
+    // SAFETY: the coarray's descriptor or null (this function's contract).
+    let Some(src) = (unsafe { copy.at(src_desc, base) }) else {
+        return false;
+    };
     let mut free_buffer: i32 = 0;
     // SAFETY: the arguments a getter takes, as GCC's single.c passes them for a scalar.
     owner::with_callback(add_data, None, |callback| unsafe {
@@ -220,7 +266,7 @@ pub(crate) unsafe fn scalar_get(
             &image,
             dst_data.cast(),
             &mut free_buffer,
-            base as *mut c_void,
+            src,
             callback,
             0,
             std::ptr::null_mut(),
@@ -282,16 +328,19 @@ pub(crate) unsafe fn send(base: usize, a: &Send) -> bool {
     true
 }
 
-/// A scalar send (no descriptor, no character length, the current team) on the route of
-/// `image`: the receiver runs against the part's address and reads `src`, as [`send`]
-/// does for these arguments. False when the part has no route or the receiver is unknown.
+/// A send of one element (`x[i] = y`, `a(j)[i] = y`: a scalar source, no character
+/// length, the current team) on the route of `image`: the receiver runs against the part
+/// (its address, or the coarray's descriptor of rank 0 to 3 pointed at it) and reads
+/// `src`, as [`send`] does for these arguments. False when the part has no route, the
+/// receiver is unknown or the descriptor has another rank.
 ///
 /// # Safety
-/// As [`route`]; `src`, `receiver` and `add_data` are as gfortran 15/16 pass them to
-/// `send_to_remote` for a scalar source and a coarray without descriptor.
+/// As [`route`]; `dst_desc`, `src`, `receiver` and `add_data` are as gfortran 15/16 pass
+/// them to `send_to_remote` for a scalar source.
 #[inline(always)]
-pub(crate) unsafe fn scalar_send(
+pub(crate) unsafe fn element_send(
     token: *mut c_void,
+    dst_desc: *const c_void,
     image: c_int,
     src: *const c_void,
     receiver: c_int,
@@ -305,12 +354,17 @@ pub(crate) unsafe fn scalar_send(
     let Some(receiver) = (unsafe { owner::finished_receiver(receiver) }) else {
         return false;
     };
+    let mut copy = SmallCopy(MaybeUninit::uninit());
+    // SAFETY: the coarray's descriptor or null (this function's contract).
+    let Some(dst) = (unsafe { copy.at(dst_desc, base) }) else {
+        return false;
+    };
     // SAFETY: the arguments a receiver takes, as GCC's single.c passes them for a scalar.
     owner::with_callback(add_data, None, |callback| unsafe {
         receiver(
             add_data,
             &image,
-            base as *mut c_void,
+            dst,
             src,
             callback,
             0,
