@@ -804,16 +804,19 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let element =
-        (opt_src_desc as usize | opt_dst_charlen as usize | opt_src_charlen as usize) == 0;
+    let lean = (opt_dst_charlen as usize | opt_src_charlen as usize) == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        if element
-            && fast::element_send(
+        if lean
+            && fast::lean_send(
                 token,
                 opt_dst_desc,
                 image_index,
-                src_data,
+                if opt_src_desc.is_null() {
+                    src_data
+                } else {
+                    opt_src_desc
+                },
                 accessor_index,
                 add_data_ptr,
             )
@@ -861,20 +864,23 @@ pub unsafe extern "C" fn _gaspar_caf16_send_to_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let element = (opt_src_desc as usize
-        | opt_dst_charlen as usize
+    let lean = (opt_dst_charlen as usize
         | opt_src_charlen as usize
         | team as usize
         | team_number as usize)
         == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        if element
-            && fast::element_send(
+        if lean
+            && fast::lean_send(
                 token,
                 opt_dst_desc,
                 image_index,
-                src_data,
+                if opt_src_desc.is_null() {
+                    src_data
+                } else {
+                    opt_src_desc
+                },
                 accessor_index,
                 add_data_ptr,
             )

@@ -85,8 +85,8 @@ const RANK_WORDS: [usize; 4] = [
     (owner::HEADER_BYTES + 3 * owner::DIM_BYTES) / 8,
 ];
 
-/// A coarray's descriptor of rank 0 to 3 pointed at a part, on the stack: the element
-/// paths' copy ([`element_get`], [`element_send`]), a seventh of [`PointedCopy`]'s room,
+/// A coarray's descriptor of rank 0 to 3 pointed at a part, on the stack: the lean
+/// paths' copy ([`element_get`], [`lean_send`]), a seventh of [`PointedCopy`]'s room,
 /// so that their entry points keep a small frame.
 #[repr(C, align(8))]
 struct SmallCopy(MaybeUninit<[u64; RANK_WORDS[3]]>);
@@ -328,17 +328,18 @@ pub(crate) unsafe fn send(base: usize, a: &Send) -> bool {
     true
 }
 
-/// A send of one element (`x[i] = y`, `a(j)[i] = y`: a scalar source, no character
-/// length, the current team) on the route of `image`: the receiver runs against the part
-/// (its address, or the coarray's descriptor of rank 0 to 3 pointed at it) and reads
-/// `src`, as [`send`] does for these arguments. False when the part has no route, the
-/// receiver is unknown or the descriptor has another rank.
+/// A send without character lengths in the current team (an element, `a(j)[i] = y`, or a
+/// section from any source, `a(:)[i] = b`) on the route of `image`: the receiver runs
+/// against the part (its address, or the coarray's descriptor of rank 0 to 3 pointed at
+/// it) and reads `src` (the source's data, or its descriptor for an array), as [`send`]
+/// does for these arguments. False when the part has no route, the receiver is unknown or
+/// the descriptor has another rank.
 ///
 /// # Safety
 /// As [`route`]; `dst_desc`, `src`, `receiver` and `add_data` are as gfortran 15/16 pass
-/// them to `send_to_remote` for a scalar source.
+/// them to `send_to_remote` (`src` its source descriptor, else its source data).
 #[inline(always)]
-pub(crate) unsafe fn element_send(
+pub(crate) unsafe fn lean_send(
     token: *mut c_void,
     dst_desc: *const c_void,
     image: c_int,
