@@ -284,16 +284,17 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let element =
-        (opt_dst_desc as usize | opt_src_charlen as usize | opt_dst_charlen as usize) == 0;
+    let lean = (opt_src_charlen as usize | opt_dst_charlen as usize) == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        if element
-            && fast::element_get(
+        if lean
+            && fast::lean_get(
                 token,
                 opt_src_desc,
                 image_index,
                 dst_data,
+                opt_dst_desc,
+                may_realloc_dst,
                 getter_index,
                 add_data_ptr,
             )
@@ -343,20 +344,21 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let element = (opt_dst_desc as usize
-        | opt_src_charlen as usize
+    let lean = (opt_src_charlen as usize
         | opt_dst_charlen as usize
         | team as usize
         | team_number as usize)
         == 0;
     // SAFETY: this function's contract, for both calls.
     unsafe {
-        if element
-            && fast::element_get(
+        if lean
+            && fast::lean_get(
                 token,
                 opt_src_desc,
                 image_index,
                 dst_data,
+                opt_dst_desc,
+                may_realloc_dst,
                 getter_index,
                 add_data_ptr,
             )
@@ -387,7 +389,7 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
 /// [`_gfortran_caf_get_from_remote`] with a coindex's team read as GCC 16 passes it or not.
 ///
 /// Out of line, with the entry points' C signature, so that their call to it is a jump:
-/// the entry points then keep only the element fast path's few registers and no frame for
+/// the entry points then keep only the lean path's few registers and no frame for
 /// the rest. A one-element get on the fast path runs ~110 instructions in all (program,
 /// library, getter) at about four a cycle, so each instruction counts (17 fewer took the
 /// 8-byte get from 1.10x to 0.84x caf_shmem's time, bench/probes/README.md).

@@ -86,7 +86,7 @@ const RANK_WORDS: [usize; 4] = [
 ];
 
 /// A coarray's descriptor of rank 0 to 3 pointed at a part, on the stack: the lean
-/// paths' copy ([`element_get`], [`lean_send`]), a seventh of [`PointedCopy`]'s room,
+/// paths' copy ([`lean_get`], [`lean_send`]), a seventh of [`PointedCopy`]'s room,
 /// so that their entry points keep a small frame.
 #[repr(C, align(8))]
 struct SmallCopy(MaybeUninit<[u64; RANK_WORDS[3]]>);
@@ -225,23 +225,29 @@ pub(crate) unsafe fn get(base: usize, a: &Get) -> bool {
     true
 }
 
-/// A get of one element (`y = x[i]`, `y = a(j)[i]`: a scalar destination, no character
-/// length, the current team) on the route of `image`: the getter runs against the part
-/// (its address, or the coarray's descriptor of rank 0 to 3 pointed at it) and writes
-/// `*dst_data`, as [`get`] does for these arguments, with nothing else on the way: no
-/// destination cases, a small copy of the descriptor, the accessor table read without its
-/// lock. False when the part has no route, the getter is unknown or the descriptor has
-/// another rank (the general path then runs the call).
+/// A get without character lengths in the current team (an element, `y = a(j)[i]`, or a
+/// section, `b = a(:)[i]`) on the route of `image`: the getter runs against the part (its
+/// address, or the coarray's descriptor of rank 0 to 3 pointed at it) and writes the
+/// destination, as [`get`] does for these arguments, with nothing else on the way: small
+/// descriptor copies and the accessor table read without its lock. The destination is
+/// `*dst_data` for a scalar, else the caller's descriptor when it may be reallocated, else
+/// filled in place (rank 1 to 3; [`owner::in_place_destination`]). False, before anything
+/// ran, when the part has no route, the getter is unknown, a descriptor has another rank
+/// or the destination must be filled through a temporary (the general path then runs the
+/// call).
 ///
 /// # Safety
-/// As [`route`]; `src_desc`, `dst_data`, `getter` and `add_data` are as gfortran 15/16 pass
-/// them to `get_from_remote` for a scalar destination.
+/// As [`route`]; the other arguments are as gfortran 15/16 pass them to `get_from_remote`
+/// with null character lengths.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) unsafe fn element_get(
+pub(crate) unsafe fn lean_get(
     token: *mut c_void,
     src_desc: *const c_void,
     image: c_int,
     dst_data: *mut *mut c_void,
+    dst_desc: *mut Descriptor,
+    may_realloc: bool,
     getter: c_int,
     add_data: *mut c_void,
 ) -> bool {
@@ -258,13 +264,32 @@ pub(crate) unsafe fn element_get(
     let Some(src) = (unsafe { copy.at(src_desc, base) }) else {
         return false;
     };
+    let mut room = owner::DescRoom::<{ RANK_WORDS[3] }>::uninit();
+    let (dst, in_place) = if dst_desc.is_null() {
+        (dst_data.cast::<c_void>(), None)
+    } else if may_realloc {
+        (dst_desc.cast::<c_void>(), None)
+    } else {
+        let coarray = (!src_desc.is_null())
+            // SAFETY: a descriptor's header (this function's contract).
+            .then(|| unsafe { (*src_desc.cast::<Descriptor>()).dtype });
+        let null = std::ptr::null_mut();
+        // SAFETY: the destination's descriptor (this function's contract), no lengths.
+        let Some(dense) =
+            (unsafe { owner::in_place_destination(coarray, dst_desc, null, null, &mut room) })
+        else {
+            return false;
+        };
+        // SAFETY: `in_place_destination` built a whole descriptor there.
+        (dense.cast::<c_void>(), Some(unsafe { (*dense).base_addr }))
+    };
     let mut free_buffer: i32 = 0;
-    // SAFETY: the arguments a getter takes, as GCC's single.c passes them for a scalar.
+    // SAFETY: the arguments a getter takes, as GCC's single.c passes them.
     owner::with_callback(add_data, None, |callback| unsafe {
         getter(
             add_data,
             &image,
-            dst_data.cast(),
+            dst,
             &mut free_buffer,
             src,
             callback,
@@ -273,7 +298,24 @@ pub(crate) unsafe fn element_get(
             std::ptr::null(),
         )
     });
+    if let Some(data) = in_place {
+        // SAFETY: the descriptor the getter filled, in `room`.
+        if unsafe { (*dst.cast::<Descriptor>()).base_addr } != data {
+            reshaped();
+        }
+    }
     true
+}
+
+/// A getter reallocated a destination it was given in place (which
+/// `in_place_destination` rules out): said as the general path says it.
+#[cold]
+fn reshaped() -> ! {
+    crate::error::say(&format!(
+        "gaspar caf: coindexed read: {}",
+        owner::reshaped_destination()
+    ));
+    std::process::exit(1)
 }
 
 /// What a send needs besides the part: gfortran's arguments, as `send_to_remote` takes them.

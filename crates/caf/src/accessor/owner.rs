@@ -208,17 +208,23 @@ pub(crate) unsafe fn into_destination(
     ran
 }
 
-/// Room on the stack for a descriptor of any rank, of which a call writes the header and
-/// the rank's dimensions and reads no more (a few words, where a whole [`DescBuf`] is
-/// 400 bytes to clear and copy).
+/// Room on the stack for a descriptor of up to [`Self::MAX_RANK`] dimensions, of which a
+/// call writes the header and the rank's dimensions and reads no more (a few words, where
+/// a whole [`DescBuf`] is 400 bytes to clear and copy).
 #[repr(C, align(8))]
-pub(crate) struct StackDescriptor(MaybeUninit<[u8; MAX_BYTES]>);
+pub(crate) struct DescRoom<const WORDS: usize>(MaybeUninit<[u64; WORDS]>);
 
-impl StackDescriptor {
-    pub(crate) fn uninit() -> StackDescriptor {
-        StackDescriptor(MaybeUninit::uninit())
+impl<const WORDS: usize> DescRoom<WORDS> {
+    /// The largest rank whose descriptor fits.
+    pub(crate) const MAX_RANK: usize = (WORDS * 8 - HEADER_BYTES) / DIM_BYTES;
+
+    pub(crate) fn uninit() -> DescRoom<WORDS> {
+        DescRoom(MaybeUninit::uninit())
     }
 }
+
+/// Room for a descriptor of any rank.
+pub(crate) type StackDescriptor = DescRoom<{ MAX_BYTES / 8 }>;
 
 /// The caller's destination as a getter can fill it where it lies, built in `place`, or
 /// `None` when the getter must allocate.
@@ -236,13 +242,13 @@ impl StackDescriptor {
 ///
 /// # Safety
 /// As [`into_destination`], `dst_desc` not null.
-#[inline]
-unsafe fn in_place_destination(
+#[inline(always)]
+pub(crate) unsafe fn in_place_destination<const WORDS: usize>(
     coarray: Option<Dtype>,
     dst_desc: *mut Descriptor,
     dst_charlen: *mut usize,
     src_charlen: *const usize,
-    place: &mut StackDescriptor,
+    place: &mut DescRoom<WORDS>,
 ) -> Option<*mut Descriptor> {
     if !dst_charlen.is_null() || !src_charlen.is_null() {
         return None;
@@ -263,7 +269,7 @@ unsafe fn in_place_destination(
     if !same_kind
         || !unit_span
         || dst.base_addr.is_null()
-        || !(1..=descriptor::MAX_RANK).contains(&rank)
+        || !(1..=descriptor::MAX_RANK.min(DescRoom::<WORDS>::MAX_RANK)).contains(&rank)
     {
         return None;
     }
@@ -278,8 +284,8 @@ unsafe fn in_place_destination(
         stride *= extent;
     }
     let out = place.0.as_mut_ptr().cast::<Descriptor>();
-    // SAFETY: `place` holds MAX_BYTES >= the header and `rank` <= 15 dimensions, aligned
-    // for a descriptor; each field is written before anything reads it.
+    // SAFETY: `place` holds the header and `rank` dimensions (checked above), aligned for
+    // a descriptor; each field is written before anything reads it.
     unsafe {
         (*out).base_addr = dst.base_addr;
         (*out).dtype = dst.dtype;
@@ -329,7 +335,7 @@ unsafe fn restore_destination(desc: *mut Descriptor, kept: *mut c_void) {
 /// The error of a getter that reallocated a destination [`in_place_destination`] gave it
 /// (a result of another shape than the destination's, which that function rules out).
 #[cold]
-fn reshaped_destination() -> CafError {
+pub(crate) fn reshaped_destination() -> CafError {
     CafError::Argument("a coindexed read's result has another shape than its destination".into())
 }
 
