@@ -1,24 +1,30 @@
 ! 8-byte coindexed puts (`x[2] = it`) or gets (`y = x[2]`) from image 1, in 12 rounds of
 ! 2 000 000 statements with SYNC ALL between them; image 1 prints each round's ns per
-! statement. For comparing runtimes on a VM whose speed moves between two states for
-! seconds at a time (bench/probes/README.md): pool the rounds of several alternated jobs
-! of each runtime and compare their distributions, not one job's median. Built and run in
+! statement. Modes put and get use a scalar coarray (no descriptor), aput and aget an
+! element of an allocatable array coarray (`a(3)[2]`: gfortran passes its descriptor).
+! For comparing runtimes on a VM whose speed moves between two states for seconds at a
+! time (bench/probes/README.md): pool the rounds of several alternated jobs of each
+! runtime and compare their distributions, not one job's median. Built and run in
 ! the sid chroot (scripts/sid-chroot run -- ...) for gfortran 16:
 !   FC=gfortran-16 target/release/gaspar caf -O2 bench/probes/caf_latency_rounds.f90 -o lat-gaspar
 !   gfortran-16 -O2 -fcoarray=shared bench/probes/caf_latency_rounds.f90 -o lat-shmem -lcaf_shmem
-!   target/release/gaspar run -n 4 ./lat-gaspar put      (or get)
+!   target/release/gaspar run -n 4 ./lat-gaspar put      (or get, aput, aget)
 !   GFORTRAN_NUM_IMAGES=4 ./lat-shmem put
+! bench/probes/caf_latency_pooled builds both, alternates their jobs and pools the rounds.
 program caf_latency_rounds
   use iso_fortran_env, only: int64, real64
   implicit none
   integer(int64) :: x[*], y
+  integer(int64), allocatable :: a(:)[:]
   integer(int64) :: c0, c1, rate
   integer :: it, rep
   integer, parameter :: n = 2000000
   real(real64) :: t(12)
   character(len=8) :: mode
   call get_command_argument(1, mode)
+  allocate (a(4)[*])
   x = this_image()
+  a = this_image()
   y = 0
   sync all
   do rep = 1, 12
@@ -27,6 +33,14 @@ program caf_latency_rounds
       if (mode == 'get') then
         do it = 1, n
           y = y + x[2]
+        end do
+      else if (mode == 'aget') then
+        do it = 1, n
+          y = y + a(3)[2]
+        end do
+      else if (mode == 'aput') then
+        do it = 1, n
+          a(3)[2] = it
         end do
       else
         do it = 1, n
