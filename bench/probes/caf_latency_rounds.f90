@@ -1,7 +1,9 @@
 ! 8-byte coindexed puts (`x[2] = it`) or gets (`y = x[2]`) from image 1, in 12 rounds of
 ! 2 000 000 statements with SYNC ALL between them; image 1 prints each round's ns per
 ! statement. Modes put and get use a scalar coarray (no descriptor), aput and aget an
-! element of an allocatable array coarray (`a(3)[2]`: gfortran passes its descriptor).
+! element of an allocatable array coarray (`a(3)[2]`: gfortran passes its descriptor),
+! strided bench.f90's strided put (every other column of a 256 x 256 real(8) array,
+! 2000 statements a round).
 ! For comparing runtimes on a VM whose speed moves between two states for seconds at a
 ! time (bench/probes/README.md): pool the rounds of several alternated jobs of each
 ! runtime and compare their distributions, not one job's median. Built and run in
@@ -16,13 +18,18 @@ program caf_latency_rounds
   implicit none
   integer(int64) :: x[*], y
   integer(int64), allocatable :: a(:)[:]
+  real(real64), allocatable :: grid(:, :)[:], local_grid(:, :)
   integer(int64) :: c0, c1, rate
   integer :: it, rep
-  integer, parameter :: n = 2000000
+  integer, parameter :: n_latency = 2000000, n_strided = 2000
+  integer :: n
   real(real64) :: t(12)
   character(len=8) :: mode
   call get_command_argument(1, mode)
-  allocate (a(4)[*])
+  allocate (a(4)[*], grid(256, 256)[*], local_grid(256, 256))
+  grid = 0
+  local_grid = 1
+  n = merge(n_strided, n_latency, mode == 'strided')
   x = this_image()
   a = this_image()
   y = 0
@@ -38,6 +45,11 @@ program caf_latency_rounds
         do it = 1, n
           y = y + a(3)[2]
         end do
+      else if (mode == 'strided') then
+        do it = 1, n
+          grid(:, 1:256:2)[2] = local_grid(:, 1:256:2)
+        end do
+        sync memory
       else if (mode == 'aput') then
         do it = 1, n
           a(3)[2] = it
@@ -52,5 +64,5 @@ program caf_latency_rounds
     end if
     sync all
   end do
-  if (this_image() == 1) print '(a, 12f7.1, i12)', trim(mode), t, y
+  if (this_image() == 1) print '(a, 12f9.1, i12)', trim(mode), t, y
 end program
