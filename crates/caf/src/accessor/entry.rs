@@ -284,25 +284,9 @@ pub unsafe extern "C" fn _gfortran_caf_get_from_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let lean = (opt_src_charlen as usize | opt_dst_charlen as usize) == 0;
-    // SAFETY: this function's contract, for both calls.
+    // SAFETY: this function's contract.
     unsafe {
-        if lean
-            && fast::lean_get(
-                token,
-                opt_src_desc,
-                image_index,
-                dst_data,
-                opt_dst_desc,
-                may_realloc_dst,
-                getter_index,
-                add_data_ptr,
-            )
-        {
-            StatArgs::stat_only(stat).success();
-            return;
-        }
-        get_from_remote::<false>(
+        get_entry::<false>(
             token,
             opt_src_desc,
             opt_src_charlen,
@@ -344,11 +328,54 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let lean = (opt_src_charlen as usize
-        | opt_dst_charlen as usize
-        | team as usize
-        | team_number as usize)
-        == 0;
+    // SAFETY: this function's contract.
+    unsafe {
+        get_entry::<true>(
+            token,
+            opt_src_desc,
+            opt_src_charlen,
+            image_index,
+            dst_size,
+            dst_data,
+            opt_dst_charlen,
+            opt_dst_desc,
+            may_realloc_dst,
+            getter_index,
+            add_data_ptr,
+            add_data_size,
+            stat,
+            team,
+            team_number,
+        )
+    }
+}
+
+/// The body of both forms of `get_from_remote`: the lean path ([`fast::lean_get`]) for a
+/// call without character lengths in the current team, else the general path.
+///
+/// # Safety
+/// As [`_gfortran_caf_get_from_remote`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn get_entry<const GCC16: bool>(
+    token: *mut c_void,
+    opt_src_desc: *const c_void,
+    opt_src_charlen: *const usize,
+    image_index: c_int,
+    dst_size: usize,
+    dst_data: *mut *mut c_void,
+    opt_dst_charlen: *mut usize,
+    opt_dst_desc: *mut Descriptor,
+    may_realloc_dst: bool,
+    getter_index: c_int,
+    add_data_ptr: *mut c_void,
+    add_data_size: usize,
+    stat: *mut c_int,
+    team: *mut c_void,
+    team_number: *mut c_int,
+) {
+    let lean = (opt_src_charlen as usize | opt_dst_charlen as usize) == 0
+        && (!GCC16 || (team as usize | team_number as usize) == 0);
     // SAFETY: this function's contract, for both calls.
     unsafe {
         if lean
@@ -366,7 +393,7 @@ pub unsafe extern "C" fn _gaspar_caf16_get_from_remote(
             StatArgs::stat_only(stat).success();
             return;
         }
-        get_from_remote::<true>(
+        get_from_remote::<GCC16>(
             token,
             opt_src_desc,
             opt_src_charlen,
@@ -806,27 +833,9 @@ pub unsafe extern "C" fn _gfortran_caf_send_to_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let lean = (opt_dst_charlen as usize | opt_src_charlen as usize) == 0;
-    // SAFETY: this function's contract, for both calls.
+    // SAFETY: this function's contract.
     unsafe {
-        if lean
-            && fast::lean_send(
-                token,
-                opt_dst_desc,
-                image_index,
-                if opt_src_desc.is_null() {
-                    src_data
-                } else {
-                    opt_src_desc
-                },
-                accessor_index,
-                add_data_ptr,
-            )
-        {
-            StatArgs::stat_only(stat).success();
-            return;
-        }
-        send_to_remote::<false>(
+        send_entry::<false>(
             token,
             opt_dst_desc,
             opt_dst_charlen,
@@ -866,11 +875,52 @@ pub unsafe extern "C" fn _gaspar_caf16_send_to_remote(
     team: *mut c_void,
     team_number: *mut c_int,
 ) {
-    let lean = (opt_dst_charlen as usize
-        | opt_src_charlen as usize
-        | team as usize
-        | team_number as usize)
-        == 0;
+    // SAFETY: this function's contract.
+    unsafe {
+        send_entry::<true>(
+            token,
+            opt_dst_desc,
+            opt_dst_charlen,
+            image_index,
+            src_size,
+            src_data,
+            opt_src_charlen,
+            opt_src_desc,
+            accessor_index,
+            add_data_ptr,
+            add_data_size,
+            stat,
+            team,
+            team_number,
+        )
+    }
+}
+
+/// The body of both forms of `send_to_remote`: the lean path ([`fast::lean_send`]) for a
+/// call without character lengths in the current team, else the general path.
+///
+/// # Safety
+/// As [`_gfortran_caf_send_to_remote`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn send_entry<const GCC16: bool>(
+    token: *mut c_void,
+    opt_dst_desc: *const c_void,
+    opt_dst_charlen: *const usize,
+    image_index: c_int,
+    src_size: usize,
+    src_data: *const c_void,
+    opt_src_charlen: *const usize,
+    opt_src_desc: *const c_void,
+    accessor_index: c_int,
+    add_data_ptr: *mut c_void,
+    add_data_size: usize,
+    stat: *mut c_int,
+    team: *mut c_void,
+    team_number: *mut c_int,
+) {
+    let lean = (opt_dst_charlen as usize | opt_src_charlen as usize) == 0
+        && (!GCC16 || (team as usize | team_number as usize) == 0);
     // SAFETY: this function's contract, for both calls.
     unsafe {
         if lean
@@ -890,7 +940,7 @@ pub unsafe extern "C" fn _gaspar_caf16_send_to_remote(
             StatArgs::stat_only(stat).success();
             return;
         }
-        send_to_remote::<true>(
+        send_to_remote::<GCC16>(
             token,
             opt_dst_desc,
             opt_dst_charlen,
