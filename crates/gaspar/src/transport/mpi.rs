@@ -572,6 +572,22 @@ impl MpiTransport {
         }
     }
 
+    /// Before a load of this rank's own word ([`load_own`](Self::load_own)): completes
+    /// this rank's earlier writes to itself, as
+    /// [`order_after_writes`](Self::order_after_writes) does, but announces no MPI call.
+    /// The load and its MPI_Win_sync drive no progress, and a rank that polls its own word
+    /// must leave its progress thread probing: another rank's atomic on that word may need
+    /// this rank's progress to complete (osc/ucx over TCP). `locks.f90` across two hosts
+    /// hung there when the load announced a call: image 1 polled its counter, image 2's
+    /// MPI_Compare_and_swap on it never completed, and image 1's thread, told at every
+    /// poll that the rank called MPI itself, never probed.
+    #[inline(always)]
+    fn order_own_load(&self) {
+        if self.unflushed.total.load(Ordering::Acquire) >= ONE_WRITE {
+            self.flush_if_pending(self.rank, &self.unflushed.by_rank);
+        }
+    }
+
     /// Wakes `rank` where operations announce themselves ([`ANNOUNCES_CALLS`]), before an
     /// MPI call that needs its progress and does not pass through
     /// [`order_after_writes`](Self::order_after_writes) (accumulates, the accumulate lock,
@@ -1497,10 +1513,11 @@ impl Transport for MpiTransport {
         let aligned = target.offset & (bytes as u64 - 1) == 0;
         match self.heap_target(target, bytes) {
             Some((disp, _)) if aligned => {
-                self.order_after_writes(target.rank());
                 if target.rank() == self.rank && matches!(op, AtomicOp::Load) {
+                    self.order_own_load();
                     return Ok(self.load_own(disp, width));
                 }
+                self.order_after_writes(target.rank());
                 Ok(self.atomic_at(target.rank(), disp, width, op))
             }
             _ => self.atomic_elsewhere_of(target, width, op),
@@ -1533,10 +1550,11 @@ impl Transport for MpiTransport {
         // alignment are checked here all the same, in a few instructions.
         if offset & (bytes - 1) == 0 && self.in_heap_reach(offset, bytes) {
             let disp = (self.heap_offset + offset) as ffi::MPI_Aint;
-            self.order_after_writes(rank);
             if rank == self.rank && matches!(op, AtomicOp::Load) {
+                self.order_own_load();
                 return Ok(self.load_own(disp, width));
             }
+            self.order_after_writes(rank);
             return Ok(self.atomic_at(rank, disp, width, op));
         }
         let target = Location::new(rank, Segment::Heap, offset, ga());
